@@ -1,0 +1,67 @@
+//! Back-dated inclusive costs: charging a metric known only at eviction to
+//! every call that was on the loading instruction's stack at load time.
+//!
+//! The simulator drives an implementation of [`Backdate`] with the call
+//! structure of every context (a thread, or a signal handler running in it)
+//! and with the life of every resident line. [`crate::calltree::CallTree`]
+//! is the real one; [`NoBackdate`] switches the feature off at no cost; the
+//! tests hold a brute-force one that remembers whole stacks.
+
+use crate::arcs::ArcId;
+use crate::cost::Cost;
+
+/// Receives call structure and line residencies; yields per-arc costs.
+///
+/// `now` is the number of instructions simulated so far, for statistics.
+pub trait Backdate {
+    /// Where a context currently is in its call structure.
+    type Cursor;
+    /// What a resident line holds to remember its loading context.
+    type Line: Copy + Default;
+
+    /// A new context with an empty stack (a thread, or a signal handler).
+    fn root(&mut self, now: u64) -> Self::Cursor;
+    /// The context calls along `arc`.
+    fn enter(&mut self, cursor: &mut Self::Cursor, arc: ArcId, now: u64);
+    /// The context returns from its innermost call.
+    fn leave(&mut self, cursor: &mut Self::Cursor, now: u64);
+    /// The context ends; its stack is already empty.
+    fn close(&mut self, cursor: Self::Cursor, now: u64);
+    /// A line is loaded in the context at `cursor`.
+    fn hold(&mut self, cursor: &Self::Cursor) -> Self::Line;
+    /// The line's residency ended with `cost`; it lets go of `line`.
+    fn charge(&mut self, line: Self::Line, cost: &Cost, now: u64);
+    /// After every context closed and every line was charged: the back-dated
+    /// cost of each arc, indexed by [`ArcId`] (shorter if trailing arcs got
+    /// nothing), and the statistics.
+    fn finish(self, now: u64) -> (Vec<Cost>, Option<TreeStats>);
+}
+
+/// Size of the back-dating tree over a run, as the paper reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeStats {
+    /// Live nodes averaged over the run, weighted by instructions executed.
+    pub mean_nodes: f64,
+    /// Most live nodes at any time.
+    pub max_nodes: u64,
+    /// Nodes created over the run.
+    pub created_nodes: u64,
+}
+
+/// Back-dating switched off: arcs get no cache-use cost, as in Callgrind.
+pub struct NoBackdate;
+
+impl Backdate for NoBackdate {
+    type Cursor = ();
+    type Line = ();
+
+    fn root(&mut self, _: u64) {}
+    fn enter(&mut self, _: &mut (), _: ArcId, _: u64) {}
+    fn leave(&mut self, _: &mut (), _: u64) {}
+    fn close(&mut self, _: (), _: u64) {}
+    fn hold(&mut self, _: &()) {}
+    fn charge(&mut self, _: (), _: &Cost, _: u64) {}
+    fn finish(self, _: u64) -> (Vec<Cost>, Option<TreeStats>) {
+        (Vec::new(), None)
+    }
+}

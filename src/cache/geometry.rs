@@ -1,0 +1,183 @@
+//! Cache geometry in Callgrind's `size,assoc,line` syntax, validated once.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Smallest line size accepted, as in Callgrind (an access of up to 16
+/// bytes then touches at most two lines).
+pub const MIN_LINE_SIZE: u32 = 16;
+
+/// Largest line size for which exact used-byte masks are kept.
+pub const MAX_USE_LINE_SIZE: u32 = 256;
+
+/// Size, associativity and line size of one cache, with the derived shifts.
+///
+/// Invariant (checked by [`CacheGeometry::new`]): the line size is a power of
+/// two of at least [`MIN_LINE_SIZE`], and the number of sets,
+/// `size / (assoc * line)`, is a power of two of at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheGeometry {
+    size: u64,
+    assoc: u32,
+    line_size: u32,
+    line_bits: u32,
+    sets: u64,
+}
+
+/// Why a geometry was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeometryError(String);
+
+impl fmt::Display for GeometryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GeometryError {}
+
+impl CacheGeometry {
+    /// Checks the geometry and derives the set count and shifts.
+    pub fn new(size: u64, assoc: u32, line_size: u32) -> Result<CacheGeometry, GeometryError> {
+        let fail = |why: String| Err(GeometryError(why));
+        if size == 0 || assoc == 0 || line_size == 0 {
+            return fail(format!(
+                "{size},{assoc},{line_size}: size, associativity and line size must all be above zero"
+            ));
+        }
+        if line_size < MIN_LINE_SIZE {
+            return fail(format!(
+                "line size {line_size} is below the minimum of {MIN_LINE_SIZE} bytes"
+            ));
+        }
+        if !line_size.is_power_of_two() {
+            return fail(format!("line size {line_size} is not a power of two"));
+        }
+        let way_bytes = u64::from(assoc) * u64::from(line_size);
+        if size < way_bytes || size % way_bytes != 0 {
+            return fail(format!(
+                "size {size} is not a whole number of sets of {assoc} x {line_size} bytes"
+            ));
+        }
+        let sets = size / way_bytes;
+        if !sets.is_power_of_two() {
+            return fail(format!(
+                "{size},{assoc},{line_size} gives {sets} sets, which is not a power of two"
+            ));
+        }
+        Ok(CacheGeometry {
+            size,
+            assoc,
+            line_size,
+            line_bits: line_size.trailing_zeros(),
+            sets,
+        })
+    }
+
+    /// Total size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Lines per set.
+    pub fn assoc(&self) -> u32 {
+        self.assoc
+    }
+
+    /// Bytes per line.
+    pub fn line_size(&self) -> u32 {
+        self.line_size
+    }
+
+    /// log2 of the line size: `addr >> line_bits` is the line number.
+    pub fn line_bits(&self) -> u32 {
+        self.line_bits
+    }
+
+    /// Number of sets (a power of two).
+    pub fn sets(&self) -> u64 {
+        self.sets
+    }
+
+    /// Number of lines the cache holds.
+    pub fn lines(&self) -> u64 {
+        self.sets * u64::from(self.assoc)
+    }
+
+    /// The description Callgrind writes in its `desc:` lines, for example
+    /// `32768 B, 64 B, 8-way associative`.
+    pub fn describe(&self) -> String {
+        let ways = if self.assoc == 1 {
+            "direct-mapped".to_string()
+        } else {
+            format!("{}-way associative", self.assoc)
+        };
+        format!("{} B, {} B, {}", self.size, self.line_size, ways)
+    }
+}
+
+impl fmt::Display for CacheGeometry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{},{}", self.size, self.assoc, self.line_size)
+    }
+}
+
+impl FromStr for CacheGeometry {
+    type Err = GeometryError;
+
+    /// Parses `size,assoc,line` with decimal numbers, as Callgrind does.
+    fn from_str(text: &str) -> Result<CacheGeometry, GeometryError> {
+        let parts: Vec<&str> = text.split(',').collect();
+        let [size, assoc, line] = parts[..] else {
+            return Err(GeometryError(format!(
+                "`{text}` is not of the form size,assoc,line_size (for example 32768,8,64)"
+            )));
+        };
+        let number = |part: &str, what: &str| {
+            part.trim().parse::<u64>().map_err(|_| {
+                GeometryError(format!("`{part}` is not a decimal {what} in `{text}`"))
+            })
+        };
+        let size = number(size, "size")?;
+        let assoc = number(assoc, "associativity")?;
+        let line = number(line, "line size")?;
+        let assoc = u32::try_from(assoc)
+            .map_err(|_| GeometryError(format!("associativity {assoc} is too large")))?;
+        let line = u32::try_from(line)
+            .map_err(|_| GeometryError(format!("line size {line} is too large")))?;
+        CacheGeometry::new(size, assoc, line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_callgrind_syntax_and_derives_sets() {
+        let g: CacheGeometry = "32768,8,64".parse().unwrap();
+        assert_eq!((g.size(), g.assoc(), g.line_size()), (32768, 8, 64));
+        assert_eq!(g.sets(), 64);
+        assert_eq!(g.line_bits(), 6);
+        assert_eq!(g.lines(), 512);
+        assert_eq!(g.describe(), "32768 B, 64 B, 8-way associative");
+        assert_eq!(g.to_string(), "32768,8,64");
+        let direct: CacheGeometry = "1024,1,16".parse().unwrap();
+        assert_eq!(direct.describe(), "1024 B, 16 B, direct-mapped");
+        let full: CacheGeometry = "1024,16,64".parse().unwrap();
+        assert_eq!(full.sets(), 1);
+    }
+
+    #[test]
+    fn rejects_bad_geometries_with_the_reason() {
+        let err = |text: &str| text.parse::<CacheGeometry>().unwrap_err().to_string();
+        assert!(err("0,8,64").contains("above zero"));
+        assert!(err("32768,0,64").contains("above zero"));
+        assert!(err("32768,8,8").contains("below the minimum of 16"));
+        assert!(err("32768,8,48").contains("not a power of two"));
+        assert!(err("49152,8,64").contains("96 sets, which is not a power of two"));
+        assert!(err("256,8,64").contains("not a whole number of sets"));
+        assert!(err("32768,8").contains("size,assoc,line_size"));
+        assert!(err("32k,8,64").contains("not a decimal size"));
+    }
+}

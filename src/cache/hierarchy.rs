@@ -1,0 +1,405 @@
+//! I1, D1 and LL together: Callgrind's cache model with exact cache-use
+//! tracking.
+//!
+//! An access goes to I1 (instruction fetch) or D1 (data; writes allocate
+//! like reads). An access spanning two lines looks both up and misses if
+//! either misses; one spanning more is clamped to the line size first. LL is
+//! looked up for each line that missed L1, and nothing is invalidated in L1
+//! when LL evicts.
+//!
+//! With use tracking on, every resident line keeps a [`LineUse`]. L1 lines
+//! report it when they are evicted. An LL residency must count every access
+//! to its line, including the many that hit L1 and never reach LL, so each L1
+//! line also keeps the use not yet handed to LL (`pending`). Pending use moves
+//! into the LL line when the L1 line is evicted and when the LL line is
+//! evicted while still in L1; when LL loads a line afresh, a copy held by the
+//! other L1 drops its pending use, which happened while no LL residency
+//! existed. This is Callgrind's merge, made exact: no access is lost or
+//! charged to the wrong residency.
+
+use super::geometry::CacheGeometry;
+use super::line_use::{ByteMask, LineUse};
+use super::set_assoc::{Lookup, SetAssocCache, Slot};
+use crate::program::InstrId;
+
+/// The two first-level caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L1Kind {
+    Instr = 0,
+    Data = 1,
+}
+
+/// The level whose residency ended: an L1 cache or LL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    L1,
+    LL,
+}
+
+/// The instruction that loaded a line, and the back-dating handle the line
+/// holds for as long as it is resident.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loader<H> {
+    pub instr: InstrId,
+    pub handle: H,
+}
+
+/// Receives the end of every residency when use tracking is on.
+pub trait Release<H> {
+    /// A residency at `level` ended with `line_use` on lines of `line_size`
+    /// bytes; the line gives up `loader.handle`.
+    fn release(&mut self, level: Level, loader: Loader<H>, line_use: &LineUse, line_size: u32);
+}
+
+/// Receives the start and end of every residency when use tracking is on.
+pub trait UseSink<H>: Release<H> {
+    /// The access being simulated loads a line; returns who loaded it.
+    fn hold(&mut self) -> Loader<H>;
+}
+
+/// Which levels one access missed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub l1_miss: bool,
+    pub ll_miss: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct L1Line<H> {
+    loader: Loader<H>,
+    /// Use during this L1 residency.
+    used: LineUse,
+    /// Use not yet handed to the LL residency of the same line.
+    pending: LineUse,
+}
+
+#[derive(Clone, Copy, Default)]
+struct LlLine<H> {
+    loader: Loader<H>,
+    used: LineUse,
+}
+
+struct FirstLevel<H> {
+    cache: SetAssocCache,
+    lines: Vec<L1Line<H>>,
+}
+
+struct LastLevel<H> {
+    cache: SetAssocCache,
+    lines: Vec<LlLine<H>>,
+}
+
+/// The simulated I1, D1 and LL caches.
+pub struct Hierarchy<H> {
+    l1: [FirstLevel<H>; 2],
+    ll: LastLevel<H>,
+    track_use: bool,
+}
+
+impl<H: Copy + Default> Hierarchy<H> {
+    /// Empty caches. With `track_use`, all three line sizes must be equal
+    /// (the configuration checks this), as L1 use merges into LL lines byte
+    /// for byte.
+    pub fn new(i1: CacheGeometry, d1: CacheGeometry, ll: CacheGeometry, track_use: bool) -> Self {
+        let slots = |g: &CacheGeometry| if track_use { g.lines() as usize } else { 0 };
+        let first = |g: CacheGeometry| FirstLevel {
+            cache: SetAssocCache::new(g),
+            lines: vec![L1Line::default(); slots(&g)],
+        };
+        debug_assert!(
+            !track_use || (i1.line_size() == ll.line_size() && d1.line_size() == ll.line_size())
+        );
+        Hierarchy {
+            l1: [first(i1), first(d1)],
+            ll: LastLevel {
+                cache: SetAssocCache::new(ll),
+                lines: vec![LlLine::default(); slots(&ll)],
+            },
+            track_use,
+        }
+    }
+
+    /// Simulates one access of `size` bytes at `addr` through `kind`'s L1.
+    #[inline]
+    pub fn access(
+        &mut self,
+        kind: L1Kind,
+        addr: u64,
+        size: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        let k = kind as usize;
+        let bits = self.l1[k].cache.geometry().line_bits();
+        let mut end = addr + u64::from(size);
+        let first = addr >> bits;
+        if ((end - 1) >> bits) - first > 1 {
+            end = addr + (1u64 << bits);
+        }
+        let last = (end - 1) >> bits;
+        let mut outcome = Outcome::default();
+        for line in first..=last {
+            let line_start = line << bits;
+            let from = addr.max(line_start);
+            let to = end.min(line_start + (1u64 << bits));
+            let bytes = ByteMask::range((from - line_start) as u32, (to - from) as u32);
+            self.access_line(k, line, &bytes, sink, &mut outcome);
+        }
+        outcome
+    }
+
+    #[inline]
+    fn access_line(
+        &mut self,
+        k: usize,
+        line: u64,
+        bytes: &ByteMask,
+        sink: &mut impl UseSink<H>,
+        outcome: &mut Outcome,
+    ) {
+        match self.l1[k].cache.access(line) {
+            Lookup::Hit(slot) => {
+                if self.track_use {
+                    let state = &mut self.l1[k].lines[slot];
+                    state.used.touch(bytes);
+                    state.pending.touch(bytes);
+                }
+            }
+            Lookup::Miss { slot, victim } => {
+                outcome.l1_miss = true;
+                if self.track_use {
+                    if let Some(victim) = victim {
+                        self.end_l1_residency(k, victim, slot, sink);
+                    }
+                    self.l1[k].lines[slot] = L1Line {
+                        loader: sink.hold(),
+                        used: LineUse::first(*bytes),
+                        pending: LineUse::first(*bytes),
+                    };
+                }
+                if self.ll_access(k, line, sink) {
+                    outcome.ll_miss = true;
+                }
+            }
+        }
+    }
+
+    /// Looks up in LL the line `l1_line` of L1 cache `k`; true on a miss.
+    fn ll_access(&mut self, k: usize, l1_line: u64, sink: &mut impl UseSink<H>) -> bool {
+        let addr = l1_line << self.l1[k].cache.geometry().line_bits();
+        let line = addr >> self.ll.cache.geometry().line_bits();
+        let Lookup::Miss { slot, victim } = self.ll.cache.access(line) else {
+            return false;
+        };
+        if self.track_use {
+            if let Some(victim) = victim {
+                self.end_ll_residency(victim, slot, sink);
+            }
+            self.ll.lines[slot] = LlLine {
+                loader: sink.hold(),
+                used: LineUse::default(),
+            };
+            // Whatever the other L1 saw of this line happened while it was
+            // not in LL; the new residency starts empty.
+            let other = &mut self.l1[1 - k];
+            if let Some(copy) = other.cache.probe(line) {
+                other.lines[copy].pending = LineUse::default();
+            }
+        }
+        true
+    }
+
+    fn end_l1_residency(&mut self, k: usize, line: u64, slot: Slot, sink: &mut impl Release<H>) {
+        let state = self.l1[k].lines[slot];
+        let line_size = self.l1[k].cache.geometry().line_size();
+        sink.release(Level::L1, state.loader, &state.used, line_size);
+        if let Some(ll_slot) = self.ll.cache.probe(line) {
+            self.ll.lines[ll_slot].used.absorb(&state.pending);
+        }
+    }
+
+    fn end_ll_residency(&mut self, line: u64, slot: Slot, sink: &mut impl Release<H>) {
+        let mut used = self.ll.lines[slot].used;
+        for first in &mut self.l1 {
+            if let Some(copy) = first.cache.probe(line) {
+                used.absorb(&first.lines[copy].pending);
+                first.lines[copy].pending = LineUse::default();
+            }
+        }
+        let line_size = self.ll.cache.geometry().line_size();
+        sink.release(Level::LL, self.ll.lines[slot].loader, &used, line_size);
+    }
+
+    /// Ends every residency as if evicted, L1 first and then LL, so that all
+    /// use reaches the sink. Called once at the end of the run.
+    pub fn finish(mut self, sink: &mut impl Release<H>) {
+        if !self.track_use {
+            return;
+        }
+        for k in 0..2 {
+            let resident: Vec<(u64, Slot)> = self.l1[k].cache.resident().collect();
+            for (line, slot) in resident {
+                self.end_l1_residency(k, line, slot, sink);
+            }
+        }
+        let line_size = self.ll.cache.geometry().line_size();
+        for (_, slot) in self.ll.cache.resident() {
+            let state = &self.ll.lines[slot];
+            sink.release(Level::LL, state.loader, &state.used, line_size);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records residencies; every line is loaded by instruction `current`.
+    #[derive(Default)]
+    struct Recorder {
+        current: u32,
+        ended: Vec<(Level, u32, u64, u32)>,
+    }
+
+    impl UseSink<()> for Recorder {
+        fn hold(&mut self) -> Loader<()> {
+            Loader {
+                instr: InstrId(self.current),
+                handle: (),
+            }
+        }
+    }
+
+    impl Release<()> for Recorder {
+        fn release(&mut self, level: Level, loader: Loader<()>, used: &LineUse, _: u32) {
+            self.ended
+                .push((level, loader.instr.0, used.count, used.mask.count()));
+        }
+    }
+
+    fn caches(l1: &str, ll: &str) -> Hierarchy<()> {
+        Hierarchy::new(l1.parse().unwrap(), l1.parse().unwrap(), ll.parse().unwrap(), true)
+    }
+
+    #[test]
+    fn straddling_access_misses_once_and_touches_both_lines() {
+        let mut h = caches("1024,2,64", "8192,4,64");
+        let mut sink = Recorder::default();
+        let out = h.access(L1Kind::Data, 60, 8, &mut sink);
+        assert_eq!(out, Outcome { l1_miss: true, ll_miss: true });
+        // Both lines now hit; a second straddle is a hit.
+        assert_eq!(h.access(L1Kind::Data, 62, 4, &mut sink), Outcome::default());
+        h.finish(&mut sink);
+        // Line 0 used bytes 60..64, line 1 bytes 0..4: two accesses each.
+        assert_eq!(
+            sink.ended,
+            [
+                (Level::L1, 0, 2, 4),
+                (Level::L1, 0, 2, 4),
+                (Level::LL, 0, 2, 4),
+                (Level::LL, 0, 2, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn oversized_access_is_clamped_to_one_line_size() {
+        let mut h = caches("1024,2,16", "8192,4,16");
+        let mut sink = Recorder::default();
+        // 64 bytes at 8 span five 16-byte lines; clamped to 8..24.
+        h.access(L1Kind::Data, 8, 64, &mut sink);
+        h.finish(&mut sink);
+        let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
+        assert_eq!(l1, [&(Level::L1, 0, 1, 8), &(Level::L1, 0, 1, 8)]);
+    }
+
+    #[test]
+    fn ll_residency_counts_accesses_that_hit_l1() {
+        // One-line L1s: every new line evicts the previous one.
+        let mut h = caches("64,1,64", "8192,4,64");
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Data, 0, 4, &mut sink); // load line 0 (L1 + LL)
+        h.access(L1Kind::Data, 8, 4, &mut sink); // L1 hit
+        sink.current = 1;
+        h.access(L1Kind::Data, 64, 4, &mut sink); // evicts line 0 from L1
+        assert_eq!(sink.ended, [(Level::L1, 0, 2, 8)]);
+        sink.current = 2;
+        h.access(L1Kind::Data, 16, 4, &mut sink); // L1 miss, LL hit on line 0
+        h.finish(&mut sink);
+        // LL line 0: loaded by instruction 0, three accesses, 12 bytes.
+        assert!(sink.ended.contains(&(Level::LL, 0, 3, 12)));
+        assert!(sink.ended.contains(&(Level::L1, 2, 1, 4)));
+    }
+
+    #[test]
+    fn ll_eviction_of_a_line_still_in_l1_keeps_every_use_in_its_residency() {
+        // LL holds one line; L1 holds two lines in different sets.
+        let mut h = caches("128,1,64", "64,1,64");
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Data, 0, 4, &mut sink); // line 0 into L1 and LL
+        h.access(L1Kind::Data, 4, 4, &mut sink); // L1 hit
+        sink.current = 1;
+        h.access(L1Kind::Data, 64, 8, &mut sink); // line 1: LL evicts line 0
+        assert_eq!(sink.ended, [(Level::LL, 0, 2, 8)]);
+        // Line 0 is still in L1: this hit happens while it is in no LL
+        // residency, so it must not reach line 0's next LL residency.
+        h.access(L1Kind::Data, 8, 4, &mut sink);
+        sink.ended.clear();
+        h.finish(&mut sink);
+        assert_eq!(
+            sink.ended,
+            [
+                (Level::L1, 0, 3, 12),
+                (Level::L1, 1, 1, 8),
+                (Level::LL, 1, 1, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_in_both_l1s_feeds_the_ll_residency_from_both() {
+        let mut h = caches("1024,2,64", "8192,4,64");
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Instr, 0, 4, &mut sink); // I1 + LL miss
+        sink.current = 1;
+        h.access(L1Kind::Data, 32, 8, &mut sink); // D1 miss, LL hit
+        h.access(L1Kind::Instr, 4, 4, &mut sink); // I1 hit
+        h.finish(&mut sink);
+        assert_eq!(
+            sink.ended,
+            [
+                (Level::L1, 0, 2, 8),
+                (Level::L1, 1, 1, 8),
+                (Level::LL, 0, 3, 16)
+            ]
+        );
+    }
+
+    #[test]
+    fn without_use_tracking_the_sink_is_never_called() {
+        let g: CacheGeometry = "64,1,64".parse().unwrap();
+        let mut h: Hierarchy<()> = Hierarchy::new(g, g, "64,1,16".parse().unwrap(), false);
+        struct Never;
+        impl UseSink<()> for Never {
+            fn hold(&mut self) -> Loader<()> {
+                panic!("hold called")
+            }
+        }
+        impl Release<()> for Never {
+            fn release(&mut self, _: Level, _: Loader<()>, _: &LineUse, _: u32) {
+                panic!("release called")
+            }
+        }
+        assert_eq!(
+            h.access(L1Kind::Data, 0, 4, &mut Never),
+            Outcome { l1_miss: true, ll_miss: true }
+        );
+        assert_eq!(h.access(L1Kind::Data, 64, 4, &mut Never).l1_miss, true);
+        // LL has 16-byte lines in four sets: line 4 (address 64) evicted
+        // line 0, so this misses both levels again.
+        assert_eq!(
+            h.access(L1Kind::Data, 0, 4, &mut Never),
+            Outcome { l1_miss: true, ll_miss: true }
+        );
+        h.finish(&mut Never);
+    }
+}

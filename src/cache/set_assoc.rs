@@ -1,0 +1,220 @@
+//! One set-associative LRU cache of line numbers, Callgrind's model.
+//!
+//! The cache only knows which lines are resident and where. Each resident
+//! line occupies a *slot*, an index that stays fixed while the line is
+//! resident, so callers keep per-line data in a plain array indexed by slot
+//! while the LRU order moves only small `(line, slot)` pairs.
+
+use super::geometry::CacheGeometry;
+
+/// Marks an unused way; no line number reaches it (lines are addresses
+/// shifted right by at least four bits).
+const EMPTY: u64 = u64::MAX;
+
+/// Index of a resident line's data, `0 .. geometry.lines()`.
+pub type Slot = usize;
+
+#[derive(Clone, Copy, Debug)]
+struct Way {
+    line: u64,
+    slot: u32,
+}
+
+/// The outcome of one line lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The line was resident in `slot`; it is now most recently used.
+    Hit(Slot),
+    /// The line was loaded into `slot`, evicting `victim` if the slot held
+    /// a line.
+    Miss { slot: Slot, victim: Option<u64> },
+}
+
+/// A set-associative cache with LRU replacement.
+pub struct SetAssocCache {
+    geometry: CacheGeometry,
+    set_mask: u64,
+    assoc: usize,
+    /// `assoc` ways per set, most recently used first.
+    ways: Vec<Way>,
+}
+
+impl SetAssocCache {
+    /// An empty cache.
+    pub fn new(geometry: CacheGeometry) -> SetAssocCache {
+        let lines = geometry.lines() as usize;
+        let ways = (0..lines)
+            .map(|slot| Way {
+                line: EMPTY,
+                slot: slot as u32,
+            })
+            .collect();
+        SetAssocCache {
+            geometry,
+            set_mask: geometry.sets() - 1,
+            assoc: geometry.assoc() as usize,
+            ways,
+        }
+    }
+
+    /// The geometry this cache was built with.
+    pub fn geometry(&self) -> &CacheGeometry {
+        &self.geometry
+    }
+
+    /// Looks `line` up, making it most recently used and loading it on a miss.
+    #[inline]
+    pub fn access(&mut self, line: u64) -> Lookup {
+        let start = (line & self.set_mask) as usize * self.assoc;
+        let set = &mut self.ways[start..start + self.assoc];
+        if set[0].line == line {
+            return Lookup::Hit(set[0].slot as Slot);
+        }
+        for i in 1..set.len() {
+            if set[i].line == line {
+                let way = set[i];
+                set.copy_within(0..i, 1);
+                set[0] = way;
+                return Lookup::Hit(way.slot as Slot);
+            }
+        }
+        let last = set[set.len() - 1];
+        set.copy_within(0..set.len() - 1, 1);
+        set[0] = Way {
+            line,
+            slot: last.slot,
+        };
+        Lookup::Miss {
+            slot: last.slot as Slot,
+            victim: (last.line != EMPTY).then_some(last.line),
+        }
+    }
+
+    /// The slot of `line` if it is resident, without touching the LRU order.
+    #[inline]
+    pub fn probe(&self, line: u64) -> Option<Slot> {
+        let start = (line & self.set_mask) as usize * self.assoc;
+        self.ways[start..start + self.assoc]
+            .iter()
+            .find(|way| way.line == line)
+            .map(|way| way.slot as Slot)
+    }
+
+    /// Every resident line with its slot, set by set, most recent first.
+    pub fn resident(&self) -> impl Iterator<Item = (u64, Slot)> + '_ {
+        self.ways
+            .iter()
+            .filter(|way| way.line != EMPTY)
+            .map(|way| (way.line, way.slot as Slot))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The obviously correct model: per set, a list of lines with the time
+    /// of their last use; the oldest goes.
+    struct ReferenceCache {
+        sets: Vec<Vec<(u64, u64)>>,
+        assoc: usize,
+        clock: u64,
+    }
+
+    impl ReferenceCache {
+        fn new(geometry: &CacheGeometry) -> ReferenceCache {
+            ReferenceCache {
+                sets: vec![Vec::new(); geometry.sets() as usize],
+                assoc: geometry.assoc() as usize,
+                clock: 0,
+            }
+        }
+
+        /// Returns whether `line` hit, and the line evicted on a miss.
+        fn access(&mut self, line: u64) -> (bool, Option<u64>) {
+            self.clock += 1;
+            let index = (line % self.sets.len() as u64) as usize;
+            let set = &mut self.sets[index];
+            if let Some(entry) = set.iter_mut().find(|(tag, _)| *tag == line) {
+                entry.1 = self.clock;
+                return (true, None);
+            }
+            let mut victim = None;
+            if set.len() == self.assoc {
+                let oldest = (0..set.len()).min_by_key(|&i| set[i].1).unwrap();
+                victim = Some(set.remove(oldest).0);
+            }
+            set.push((line, self.clock));
+            (false, victim)
+        }
+    }
+
+    /// xorshift64*: a small seeded generator, so failures reproduce.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    #[test]
+    fn agrees_with_the_reference_on_every_access() {
+        let geometries = [
+            "1024,1,16",    // direct-mapped
+            "1024,64,16",   // fully associative
+            "4096,4,64",    // small set-associative
+            "32768,8,64",   // Callgrind's L1
+            "65536,16,128", // wide lines
+            "2048,2,32",
+        ];
+        for (round, text) in geometries.iter().enumerate() {
+            let geometry: CacheGeometry = text.parse().unwrap();
+            let mut fast = SetAssocCache::new(geometry);
+            let mut reference = ReferenceCache::new(&geometry);
+            let mut state = 0x9E37_79B9_7F4A_7C15 ^ round as u64;
+            let mut slot_of = std::collections::HashMap::new();
+            for step in 0..200_000 {
+                // A mix of a hot region, a larger working set and far lines,
+                // so hits, misses and evictions all happen often.
+                let r = next(&mut state);
+                let line = match r % 4 {
+                    0 => r >> 40 & 7,
+                    1 | 2 => r >> 40 & (geometry.lines() * 2 - 1),
+                    _ => r >> 20,
+                };
+                let (hit, victim) = reference.access(line);
+                match fast.access(line) {
+                    Lookup::Hit(slot) => {
+                        assert!(hit, "{text} step {step}: fast hit, reference missed");
+                        assert_eq!(slot_of[&line], slot, "{text}: slot moved");
+                    }
+                    Lookup::Miss { slot, victim: v } => {
+                        assert!(!hit, "{text} step {step}: fast missed, reference hit");
+                        assert_eq!(v, victim, "{text} step {step}: different victim");
+                        if let Some(v) = v {
+                            assert_eq!(slot_of.remove(&v), Some(slot));
+                        }
+                        slot_of.insert(line, slot);
+                    }
+                }
+                assert_eq!(fast.probe(line), Some(slot_of[&line]));
+            }
+            let mut resident: Vec<u64> = fast.resident().map(|(line, _)| line).collect();
+            let mut expected: Vec<u64> = slot_of.keys().copied().collect();
+            resident.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(resident, expected);
+        }
+    }
+
+    #[test]
+    fn probe_does_not_change_the_lru_order() {
+        let geometry: CacheGeometry = "32,2,16".parse().unwrap();
+        let mut cache = SetAssocCache::new(geometry);
+        cache.access(1);
+        cache.access(2);
+        assert!(cache.probe(1).is_some());
+        // 1 is still least recently used, so loading 3 evicts it.
+        assert!(matches!(cache.access(3), Lookup::Miss { victim: Some(1), .. }));
+    }
+}

@@ -1,0 +1,322 @@
+//! The back-dating tree: a reference-counted partial call tree (Weidendorfer
+//! and Breitbart's extension of Callgrind, `reference/000`).
+//!
+//! A node stands for one call path: its parent's path plus one call arc.
+//! Every context (thread, or signal handler in a thread) has its own tree
+//! and one *active* node, the path of its current stack. A line loaded while
+//! a node is active holds a reference to that node until it is evicted; at
+//! eviction its cost is added to the node.
+//!
+//! Invariants:
+//! - `refs` counts the resident lines holding the node, plus one while the
+//!   node is active.
+//! - A node with `refs == 0` and no children can never receive cost again:
+//!   it is *pruned*. Its cost goes to its arc and to its parent, and the
+//!   parent is checked in turn (iteratively, so deep trees never recurse).
+//! - Hence every arc on a path receives, once per occurrence on the path, the
+//!   cost of every line loaded below it: exactly the back-dated inclusive
+//!   cost. The cost reaching a root goes nowhere: it is the self cost of the
+//!   context's outermost function, already counted per instruction.
+//! - Live nodes never exceed the resident lines plus the nodes on active
+//!   paths, which bounds memory by the cache sizes and the stack depths.
+//!
+//! Nodes live in an arena: a `Vec` of slots addressed by [`NodeId`], with
+//! freed slots reused through a free list.
+
+use std::num::NonZeroU32;
+
+use crate::arcs::ArcId;
+use crate::backdate::{Backdate, TreeStats};
+use crate::cost::Cost;
+
+/// A node's slot in [`CallTree`]'s arena, plus one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeId(NonZeroU32);
+
+impl NodeId {
+    fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    parent: Option<NodeId>,
+    /// The call arc this node adds to its parent's path; `None` for a root.
+    arc: Option<ArcId>,
+    first_child: Option<NodeId>,
+    prev_sibling: Option<NodeId>,
+    next_sibling: Option<NodeId>,
+    refs: u32,
+    /// Cost of evicted lines loaded at this path or below, not yet pushed up.
+    cost: Cost,
+}
+
+/// The back-dating tree of every context of a run.
+#[derive(Default)]
+pub struct CallTree {
+    nodes: Vec<Node>,
+    free: Vec<NodeId>,
+    /// Cost pushed into each arc by pruned nodes, indexed by [`ArcId`].
+    arc_costs: Vec<Cost>,
+    live: u64,
+    max_live: u64,
+    created: u64,
+    /// Sum of `live` over every instruction, for the mean.
+    live_instructions: u128,
+    last_change: u64,
+}
+
+impl CallTree {
+    /// An empty tree.
+    pub fn new() -> CallTree {
+        CallTree::default()
+    }
+
+    /// Nodes alive now.
+    pub fn live_nodes(&self) -> u64 {
+        self.live
+    }
+
+    fn node(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    fn count_live(&mut self, now: u64, delta: i64) {
+        self.live_instructions += u128::from(self.live) * u128::from(now - self.last_change);
+        self.last_change = now;
+        self.live = self.live.wrapping_add_signed(delta);
+        self.max_live = self.max_live.max(self.live);
+    }
+
+    fn alloc(&mut self, parent: Option<NodeId>, arc: Option<ArcId>, now: u64) -> NodeId {
+        self.count_live(now, 1);
+        self.created += 1;
+        let node = Node {
+            parent,
+            arc,
+            first_child: None,
+            prev_sibling: None,
+            next_sibling: None,
+            refs: 0,
+            cost: Cost::ZERO,
+        };
+        if let Some(id) = self.free.pop() {
+            *self.node(id) = node;
+            return id;
+        }
+        self.nodes.push(node);
+        let slot = u32::try_from(self.nodes.len())
+            .ok()
+            .and_then(NonZeroU32::new)
+            .expect("fewer than 2^32 tree nodes");
+        NodeId(slot)
+    }
+
+    /// The child of `parent` along `arc`, created if missing, moved to the
+    /// front of the child list so that repeated calls find it first.
+    fn child(&mut self, parent: NodeId, arc: ArcId, now: u64) -> NodeId {
+        let mut cursor = self.node(parent).first_child;
+        while let Some(id) = cursor {
+            if self.node(id).arc == Some(arc) {
+                self.unlink(id);
+                self.link_first(parent, id);
+                return id;
+            }
+            cursor = self.node(id).next_sibling;
+        }
+        let id = self.alloc(Some(parent), Some(arc), now);
+        self.link_first(parent, id);
+        id
+    }
+
+    fn link_first(&mut self, parent: NodeId, id: NodeId) {
+        let old_first = self.node(parent).first_child;
+        if let Some(old) = old_first {
+            self.node(old).prev_sibling = Some(id);
+        }
+        let node = self.node(id);
+        node.prev_sibling = None;
+        node.next_sibling = old_first;
+        self.node(parent).first_child = Some(id);
+    }
+
+    fn unlink(&mut self, id: NodeId) {
+        let Node {
+            parent,
+            prev_sibling,
+            next_sibling,
+            ..
+        } = *self.node(id);
+        match prev_sibling {
+            Some(prev) => self.node(prev).next_sibling = next_sibling,
+            None => {
+                if let Some(parent) = parent {
+                    self.node(parent).first_child = next_sibling;
+                }
+            }
+        }
+        if let Some(next) = next_sibling {
+            self.node(next).prev_sibling = prev_sibling;
+        }
+    }
+
+    /// Drops one reference; prunes the node and then its ancestors while
+    /// they are unreferenced leaves.
+    fn release(&mut self, id: NodeId, now: u64) {
+        self.node(id).refs -= 1;
+        let mut current = id;
+        loop {
+            let node = &self.nodes[current.index()];
+            if node.refs != 0 || node.first_child.is_some() {
+                return;
+            }
+            let (parent, arc, cost) = (node.parent, node.arc, node.cost);
+            self.unlink(current);
+            self.free.push(current);
+            self.count_live(now, -1);
+            if !cost.is_zero() {
+                if let Some(arc) = arc {
+                    let index = arc.0 as usize;
+                    if self.arc_costs.len() <= index {
+                        self.arc_costs.resize(index + 1, Cost::ZERO);
+                    }
+                    self.arc_costs[index] += &cost;
+                }
+            }
+            let Some(parent) = parent else { return };
+            self.node(parent).cost += &cost;
+            current = parent;
+        }
+    }
+}
+
+impl Backdate for CallTree {
+    type Cursor = NodeId;
+    type Line = Option<NodeId>;
+
+    fn root(&mut self, now: u64) -> NodeId {
+        let id = self.alloc(None, None, now);
+        self.node(id).refs = 1;
+        id
+    }
+
+    fn enter(&mut self, cursor: &mut NodeId, arc: ArcId, now: u64) {
+        let child = self.child(*cursor, arc, now);
+        self.node(child).refs += 1;
+        // The parent stays alive: it has a child now.
+        self.node(*cursor).refs -= 1;
+        *cursor = child;
+    }
+
+    fn leave(&mut self, cursor: &mut NodeId, now: u64) {
+        let node = *cursor;
+        let Some(parent) = self.node(node).parent else {
+            debug_assert!(false, "leave at a root");
+            return;
+        };
+        self.node(parent).refs += 1;
+        *cursor = parent;
+        self.release(node, now);
+    }
+
+    fn close(&mut self, cursor: NodeId, now: u64) {
+        self.release(cursor, now);
+    }
+
+    fn hold(&mut self, cursor: &NodeId) -> Option<NodeId> {
+        self.node(*cursor).refs += 1;
+        Some(*cursor)
+    }
+
+    fn charge(&mut self, line: Option<NodeId>, cost: &Cost, now: u64) {
+        if let Some(id) = line {
+            self.node(id).cost += cost;
+            self.release(id, now);
+        }
+    }
+
+    fn finish(mut self, now: u64) -> (Vec<Cost>, Option<TreeStats>) {
+        debug_assert_eq!(self.live, 0, "nodes left after every release");
+        self.count_live(now, 0);
+        let mean_nodes = if now == 0 {
+            0.0
+        } else {
+            self.live_instructions as f64 / now as f64
+        };
+        let stats = TreeStats {
+            mean_nodes,
+            max_nodes: self.max_live,
+            created_nodes: self.created,
+        };
+        (self.arc_costs, Some(stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::EventKind;
+
+    fn cost(spatial: u64) -> Cost {
+        let mut cost = Cost::ZERO;
+        cost[EventKind::SpLoss1] = spatial;
+        cost
+    }
+
+    #[test]
+    fn eviction_after_return_reaches_every_arc_on_the_load_stack() {
+        let mut tree = CallTree::new();
+        let mut cursor = tree.root(0);
+        tree.enter(&mut cursor, ArcId(0), 1); // main -> f
+        tree.enter(&mut cursor, ArcId(1), 2); // f -> g
+        let line = tree.hold(&cursor);
+        tree.leave(&mut cursor, 3);
+        tree.leave(&mut cursor, 4);
+        // g and f returned, but their nodes live while the line does.
+        assert_eq!(tree.live_nodes(), 3);
+        tree.charge(line, &cost(48), 5);
+        assert_eq!(tree.live_nodes(), 1);
+        tree.close(cursor, 6);
+        assert_eq!(tree.live_nodes(), 0);
+        let (arcs, stats) = tree.finish(6);
+        assert_eq!(arcs, [cost(48), cost(48)]);
+        let stats = stats.unwrap();
+        assert_eq!(stats.max_nodes, 3);
+        assert_eq!(stats.created_nodes, 3);
+        // 1 node for 1 instruction, 2 for 1, 3 for 3, 1 for 1: 13 / 6.
+        assert!((stats.mean_nodes - 13.0 / 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn recursion_charges_the_arc_once_per_frame_and_paths_are_shared() {
+        let mut tree = CallTree::new();
+        let mut cursor = tree.root(0);
+        tree.enter(&mut cursor, ArcId(0), 0);
+        tree.enter(&mut cursor, ArcId(0), 0); // recursive call
+        let deep = tree.hold(&cursor);
+        tree.leave(&mut cursor, 0);
+        let shallow = tree.hold(&cursor);
+        tree.enter(&mut cursor, ArcId(0), 0); // same path again: same node
+        assert_eq!(tree.live_nodes(), 3);
+        tree.leave(&mut cursor, 0);
+        tree.leave(&mut cursor, 0);
+        tree.charge(deep, &cost(10), 0);
+        tree.charge(shallow, &cost(1), 0);
+        tree.close(cursor, 0);
+        let (arcs, _) = tree.finish(0);
+        assert_eq!(arcs, [cost(21)]);
+    }
+
+    #[test]
+    fn freed_slots_are_reused() {
+        let mut tree = CallTree::new();
+        let mut cursor = tree.root(0);
+        for arc in 0..1000 {
+            tree.enter(&mut cursor, ArcId(arc), 0);
+            tree.leave(&mut cursor, 0);
+        }
+        assert_eq!(tree.nodes.len(), 2);
+        assert_eq!(tree.created, 1001);
+    }
+}

@@ -1,0 +1,118 @@
+//! Command-line arguments, and their conversion into validated jobs. Clap
+//! types stay here; the library sees only [`linegrind::commands`] jobs.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use linegrind::cache::CacheGeometry;
+use linegrind::commands::SimJob;
+use linegrind::config::{ConfigError, SimConfig};
+
+const ABOUT: &str = "Trace-driven cache simulator with back-dated inclusive cache-use costs";
+
+const LONG_ABOUT: &str = "\
+Trace-driven cache simulator in the style of Valgrind's Callgrind.
+
+linegrind simulates I1, D1 and LL caches over a recorded instruction and
+memory-access trace. For every cache line it tracks exactly which bytes were
+used and how often, charges spatial loss (bytes loaded but never used) and
+temporal loss (few uses before eviction) to the instruction that loaded the
+line, and back-dates those costs to every call on that instruction's stack,
+so KCachegrind shows them as inclusive costs.";
+
+const EXAMPLES: &str = "\
+Examples:
+  linegrind sim traces/stream_hot_table.lgt
+  kcachegrind callgrind.out.stream_hot_table";
+
+#[derive(Parser, Debug)]
+#[command(name = "linegrind", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate caches over a trace and write a callgrind-format profile.
+    #[command(after_help = SIM_EXAMPLES)]
+    Sim(SimArgs),
+}
+
+const SIM_EXAMPLES: &str = "\
+Examples:
+  linegrind sim traces/stream_hot_table.lgt
+  linegrind sim app.lgt --D1=65536,8,64 --LL=2097152,16,64 -o app.out
+  linegrind sim app.lgt --cacheuse=no          # misses only, fastest
+  callgrind_annotate --inclusive=yes callgrind.out.app";
+
+#[derive(clap::Args, Debug)]
+struct SimArgs {
+    /// The trace to simulate (text format: `linegrind-trace text 1`).
+    trace: PathBuf,
+
+    /// Write the profile here [default: callgrind.out.<trace file stem>].
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Level-1 instruction cache, as Callgrind's --I1 (example: 32768,8,64).
+    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", default_value = "32768,8,64")]
+    i1: CacheGeometry,
+
+    /// Level-1 data cache, as Callgrind's --D1 (example: 32768,8,64).
+    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", default_value = "32768,8,64")]
+    d1: CacheGeometry,
+
+    /// Last-level cache, as Callgrind's --LL (example: 8388608,16,64).
+    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", default_value = "8388608,16,64")]
+    ll: CacheGeometry,
+
+    /// Collect cache-use metrics: AcCost/SpLoss and bytes loaded and used per
+    /// loading instruction (example: --cacheuse=no for misses only).
+    #[arg(long = "cacheuse", value_name = "yes|no", default_value = "yes", value_parser = yes_no)]
+    cache_use: bool,
+
+    /// Back-date cache-use metrics to every call on the loading stack, so they
+    /// appear as inclusive costs (example: --backdate=no for self costs only,
+    /// as Callgrind).
+    #[arg(long = "backdate", value_name = "yes|no", default_value = "yes", value_parser = yes_no)]
+    backdate: bool,
+
+    /// Functions listed in each top list of the summary (example: --top=20).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+}
+
+fn yes_no(text: &str) -> Result<bool, String> {
+    match text {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("expected `yes` or `no`, found `{text}`")),
+    }
+}
+
+/// A validated command.
+pub enum Job {
+    Sim(SimJob),
+}
+
+impl Args {
+    /// Checks the combination of options and builds the job.
+    pub fn into_job(self) -> Result<Job, ConfigError> {
+        match self.command {
+            Command::Sim(args) => {
+                let config =
+                    SimConfig::new(args.i1, args.d1, args.ll, args.cache_use, args.backdate)?;
+                let output = args
+                    .output
+                    .unwrap_or_else(|| SimJob::default_output(&args.trace));
+                Ok(Job::Sim(SimJob {
+                    trace: args.trace,
+                    output,
+                    config,
+                    top: args.top,
+                }))
+            }
+        }
+    }
+}

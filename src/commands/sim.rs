@@ -1,0 +1,50 @@
+//! `linegrind sim`: simulate a trace, write the callgrind file, print the
+//! summary.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::failure::{Failure, InputContext};
+use crate::config::SimConfig;
+use crate::output::{write_atomically, write_callgrind, write_summary};
+use crate::simulator::simulate;
+use crate::trace::TextReader;
+
+/// A validated `sim` invocation.
+#[derive(Clone, Debug)]
+pub struct SimJob {
+    pub trace: PathBuf,
+    /// The callgrind file to write.
+    pub output: PathBuf,
+    pub config: SimConfig,
+    /// Functions listed in each top list of the summary.
+    pub top: usize,
+}
+
+impl SimJob {
+    /// Callgrind's naming, so viewers find the file: `callgrind.out.<stem>`
+    /// in the current directory.
+    pub fn default_output(trace: &Path) -> PathBuf {
+        let stem = trace
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".to_string());
+        PathBuf::from(format!("callgrind.out.{stem}"))
+    }
+}
+
+/// Runs `job`, printing the summary to `stdout`.
+pub fn sim(job: &SimJob, stdout: &mut dyn Write) -> Result<(), Failure> {
+    let name = job.trace.display();
+    let file = File::open(&job.trace).input(format!("cannot open {name}"))?;
+    let mut reader = TextReader::new(BufReader::with_capacity(1 << 20, file));
+    let profile = simulate(&mut reader, job.config).input(&name)?;
+    let cmd = job.trace.to_string_lossy();
+    write_atomically(&job.output, |out| write_callgrind(out, &profile, &cmd))
+        .other(format!("cannot write {}", job.output.display()))?;
+    writeln!(stdout, "linegrind sim {name}")
+        .and_then(|()| write_summary(stdout, &profile, job.top))
+        .and_then(|()| writeln!(stdout, "\nwrote {}", job.output.display()))
+        .other("cannot write the summary")
+}

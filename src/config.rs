@@ -1,0 +1,143 @@
+//! A validated simulation configuration.
+
+use std::fmt;
+
+use crate::cache::{CacheGeometry, MAX_USE_LINE_SIZE};
+
+/// Default I1: 32 KiB, 8-way, 64-byte lines. Fixed, not taken from the host,
+/// so results reproduce across machines.
+pub const DEFAULT_I1: (u64, u32, u32) = (32768, 8, 64);
+/// Default D1: 32 KiB, 8-way, 64-byte lines.
+pub const DEFAULT_D1: (u64, u32, u32) = (32768, 8, 64);
+/// Default LL: 8 MiB, 16-way, 64-byte lines.
+pub const DEFAULT_LL: (u64, u32, u32) = (8388608, 16, 64);
+
+/// Caches and analyses of one simulation.
+///
+/// Invariant: with cache use on, all line sizes are equal and at most
+/// [`MAX_USE_LINE_SIZE`]; back-dating is on only with cache use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimConfig {
+    i1: CacheGeometry,
+    d1: CacheGeometry,
+    ll: CacheGeometry,
+    cache_use: bool,
+    backdate: bool,
+}
+
+/// A combination of options that cannot be simulated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl SimConfig {
+    /// Checks that the caches suit the analyses asked for. Back-dating needs
+    /// cache use; without it, `backdate` is ignored.
+    pub fn new(
+        i1: CacheGeometry,
+        d1: CacheGeometry,
+        ll: CacheGeometry,
+        cache_use: bool,
+        backdate: bool,
+    ) -> Result<SimConfig, ConfigError> {
+        if cache_use {
+            let sizes = [i1.line_size(), d1.line_size(), ll.line_size()];
+            if sizes.iter().any(|&size| size != sizes[0]) {
+                return Err(ConfigError(format!(
+                    "with --cacheuse=yes the I1, D1 and LL line sizes must be equal \
+                     (got {}, {} and {}); use --cacheuse=no to simulate different line sizes",
+                    sizes[0], sizes[1], sizes[2]
+                )));
+            }
+            if sizes[0] > MAX_USE_LINE_SIZE {
+                return Err(ConfigError(format!(
+                    "with --cacheuse=yes lines can be at most {MAX_USE_LINE_SIZE} bytes \
+                     (got {}); use --cacheuse=no for longer lines",
+                    sizes[0]
+                )));
+            }
+        }
+        Ok(SimConfig {
+            i1,
+            d1,
+            ll,
+            cache_use,
+            backdate: backdate && cache_use,
+        })
+    }
+
+    /// The documented default: fixed caches, cache use and back-dating on.
+    pub fn default_caches() -> (CacheGeometry, CacheGeometry, CacheGeometry) {
+        let build = |(size, assoc, line): (u64, u32, u32)| {
+            CacheGeometry::new(size, assoc, line).expect("default geometries are valid")
+        };
+        (build(DEFAULT_I1), build(DEFAULT_D1), build(DEFAULT_LL))
+    }
+
+    pub fn i1(&self) -> CacheGeometry {
+        self.i1
+    }
+
+    pub fn d1(&self) -> CacheGeometry {
+        self.d1
+    }
+
+    pub fn ll(&self) -> CacheGeometry {
+        self.ll
+    }
+
+    /// Whether cache-use metrics are collected.
+    pub fn cache_use(&self) -> bool {
+        self.cache_use
+    }
+
+    /// Whether cache-use metrics are back-dated to call arcs.
+    pub fn backdate(&self) -> bool {
+        self.backdate
+    }
+}
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        let (i1, d1, ll) = SimConfig::default_caches();
+        SimConfig {
+            i1,
+            d1,
+            ll,
+            cache_use: true,
+            backdate: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_use_needs_equal_line_sizes_of_at_most_256() {
+        let g = |text: &str| text.parse::<CacheGeometry>().unwrap();
+        let l64 = g("32768,8,64");
+        let err = SimConfig::new(l64, l64, g("8388608,16,128"), true, true).unwrap_err();
+        assert!(err.to_string().contains("got 64, 64 and 128"));
+        let config = SimConfig::new(l64, l64, g("8388608,16,128"), false, true).unwrap();
+        assert!(!config.backdate(), "back-dating needs cache use");
+        let big = g("65536,4,512");
+        assert!(
+            SimConfig::new(big, big, big, true, true)
+                .unwrap_err()
+                .to_string()
+                .contains("at most 256")
+        );
+        let default = SimConfig::default();
+        assert_eq!(default.ll().to_string(), "8388608,16,64");
+        assert!(default.cache_use() && default.backdate());
+    }
+}

@@ -1,0 +1,235 @@
+//! Event kinds and the plain cost vectors every table of the profile holds.
+//!
+//! A [`Cost`] is a fixed array with one counter per [`EventKind`], so adding
+//! costs is a loop over a small array and never allocates. Which of the
+//! kinds a run reports is an [`EventSet`]; the array always has room for all
+//! of them.
+
+use std::ops::{AddAssign, Index, IndexMut, Sub};
+
+/// One counter of the simulation, in Callgrind's names and order.
+///
+/// The first nine are *immediate* events, known when the instruction runs;
+/// the rest are *cache-use* events, known only when the line an instruction
+/// loaded is evicted, and charged back to that loading instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    Ir,
+    Dr,
+    Dw,
+    I1mr,
+    D1mr,
+    D1mw,
+    ILmr,
+    DLmr,
+    DLmw,
+    AcCost1,
+    SpLoss1,
+    AcCost2,
+    SpLoss2,
+    Loaded1,
+    Used1,
+    Loaded2,
+    Used2,
+}
+
+/// Number of event kinds, the length of a [`Cost`].
+pub const EVENT_COUNT: usize = 17;
+
+impl EventKind {
+    /// Every kind in output order.
+    pub const ALL: [EventKind; EVENT_COUNT] = [
+        EventKind::Ir,
+        EventKind::Dr,
+        EventKind::Dw,
+        EventKind::I1mr,
+        EventKind::D1mr,
+        EventKind::D1mw,
+        EventKind::ILmr,
+        EventKind::DLmr,
+        EventKind::DLmw,
+        EventKind::AcCost1,
+        EventKind::SpLoss1,
+        EventKind::AcCost2,
+        EventKind::SpLoss2,
+        EventKind::Loaded1,
+        EventKind::Used1,
+        EventKind::Loaded2,
+        EventKind::Used2,
+    ];
+
+    /// Number of immediate kinds; they come first in [`EventKind::ALL`].
+    pub const IMMEDIATE_COUNT: usize = 9;
+
+    /// The short name used in `events:` lines and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Ir => "Ir",
+            EventKind::Dr => "Dr",
+            EventKind::Dw => "Dw",
+            EventKind::I1mr => "I1mr",
+            EventKind::D1mr => "D1mr",
+            EventKind::D1mw => "D1mw",
+            EventKind::ILmr => "ILmr",
+            EventKind::DLmr => "DLmr",
+            EventKind::DLmw => "DLmw",
+            EventKind::AcCost1 => "AcCost1",
+            EventKind::SpLoss1 => "SpLoss1",
+            EventKind::AcCost2 => "AcCost2",
+            EventKind::SpLoss2 => "SpLoss2",
+            EventKind::Loaded1 => "Loaded1",
+            EventKind::Used1 => "Used1",
+            EventKind::Loaded2 => "Loaded2",
+            EventKind::Used2 => "Used2",
+        }
+    }
+
+    /// The long name written as `event: NAME : LONG` so viewers explain it.
+    pub fn long_name(self) -> &'static str {
+        match self {
+            EventKind::Ir => "Instruction Fetch",
+            EventKind::Dr => "Data Read Access",
+            EventKind::Dw => "Data Write Access",
+            EventKind::I1mr => "L1 Instr. Fetch Miss",
+            EventKind::D1mr => "L1 Data Read Miss",
+            EventKind::D1mw => "L1 Data Write Miss",
+            EventKind::ILmr => "LL Instr. Fetch Miss",
+            EventKind::DLmr => "LL Data Read Miss",
+            EventKind::DLmw => "LL Data Write Miss",
+            EventKind::AcCost1 => "L1 Temporal Loss (1000/uses per evicted line)",
+            EventKind::SpLoss1 => "L1 Bytes Wasted (spatial loss)",
+            EventKind::AcCost2 => "LL Temporal Loss (1000/uses per evicted line)",
+            EventKind::SpLoss2 => "LL Bytes Wasted (spatial loss)",
+            EventKind::Loaded1 => "L1 Bytes Loaded",
+            EventKind::Used1 => "L1 Bytes Used",
+            EventKind::Loaded2 => "LL Bytes Loaded",
+            EventKind::Used2 => "LL Bytes Used",
+        }
+    }
+
+    /// Looks a kind up by its short name.
+    pub fn from_name(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// True for the kinds known when the instruction runs.
+    pub fn is_immediate(self) -> bool {
+        (self as usize) < EventKind::IMMEDIATE_COUNT
+    }
+}
+
+/// The set of kinds a run reports, in output order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventSet {
+    cache_use: bool,
+}
+
+impl EventSet {
+    /// The immediate kinds, plus the cache-use kinds when `cache_use` is on.
+    pub fn new(cache_use: bool) -> EventSet {
+        EventSet { cache_use }
+    }
+
+    /// The reported kinds, in output order.
+    pub fn kinds(self) -> &'static [EventKind] {
+        if self.cache_use {
+            &EventKind::ALL
+        } else {
+            &EventKind::ALL[..EventKind::IMMEDIATE_COUNT]
+        }
+    }
+
+    /// Whether the cache-use kinds are reported.
+    pub fn has_cache_use(self) -> bool {
+        self.cache_use
+    }
+}
+
+/// One counter per [`EventKind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost(pub [u64; EVENT_COUNT]);
+
+impl Cost {
+    /// A cost of zero for every kind.
+    pub const ZERO: Cost = Cost([0; EVENT_COUNT]);
+
+    /// True when every counter is zero.
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&count| count == 0)
+    }
+}
+
+impl Index<EventKind> for Cost {
+    type Output = u64;
+
+    fn index(&self, kind: EventKind) -> &u64 {
+        &self.0[kind as usize]
+    }
+}
+
+impl IndexMut<EventKind> for Cost {
+    fn index_mut(&mut self, kind: EventKind) -> &mut u64 {
+        &mut self.0[kind as usize]
+    }
+}
+
+impl AddAssign<&Cost> for Cost {
+    fn add_assign(&mut self, other: &Cost) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine += theirs;
+        }
+    }
+}
+
+impl Sub for &Cost {
+    type Output = Cost;
+
+    fn sub(self, other: &Cost) -> Cost {
+        let mut out = *self;
+        for (mine, theirs) in out.0.iter_mut().zip(&other.0) {
+            *mine -= theirs;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_in_callgrind_order_and_round_trip_by_name() {
+        let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names[..9],
+            ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
+        );
+        assert_eq!(names[9..13], ["AcCost1", "SpLoss1", "AcCost2", "SpLoss2"]);
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::from_name(kind.name()), Some(kind));
+            assert_eq!(EventKind::ALL[kind as usize], kind);
+        }
+        assert_eq!(EventKind::from_name("ir"), None);
+    }
+
+    #[test]
+    fn event_set_without_cache_use_stops_after_the_immediate_kinds() {
+        assert_eq!(EventSet::new(false).kinds().len(), 9);
+        assert_eq!(EventSet::new(true).kinds().len(), EVENT_COUNT);
+        assert!(EventKind::DLmw.is_immediate());
+        assert!(!EventKind::AcCost1.is_immediate());
+    }
+
+    #[test]
+    fn add_and_subtract_are_per_counter() {
+        let mut a = Cost::ZERO;
+        a[EventKind::Ir] = 5;
+        a[EventKind::SpLoss2] = 7;
+        let mut b = a;
+        b += &a;
+        assert_eq!(b[EventKind::Ir], 10);
+        assert_eq!((&b - &a), a);
+        assert!(!a.is_zero());
+        assert!(Cost::ZERO.is_zero());
+    }
+}

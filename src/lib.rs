@@ -1,0 +1,59 @@
+//! linegrind: a trace-driven, Callgrind-style cache simulator with exact
+//! cache-use metrics and back-dated inclusive costs.
+//!
+//! # Data flow
+//!
+//! ```text
+//! trace reader ─> events ─> call tracker ─> cache hierarchy
+//!   (trace)                (callstack)       (cache)  │ evictions with use
+//!                               │                     ▼
+//!                       back-dating tree <──── attribution (simulator)
+//!                          (calltree)                 │
+//!                                                     ▼
+//!                                 profile ─> writers: callgrind, summary (output)
+//! ```
+//!
+//! Readers stream: a trace never has to fit in memory. Every distinct
+//! instruction address is interned once ([`program`]) and its function
+//! resolved then; costs are plain arrays indexed by ids. The cache model is
+//! Callgrind's (LRU, write-allocate, LL looked up per line that missed L1),
+//! with an exact used-byte mask and use count per resident line. A line's
+//! spatial and temporal loss, known at eviction, is charged to the
+//! instruction that loaded it and — through the reference-counted partial
+//! call tree in [`calltree`] — to every call arc on its stack at load time.
+//!
+//! # Example
+//!
+//! ```
+//! use linegrind::config::SimConfig;
+//! use linegrind::cost::EventKind;
+//! use linegrind::simulator::simulate;
+//! use linegrind::trace::TextReader;
+//!
+//! let trace = "linegrind-trace text 1\n\
+//!              fn 1000 1010 main\n\
+//!              i 1000 4\n\
+//!              r 8000 8\n";
+//! let profile = simulate(&mut TextReader::new(trace.as_bytes()), SimConfig::default())?;
+//! assert_eq!(profile.totals[EventKind::Ir], 1);
+//! assert_eq!(profile.totals[EventKind::D1mr], 1);
+//! // Two 64-byte L1 lines were loaded: the instruction line for 4 bytes
+//! // and the data line for 8, so 60 + 56 bytes were wasted.
+//! assert_eq!(profile.totals[EventKind::SpLoss1], 116);
+//! # Ok::<(), linegrind::trace::TraceError>(())
+//! ```
+
+pub mod arcs;
+pub mod backdate;
+pub mod cache;
+pub mod callstack;
+pub mod calltree;
+pub mod commands;
+pub mod config;
+pub mod cost;
+pub mod output;
+pub mod profile;
+pub mod program;
+pub mod simulator;
+pub mod symbols;
+pub mod trace;

@@ -1,0 +1,43 @@
+//! The `linegrind` binary: parse arguments, run the command, map the result
+//! to an exit code (0 success, 1 failure, 2 bad input or usage).
+
+mod cli;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use linegrind::commands::{self, Failure};
+
+fn main() -> ExitCode {
+    let job = match cli::Args::parse().into_job() {
+        Ok(job) => job,
+        Err(err) => {
+            eprintln!("linegrind: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let stdout = io::stdout();
+    let mut stdout = stdout.lock();
+    let result = match &job {
+        cli::Job::Sim(job) => commands::sim(job, &mut stdout),
+    };
+    match result.and_then(|()| stdout.flush().map_err(|err| Failure::Other(err.into()))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) if is_closed_pipe(&failure) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("linegrind: {failure}");
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// A reader that stops reading our output (`linegrind sim t | head`) is
+/// not an error.
+fn is_closed_pipe(failure: &Failure) -> bool {
+    failure.error().chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|err| err.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

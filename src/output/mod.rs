@@ -1,0 +1,12 @@
+//! Writers: the callgrind-format profile, the text summary, and atomic
+//! file replacement for both.
+
+mod atomic;
+mod callgrind;
+mod number;
+mod summary;
+
+pub use atomic::write_atomically;
+pub use callgrind::write_callgrind;
+pub use number::{grouped, percent};
+pub use summary::write_summary;

@@ -1,0 +1,155 @@
+//! The short text summary `sim` prints: totals with miss rates, cache-use
+//! figures, back-dating statistics and the top functions.
+
+use std::io::{self, Write};
+
+use super::number::{grouped, percent};
+use crate::cost::{Cost, EventKind};
+use crate::profile::Profile;
+
+/// Totals and miss rates, then the top `top` functions by self Ir and by
+/// self D1 misses.
+pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::Result<()> {
+    let totals = &profile.totals;
+    let config = &profile.config;
+    writeln!(
+        out,
+        "caches: I1 {}  D1 {}  LL {}",
+        config.i1(),
+        config.d1(),
+        config.ll()
+    )?;
+    writeln!(
+        out,
+        "{} instructions in {} thread{}, {} functions, {} call arcs",
+        grouped(totals[EventKind::Ir]),
+        profile.threads,
+        if profile.threads == 1 { "" } else { "s" },
+        grouped(profile.program.functions().len() as u64),
+        grouped(profile.arcs.len() as u64)
+    )?;
+    writeln!(out)?;
+    use EventKind::*;
+    let rows = [
+        (Ir, None),
+        (I1mr, Some(Ir)),
+        (ILmr, Some(Ir)),
+        (Dr, None),
+        (D1mr, Some(Dr)),
+        (DLmr, Some(Dr)),
+        (Dw, None),
+        (D1mw, Some(Dw)),
+        (DLmw, Some(Dw)),
+    ];
+    let width = grouped(totals[Ir].max(totals[Loaded1])).len().max(5);
+    for (kind, of) in rows {
+        write!(out, "  {:<8}{:>width$}", kind.name(), grouped(totals[kind]))?;
+        match of {
+            Some(of) => writeln!(
+                out,
+                "  {:>7} of {}",
+                percent(totals[kind], totals[of]),
+                of.name()
+            )?,
+            None => writeln!(out)?,
+        }
+    }
+    if profile.events.has_cache_use() {
+        writeln!(out)?;
+        let l1_line = u64::from(config.d1().line_size());
+        let ll_line = u64::from(config.ll().line_size());
+        cache_use_rows(out, totals, width, "L1", [Loaded1, Used1, SpLoss1, AcCost1], l1_line)?;
+        cache_use_rows(out, totals, width, "LL", [Loaded2, Used2, SpLoss2, AcCost2], ll_line)?;
+    }
+    if let Some(tree) = &profile.tree {
+        writeln!(
+            out,
+            "\nback-dating tree: mean {:.1} nodes, max {} nodes, {} created",
+            tree.mean_nodes,
+            grouped(tree.max_nodes),
+            grouped(tree.created_nodes)
+        )?;
+    }
+    let self_costs = profile.function_self_costs();
+    top_functions(out, profile, &self_costs, top, "Ir", |cost| cost[Ir])?;
+    top_functions(out, profile, &self_costs, top, "D1 misses (D1mr + D1mw)", |cost| {
+        cost[D1mr] + cost[D1mw]
+    })
+}
+
+fn cache_use_rows(
+    out: &mut dyn Write,
+    totals: &Cost,
+    width: usize,
+    level: &str,
+    [loaded, used, wasted, temporal]: [EventKind; 4],
+    line_size: u64,
+) -> io::Result<()> {
+    let lines = totals[loaded] / line_size;
+    writeln!(
+        out,
+        "  {:<8}{:>width$}  bytes loaded into {level} ({} lines)",
+        loaded.name(),
+        grouped(totals[loaded]),
+        grouped(lines)
+    )?;
+    writeln!(
+        out,
+        "  {:<8}{:>width$}  {:>7} of the bytes loaded were used",
+        used.name(),
+        grouped(totals[used]),
+        percent(totals[used], totals[loaded])
+    )?;
+    writeln!(
+        out,
+        "  {:<8}{:>width$}  {:>7} of the bytes loaded were wasted",
+        wasted.name(),
+        grouped(totals[wasted]),
+        percent(totals[wasted], totals[loaded])
+    )?;
+    let per_line = if lines == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}", totals[temporal] as f64 / lines as f64)
+    };
+    writeln!(
+        out,
+        "  {:<8}{:>width$}  {per_line} per line (1000 = used once)",
+        temporal.name(),
+        grouped(totals[temporal])
+    )
+}
+
+fn top_functions(
+    out: &mut dyn Write,
+    profile: &Profile,
+    self_costs: &[Cost],
+    top: usize,
+    title: &str,
+    key: impl Fn(&Cost) -> u64,
+) -> io::Result<()> {
+    let total: u64 = self_costs.iter().map(&key).sum();
+    let mut ranked: Vec<(u64, usize)> = self_costs
+        .iter()
+        .enumerate()
+        .map(|(func, cost)| (key(cost), func))
+        .filter(|&(value, _)| value > 0)
+        .collect();
+    if ranked.is_empty() || top == 0 {
+        return Ok(());
+    }
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked.truncate(top);
+    writeln!(out, "\ntop functions by self {title}:")?;
+    let width = grouped(ranked[0].0).len();
+    for (value, func) in ranked {
+        writeln!(
+            out,
+            "  {:>width$}  {:>7}  {}",
+            grouped(value),
+            percent(value, total),
+            profile.program.functions()[func].name
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! The simulation: trace events through the call tracker and the caches
+//! into self costs, call arcs and back-dated inclusive costs.
+
+use std::fmt;
+
+use crate::arcs::Arcs;
+use crate::backdate::{Backdate, NoBackdate};
+use crate::cache::{Hierarchy, L1Kind, Level, LineUse, Loader, Release, UseSink};
+use crate::callstack::Threads;
+use crate::calltree::CallTree;
+use crate::config::SimConfig;
+use crate::cost::{Cost, EventKind, EventSet};
+use crate::profile::Profile;
+use crate::program::{InstrId, Program, SymbolError};
+use crate::trace::{Access, Event, TraceError, TraceRead};
+
+/// Events that are well formed but impossible where they stand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// A data access, call or return before any instruction of its context.
+    NoInstruction(&'static str),
+    /// `call` or `ret` right after `ret`, with no instruction between.
+    AfterReturn(&'static str),
+    /// `sigreturn` outside a signal handler.
+    NoHandler,
+    /// A function symbol that cannot be added.
+    Symbol(SymbolError),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::NoInstruction(what) => write!(
+                f,
+                "{what} with no preceding instruction in this thread (expected an `i` line first)"
+            ),
+            SimError::AfterReturn(what) => write!(
+                f,
+                "{what} right after `ret`: an instruction returns once and calls nothing \
+                 (expected an `i` line first)"
+            ),
+            SimError::NoHandler => {
+                write!(f, "`sigreturn` without a `signal` handler running in this thread")
+            }
+            SimError::Symbol(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Simulates a whole trace with `config`, streaming it event by event.
+pub fn simulate(reader: &mut impl TraceRead, config: SimConfig) -> Result<Profile, TraceError> {
+    if config.backdate() {
+        run(reader, Simulator::new(config, CallTree::new()))
+    } else {
+        run(reader, Simulator::new(config, NoBackdate))
+    }
+}
+
+/// Feeds every event of `reader` to `simulator`, then finishes it.
+pub fn run<B: Backdate>(
+    reader: &mut impl TraceRead,
+    mut simulator: Simulator<B>,
+) -> Result<Profile, TraceError> {
+    while let Some(event) = reader.next_event()? {
+        simulator
+            .apply(event)
+            .map_err(|err| TraceError::semantic(reader.location(), err))?;
+    }
+    Ok(simulator.finish())
+}
+
+/// The simulation state, generic over the back-dating implementation.
+pub struct Simulator<B: Backdate> {
+    config: SimConfig,
+    program: Program,
+    caches: Hierarchy<B::Line>,
+    threads: Threads<B::Cursor>,
+    arcs: Arcs,
+    backdate: B,
+    /// Self cost of every instruction, indexed by [`InstrId`].
+    self_cost: Vec<Cost>,
+    instructions: u64,
+}
+
+impl<B: Backdate> Simulator<B> {
+    /// A simulation with empty caches and thread 1 running.
+    pub fn new(config: SimConfig, mut backdate: B) -> Simulator<B> {
+        let threads = Threads::new(&mut backdate);
+        Simulator {
+            caches: Hierarchy::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
+            config,
+            program: Program::new(),
+            threads,
+            arcs: Arcs::new(),
+            backdate,
+            self_cost: Vec::new(),
+            instructions: 0,
+        }
+    }
+
+    /// Simulates one event.
+    pub fn apply(&mut self, event: Event) -> Result<(), SimError> {
+        let now = self.instructions;
+        match event {
+            Event::Instr { addr, len } => self.instruction(addr, len),
+            Event::Data { access, addr, size } => return self.data(access, addr, size),
+            Event::Call { target } => return self.call(target),
+            Event::Return => {
+                let context = self.threads.current();
+                if context.last_instr.is_none() {
+                    return Err(SimError::NoInstruction("`ret`"));
+                }
+                if context.return_pending() {
+                    return Err(SimError::AfterReturn("`ret`"));
+                }
+                context.mark_return();
+            }
+            Event::Thread { tid } => self.threads.switch(tid, &mut self.backdate, now),
+            Event::Signal { .. } => self.threads.enter_handler(&mut self.backdate, now),
+            Event::SigReturn => self
+                .threads
+                .leave_handler(&mut self.arcs, &mut self.backdate, now)
+                .map_err(|_| SimError::NoHandler)?,
+            Event::Function(symbol) => {
+                self.program
+                    .add_function(
+                        symbol.start,
+                        symbol.end,
+                        symbol.name,
+                        symbol.file,
+                        symbol.line,
+                    )
+                    .map_err(SimError::Symbol)?;
+            }
+            // Sections and heap events do not change the simulation.
+            Event::Mark { .. } | Event::Alloc { .. } | Event::Free { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn instruction(&mut self, addr: u64, len: u32) {
+        let now = self.instructions;
+        let context = self.threads.current();
+        if context.return_pending() {
+            context.complete_return(addr, &mut self.arcs, &mut self.backdate, now);
+        }
+        let entry = context.entry(addr);
+        let id = self.program.intern(addr, len, entry);
+        if id.0 as usize == self.self_cost.len() {
+            self.self_cost.push(Cost::ZERO);
+        }
+        context.last_instr = Some(id);
+        self.instructions += 1;
+        let mut sink = Sink {
+            charger: Charger {
+                self_cost: &mut self.self_cost,
+                backdate: &mut self.backdate,
+                now,
+            },
+            instr: id,
+            cursor: &context.cursor,
+        };
+        let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut sink);
+        let self_cost = &mut self.self_cost[id.0 as usize];
+        for target in [self_cost, &mut context.cost] {
+            target[EventKind::Ir] += 1;
+            target[EventKind::I1mr] += u64::from(outcome.l1_miss);
+            target[EventKind::ILmr] += u64::from(outcome.ll_miss);
+        }
+    }
+
+    fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
+        let now = self.instructions;
+        let context = self.threads.current();
+        let Some(id) = context.last_instr else {
+            return Err(SimError::NoInstruction("data access"));
+        };
+        let mut sink = Sink {
+            charger: Charger {
+                self_cost: &mut self.self_cost,
+                backdate: &mut self.backdate,
+                now,
+            },
+            instr: id,
+            cursor: &context.cursor,
+        };
+        let outcome = self.caches.access(L1Kind::Data, addr, size, &mut sink);
+        let (count, l1, ll) = match access {
+            Access::Read => (EventKind::Dr, EventKind::D1mr, EventKind::DLmr),
+            Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
+        };
+        let self_cost = &mut self.self_cost[id.0 as usize];
+        for target in [self_cost, &mut context.cost] {
+            target[count] += 1;
+            target[l1] += u64::from(outcome.l1_miss);
+            target[ll] += u64::from(outcome.ll_miss);
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, target: u64) -> Result<(), SimError> {
+        let now = self.instructions;
+        let context = self.threads.current();
+        let Some(site) = context.last_instr else {
+            return Err(SimError::NoInstruction("`call`"));
+        };
+        if context.return_pending() {
+            return Err(SimError::AfterReturn("`call`"));
+        }
+        let callee = self.program.callee(target);
+        let instr = self.program.instr(site);
+        let return_addr = instr.addr.wrapping_add(u64::from(instr.len));
+        let arc = self.arcs.arc(site, callee, target);
+        self.arcs.get_mut(arc).calls += 1;
+        context.push(arc, return_addr, target, &mut self.backdate, now);
+        Ok(())
+    }
+
+    /// Ends the run: open calls return, resident lines are charged as if
+    /// evicted (L1 first, then LL), and back-dated costs join the arcs.
+    pub fn finish(mut self) -> Profile {
+        let now = self.instructions;
+        let threads = self.threads.count();
+        self.threads.finish(&mut self.arcs, &mut self.backdate, now);
+        self.caches.finish(&mut Charger {
+            self_cost: &mut self.self_cost,
+            backdate: &mut self.backdate,
+            now,
+        });
+        let (arc_use, tree) = self.backdate.finish(now);
+        let mut arcs = self.arcs.into_vec();
+        for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
+            arc.inclusive += cost;
+        }
+        Profile::new(
+            self.config,
+            EventSet::new(self.config.cache_use()),
+            self.program,
+            self.self_cost,
+            arcs,
+            tree,
+            threads,
+        )
+    }
+}
+
+/// Charges ended residencies to their loading instruction and, back-dated,
+/// to its call context.
+struct Charger<'a, B> {
+    self_cost: &'a mut [Cost],
+    backdate: &'a mut B,
+    now: u64,
+}
+
+impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
+    fn release(&mut self, level: Level, loader: Loader<B::Line>, used: &LineUse, line_size: u32) {
+        let cost = use_cost(level, used, line_size);
+        self.self_cost[loader.instr.0 as usize] += &cost;
+        self.backdate.charge(loader.handle, &cost, self.now);
+    }
+}
+
+/// A [`Charger`] that also knows who loads lines during one access.
+struct Sink<'a, B: Backdate> {
+    charger: Charger<'a, B>,
+    instr: InstrId,
+    cursor: &'a B::Cursor,
+}
+
+impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
+    fn release(&mut self, level: Level, loader: Loader<B::Line>, used: &LineUse, line_size: u32) {
+        self.charger.release(level, loader, used, line_size);
+    }
+}
+
+impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
+    fn hold(&mut self) -> Loader<B::Line> {
+        Loader {
+            instr: self.instr,
+            handle: self.charger.backdate.hold(self.cursor),
+        }
+    }
+}
+
+/// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
+/// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
+pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> Cost {
+    let (temporal, wasted, loaded, used_bytes) = match level {
+        Level::L1 => (
+            EventKind::AcCost1,
+            EventKind::SpLoss1,
+            EventKind::Loaded1,
+            EventKind::Used1,
+        ),
+        Level::LL => (
+            EventKind::AcCost2,
+            EventKind::SpLoss2,
+            EventKind::Loaded2,
+            EventKind::Used2,
+        ),
+    };
+    debug_assert!(used.count > 0, "a residency without accesses");
+    let bytes = u64::from(used.mask.count());
+    let mut cost = Cost::ZERO;
+    cost[temporal] = 1000 / used.count.max(1);
+    cost[wasted] = u64::from(line_size) - bytes;
+    cost[loaded] = u64::from(line_size);
+    cost[used_bytes] = bytes;
+    cost
+}

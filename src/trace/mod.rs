@@ -1,0 +1,76 @@
+//! Traces: the event model and the readers that stream events from files.
+//!
+//! A trace is a sequence of [`Event`]s in execution order; each belongs to
+//! the current thread. Readers never hold the whole trace: they yield one
+//! event at a time and can say where in the input the last one came from.
+
+mod error;
+mod text;
+
+pub use error::{Location, TraceError, TraceErrorKind};
+pub use text::TextReader;
+
+/// A data access kind. A modify reads and writes the same bytes in one
+/// instruction and counts as one write, as in Callgrind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Modify,
+}
+
+/// Start or end of a named section of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkEdge {
+    Begin,
+    End,
+}
+
+/// A function's address range and source position, carried in the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSymbol {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    pub name: String,
+    pub file: Option<String>,
+    /// Source line, 0 when not given.
+    pub line: u32,
+}
+
+/// One trace event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// One instruction of `len` bytes ran at `addr`.
+    Instr { addr: u64, len: u32 },
+    /// The most recent instruction of this thread accessed `size` bytes.
+    Data { access: Access, addr: u64, size: u32 },
+    /// The most recent instruction called `target`.
+    Call { target: u64 },
+    /// The most recent instruction returned.
+    Return,
+    /// Following events belong to thread `tid`.
+    Thread { tid: u32 },
+    /// A signal handler starts in this thread, on a new isolated stack.
+    Signal { signo: u32 },
+    /// The innermost signal handler of this thread returns.
+    SigReturn,
+    /// A named section begins or ends.
+    Mark { edge: MarkEdge, name: String },
+    /// A heap block was allocated.
+    Alloc { addr: u64, size: u64 },
+    /// A heap block was freed.
+    Free { addr: u64 },
+    /// Symbol information for the code in a range.
+    Function(FunctionSymbol),
+}
+
+/// A streaming source of events.
+pub trait TraceRead {
+    /// The next event, or `None` at the end of the trace.
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError>;
+
+    /// Where the last event returned came from.
+    fn location(&self) -> Location;
+}

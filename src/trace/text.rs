@@ -1,0 +1,532 @@
+//! The text trace format, version 1 (see `docs/text-format.md`).
+//!
+//! Line-oriented: `#` starts a comment, blank lines are ignored, tokens are
+//! separated by blanks, addresses are hex with an optional `0x`, sizes and
+//! ids are decimal. The first non-comment line is `linegrind-trace text 1`.
+//! Lines are read one at a time into a reused buffer.
+
+use std::io::BufRead;
+
+use super::error::{Location, TraceError, TraceErrorKind};
+use super::{Access, Event, FunctionSymbol, MarkEdge, TraceRead};
+
+const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
+
+const DIRECTIVES: &str = "fn, thread, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
+
+/// Streams events from a text trace.
+pub struct TextReader<R> {
+    input: R,
+    line: u64,
+    buf: Vec<u8>,
+    header_seen: bool,
+}
+
+impl<R: BufRead> TextReader<R> {
+    /// A reader positioned before the header.
+    pub fn new(input: R) -> TextReader<R> {
+        TextReader {
+            input,
+            line: 0,
+            buf: Vec::with_capacity(128),
+            header_seen: false,
+        }
+    }
+}
+
+impl<R: BufRead> TraceRead for TextReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            self.buf.clear();
+            let read = self.input.read_until(b'\n', &mut self.buf);
+            let at = Location::Line(self.line + 1);
+            match read {
+                Err(err) => {
+                    return Err(TraceError {
+                        location: at,
+                        kind: TraceErrorKind::Io(err),
+                    });
+                }
+                Ok(0) if self.header_seen => return Ok(None),
+                Ok(0) => {
+                    return Err(TraceError::syntax(
+                        at,
+                        "the trace is empty: expected the header `linegrind-trace text 1`",
+                    ));
+                }
+                Ok(_) => {}
+            }
+            self.line += 1;
+            let content = match self.buf.iter().position(|&b| b == b'#') {
+                Some(hash) => &self.buf[..hash],
+                None => &self.buf[..],
+            };
+            let mut tokens = Tokens::new(content, at);
+            let Some(first) = tokens.next() else {
+                continue;
+            };
+            if self.header_seen {
+                return directive(first, &mut tokens).map(Some);
+            }
+            check_header(first, &mut tokens)?;
+            self.header_seen = true;
+        }
+    }
+
+    fn location(&self) -> Location {
+        Location::Line(self.line)
+    }
+}
+
+fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
+    let rest: Vec<&[u8]> = tokens.by_ref().collect();
+    let found = std::iter::once(first).chain(rest.iter().copied());
+    let found: Vec<&[u8]> = found.collect();
+    if found == HEADER {
+        return Ok(());
+    }
+    if found.len() == 3 && found[..2] == HEADER[..2] {
+        return Err(tokens.error(format!(
+            "unsupported text trace version {}; this linegrind reads version 1",
+            String::from_utf8_lossy(found[2])
+        )));
+    }
+    let shown: Vec<String> = found
+        .iter()
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .collect();
+    Err(tokens.error(format!(
+        "expected the header `linegrind-trace text 1` as the first line, found `{}`",
+        shown.join(" ")
+    )))
+}
+
+fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
+    let event = match name {
+        b"i" => {
+            tokens.usage = "i ADDR LEN";
+            let addr = tokens.hex("ADDR")?;
+            let len = tokens.size("LEN")?;
+            tokens.check_range(addr, u64::from(len))?;
+            Event::Instr { addr, len }
+        }
+        b"r" | b"w" | b"m" => {
+            tokens.usage = "r|w|m ADDR SIZE";
+            let access = match name {
+                b"r" => Access::Read,
+                b"w" => Access::Write,
+                _ => Access::Modify,
+            };
+            let addr = tokens.hex("ADDR")?;
+            let size = tokens.size("SIZE")?;
+            tokens.check_range(addr, u64::from(size))?;
+            Event::Data { access, addr, size }
+        }
+        b"call" => {
+            tokens.usage = "call TARGET";
+            Event::Call {
+                target: tokens.hex("TARGET")?,
+            }
+        }
+        b"ret" => {
+            tokens.usage = "ret";
+            Event::Return
+        }
+        b"thread" => {
+            tokens.usage = "thread TID";
+            Event::Thread {
+                tid: tokens.decimal("TID")?,
+            }
+        }
+        b"signal" => {
+            tokens.usage = "signal SIGNO";
+            Event::Signal {
+                signo: tokens.decimal("SIGNO")?,
+            }
+        }
+        b"sigreturn" => {
+            tokens.usage = "sigreturn";
+            Event::SigReturn
+        }
+        b"mark" => {
+            tokens.usage = "mark begin|end NAME";
+            let edge = match tokens.expect("begin|end")? {
+                b"begin" => MarkEdge::Begin,
+                b"end" => MarkEdge::End,
+                other => {
+                    let other = String::from_utf8_lossy(other);
+                    return Err(tokens.error(format!(
+                        "expected `begin` or `end` in `mark begin|end NAME`, found `{other}`"
+                    )));
+                }
+            };
+            Event::Mark {
+                edge,
+                name: tokens.text("NAME")?,
+            }
+        }
+        b"alloc" => {
+            tokens.usage = "alloc ADDR SIZE";
+            let addr = tokens.hex("ADDR")?;
+            let size = tokens.decimal("SIZE")?;
+            Event::Alloc { addr, size }
+        }
+        b"free" => {
+            tokens.usage = "free ADDR";
+            Event::Free {
+                addr: tokens.hex("ADDR")?,
+            }
+        }
+        b"fn" => {
+            tokens.usage = "fn START END NAME [FILE [LINE]]";
+            let start = tokens.hex("START")?;
+            let end = tokens.hex("END")?;
+            if end <= start {
+                return Err(tokens.error(format!(
+                    "empty range {start:x}..{end:x} in `fn START END NAME`: END must be above START"
+                )));
+            }
+            let name = tokens.text("NAME")?;
+            let file = tokens.optional_text("FILE")?;
+            let line = match file {
+                Some(_) => tokens.optional_decimal("LINE")?.unwrap_or(0),
+                None => 0,
+            };
+            Event::Function(FunctionSymbol {
+                start,
+                end,
+                name,
+                file,
+                line,
+            })
+        }
+        other => {
+            let other = String::from_utf8_lossy(other);
+            return Err(tokens.error(format!(
+                "unknown directive `{other}`; expected one of {DIRECTIVES}"
+            )));
+        }
+    };
+    if let Some(extra) = tokens.next() {
+        let extra = String::from_utf8_lossy(extra);
+        return Err(tokens.error(format!(
+            "unexpected `{extra}` at the end of `{}`",
+            tokens.usage
+        )));
+    }
+    Ok(event)
+}
+
+/// The blank-separated tokens of one line, with the directive's usage for
+/// error messages.
+struct Tokens<'a> {
+    rest: &'a [u8],
+    at: Location,
+    usage: &'static str,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+        let start = self.rest.iter().position(|b| !is_blank(b))?;
+        let rest = &self.rest[start..];
+        let end = rest.iter().position(is_blank).unwrap_or(rest.len());
+        self.rest = &rest[end..];
+        Some(&rest[..end])
+    }
+}
+
+impl<'a> Tokens<'a> {
+    fn new(line: &'a [u8], at: Location) -> Tokens<'a> {
+        Tokens {
+            rest: line,
+            at,
+            usage: "",
+        }
+    }
+
+    fn error(&self, message: String) -> TraceError {
+        TraceError::syntax(self.at, message)
+    }
+
+    fn expect(&mut self, what: &str) -> Result<&'a [u8], TraceError> {
+        match self.next() {
+            Some(token) => Ok(token),
+            None => Err(self.error(format!("missing {what} in `{}`", self.usage))),
+        }
+    }
+
+    fn hex(&mut self, what: &str) -> Result<u64, TraceError> {
+        let token = self.expect(what)?;
+        parse_hex(token).ok_or_else(|| {
+            let token = String::from_utf8_lossy(token);
+            self.error(format!(
+                "bad {what} `{token}` in `{}`: expected a hex number of at most 64 bits",
+                self.usage
+            ))
+        })
+    }
+
+    fn decimal<T: TryFrom<u64>>(&mut self, what: &str) -> Result<T, TraceError> {
+        let token = self.expect(what)?;
+        self.parse_decimal(token, what)
+    }
+
+    fn parse_decimal<T: TryFrom<u64>>(&self, token: &[u8], what: &str) -> Result<T, TraceError> {
+        parse_decimal(token)
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| {
+                let token = String::from_utf8_lossy(token);
+                self.error(format!(
+                    "bad {what} `{token}` in `{}`: expected a decimal number in range",
+                    self.usage
+                ))
+            })
+    }
+
+    fn optional_decimal(&mut self, what: &str) -> Result<Option<u32>, TraceError> {
+        match self.next() {
+            Some(token) => self.parse_decimal(token, what).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A decimal size of at least one byte.
+    fn size(&mut self, what: &str) -> Result<u32, TraceError> {
+        let size: u32 = self.decimal(what)?;
+        if size == 0 {
+            return Err(self.error(format!(
+                "{what} is 0 in `{}`: an access covers at least one byte",
+                self.usage
+            )));
+        }
+        Ok(size)
+    }
+
+    fn check_range(&self, addr: u64, size: u64) -> Result<(), TraceError> {
+        if addr.checked_add(size - 1).is_none() {
+            return Err(self.error(format!(
+                "{size} bytes at {addr:x} run past the end of the address space"
+            )));
+        }
+        Ok(())
+    }
+
+    fn text(&mut self, what: &str) -> Result<String, TraceError> {
+        let token = self.expect(what)?;
+        self.utf8(token, what)
+    }
+
+    fn optional_text(&mut self, what: &str) -> Result<Option<String>, TraceError> {
+        match self.next() {
+            Some(token) => self.utf8(token, what).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn utf8(&self, token: &[u8], what: &str) -> Result<String, TraceError> {
+        String::from_utf8(token.to_vec())
+            .map_err(|_| self.error(format!("{what} in `{}` is not valid UTF-8", self.usage)))
+    }
+}
+
+fn parse_hex(token: &[u8]) -> Option<u64> {
+    let digits = token
+        .strip_prefix(b"0x")
+        .or_else(|| token.strip_prefix(b"0X"))
+        .unwrap_or(token);
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &digit| {
+        let nibble = (digit as char).to_digit(16)?;
+        Some(value << 4 | u64::from(nibble))
+    })
+}
+
+fn parse_decimal(token: &[u8]) -> Option<u64> {
+    if token.is_empty() {
+        return None;
+    }
+    token.iter().try_fold(0u64, |value, &digit| {
+        let digit = (digit as char).to_digit(10)?;
+        value.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(text: &str) -> Result<Vec<Event>, TraceError> {
+        let mut reader = TextReader::new(text.as_bytes());
+        let mut events = Vec::new();
+        while let Some(event) = reader.next_event()? {
+            events.push(event);
+        }
+        Ok(events)
+    }
+
+    fn error(text: &str) -> String {
+        read_all(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_every_directive() {
+        let events = read_all(
+            "# a comment before the header\n\
+             linegrind-trace text 1\n\
+             fn 401000 0x401040 main transpose.c 12  # trailing comment\n\
+             fn 401040 4010a0 gather\n\
+             \n\
+             thread 2\n\
+             i 401000 4\n\
+             w 7FF000 8\n\
+             r 0x600000 4\n\
+             m 600008 2\n\
+             call 401040\n\
+             ret\n\
+             signal 10\n\
+             sigreturn\n\
+             mark begin paint\n\
+             mark end paint\n\
+             alloc 10000000 4096\n\
+             free 10000000\n",
+        )
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                Event::Function(FunctionSymbol {
+                    start: 0x401000,
+                    end: 0x401040,
+                    name: "main".into(),
+                    file: Some("transpose.c".into()),
+                    line: 12
+                }),
+                Event::Function(FunctionSymbol {
+                    start: 0x401040,
+                    end: 0x4010a0,
+                    name: "gather".into(),
+                    file: None,
+                    line: 0
+                }),
+                Event::Thread { tid: 2 },
+                Event::Instr {
+                    addr: 0x401000,
+                    len: 4
+                },
+                Event::Data {
+                    access: Access::Write,
+                    addr: 0x7ff000,
+                    size: 8
+                },
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x600000,
+                    size: 4
+                },
+                Event::Data {
+                    access: Access::Modify,
+                    addr: 0x600008,
+                    size: 2
+                },
+                Event::Call { target: 0x401040 },
+                Event::Return,
+                Event::Signal { signo: 10 },
+                Event::SigReturn,
+                Event::Mark {
+                    edge: MarkEdge::Begin,
+                    name: "paint".into()
+                },
+                Event::Mark {
+                    edge: MarkEdge::End,
+                    name: "paint".into()
+                },
+                Event::Alloc {
+                    addr: 0x10000000,
+                    size: 4096
+                },
+                Event::Free { addr: 0x10000000 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_or_wrong_header_is_an_error_on_its_line() {
+        assert_eq!(
+            error(""),
+            "line 1: the trace is empty: expected the header `linegrind-trace text 1`"
+        );
+        assert_eq!(
+            error("# only a comment\n\ni 1000 4\n"),
+            "line 3: expected the header `linegrind-trace text 1` as the first line, found `i 1000 4`"
+        );
+        assert_eq!(
+            error("linegrind-trace text 2\n"),
+            "line 1: unsupported text trace version 2; this linegrind reads version 1"
+        );
+    }
+
+    #[test]
+    fn an_unknown_directive_names_the_line_and_the_choices() {
+        assert_eq!(
+            error("linegrind-trace text 1\ni 1000 4\nload 1000 4\n"),
+            format!("line 3: unknown directive `load`; expected one of {DIRECTIVES}")
+        );
+    }
+
+    #[test]
+    fn bad_numbers_say_what_was_expected() {
+        let head = "linegrind-trace text 1\n";
+        assert_eq!(
+            error(&format!("{head}i 40g000 4\n")),
+            "line 2: bad ADDR `40g000` in `i ADDR LEN`: expected a hex number of at most 64 bits"
+        );
+        assert_eq!(
+            error(&format!("{head}i 401000 0x4\n")),
+            "line 2: bad LEN `0x4` in `i ADDR LEN`: expected a decimal number in range"
+        );
+        assert_eq!(
+            error(&format!("{head}r 1 99999999999\n")),
+            "line 2: bad SIZE `99999999999` in `r|w|m ADDR SIZE`: expected a decimal number in range"
+        );
+        assert!(error(&format!("{head}i 11112222333344445 1\n")).contains("at most 64 bits"));
+        assert!(error(&format!("{head}call 0x\n")).contains("bad TARGET `0x`"));
+        assert_eq!(
+            error(&format!("{head}w 1000\n")),
+            "line 2: missing SIZE in `r|w|m ADDR SIZE`"
+        );
+        assert_eq!(
+            error(&format!("{head}ret now\n")),
+            "line 2: unexpected `now` at the end of `ret`"
+        );
+        assert!(error(&format!("{head}mark start x\n")).contains("expected `begin` or `end`"));
+        assert!(error(&format!("{head}fn 20 10 f\n")).contains("END must be above START"));
+        assert!(error(&format!("{head}fn 10 20 f f.c twelve\n")).contains("bad LINE `twelve`"));
+    }
+
+    #[test]
+    fn size_zero_and_wrapping_ranges_are_errors() {
+        let head = "linegrind-trace text 1\n";
+        assert_eq!(
+            error(&format!("{head}i 1000 4\nr 2000 0\n")),
+            "line 3: SIZE is 0 in `r|w|m ADDR SIZE`: an access covers at least one byte"
+        );
+        assert!(error(&format!("{head}i 1000 0\n")).contains("LEN is 0"));
+        assert!(
+            error(&format!("{head}i 1000 1\nw ffffffffffffffff 2\n"))
+                .contains("run past the end of the address space")
+        );
+    }
+
+    #[test]
+    fn location_is_the_line_of_the_last_event() {
+        let mut reader = TextReader::new("linegrind-trace text 1\n\n# x\ni 10 1\n".as_bytes());
+        reader.next_event().unwrap();
+        assert_eq!(reader.location(), Location::Line(4));
+        assert_eq!(reader.next_event().unwrap(), None);
+    }
+}
