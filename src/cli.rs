@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{ArgAction, Parser, Subcommand};
 use linegrind::cache::CacheGeometry;
 use linegrind::commands::SimJob;
 use linegrind::config::{ConfigError, SimConfig};
@@ -51,31 +51,44 @@ struct SimArgs {
     /// The trace to simulate (text format: `linegrind-trace text 1`).
     trace: PathBuf,
 
-    /// Write the profile here [default: callgrind.out.<trace file stem>].
+    /// Write the profile here [default: callgrind.out.<trace file stem>]
+    /// (example: -o app.out).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Level-1 instruction cache, as Callgrind's --I1 (example: 32768,8,64).
-    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", default_value = "32768,8,64")]
+    /// Level-1 instruction cache, as Callgrind's --I1 (example: --I1=65536,8,64).
+    #[arg(
+        long = "I1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
     i1: CacheGeometry,
 
-    /// Level-1 data cache, as Callgrind's --D1 (example: 32768,8,64).
-    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", default_value = "32768,8,64")]
+    /// Level-1 data cache, as Callgrind's --D1 (example: --D1=49152,12,64).
+    #[arg(
+        long = "D1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
     d1: CacheGeometry,
 
-    /// Last-level cache, as Callgrind's --LL (example: 8388608,16,64).
-    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", default_value = "8388608,16,64")]
+    /// Last-level cache, as Callgrind's --LL (example: --LL=2097152,16,64).
+    #[arg(
+        long = "LL",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "8388608,16,64"
+    )]
     ll: CacheGeometry,
 
     /// Collect cache-use metrics: AcCost/SpLoss and bytes loaded and used per
     /// loading instruction (example: --cacheuse=no for misses only).
-    #[arg(long = "cacheuse", value_name = "yes|no", default_value = "yes", value_parser = yes_no)]
+    #[arg(long = "cacheuse", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     cache_use: bool,
 
     /// Back-date cache-use metrics to every call on the loading stack, so they
     /// appear as inclusive costs (example: --backdate=no for self costs only,
     /// as Callgrind).
-    #[arg(long = "backdate", value_name = "yes|no", default_value = "yes", value_parser = yes_no)]
+    #[arg(long = "backdate", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     backdate: bool,
 
     /// Functions listed in each top list of the summary (example: --top=20).

@@ -202,7 +202,9 @@ mod tests {
         let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(
             names[..9],
-            ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
+            [
+                "Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"
+            ]
         );
         assert_eq!(names[9..13], ["AcCost1", "SpLoss1", "AcCost2", "SpLoss2"]);
         for kind in EventKind::ALL {

@@ -55,7 +55,7 @@ impl fmt::Display for SymbolError {
             SymbolError::Overlap { name, other } => write!(f, "function `{name}` {other}"),
             SymbolError::TooLate { name, addr } => write!(
                 f,
-                "function `{name}` covers {addr:#x}, which already ran without a symbol; \
+                "function `{name}` covers {addr:#x}, which the trace already reached without a symbol; \
                  put `fn` lines before the code they describe"
             ),
         }

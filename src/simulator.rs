@@ -40,7 +40,10 @@ impl fmt::Display for SimError {
                  (expected an `i` line first)"
             ),
             SimError::NoHandler => {
-                write!(f, "`sigreturn` without a `signal` handler running in this thread")
+                write!(
+                    f,
+                    "`sigreturn` without a `signal` handler running in this thread"
+                )
             }
             SimError::Symbol(err) => err.fmt(f),
         }
@@ -309,4 +312,54 @@ pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> Cost {
     cost[loaded] = u64::from(line_size);
     cost[used_bytes] = bytes;
     cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TextReader;
+
+    fn error(body: &str) -> String {
+        let text = format!("linegrind-trace text 1\n{body}");
+        simulate(&mut TextReader::new(text.as_bytes()), SimConfig::default())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn accesses_calls_and_returns_need_a_preceding_instruction_in_their_thread() {
+        assert_eq!(
+            error("r 1000 4\n"),
+            "line 2: data access with no preceding instruction in this thread \
+             (expected an `i` line first)"
+        );
+        assert!(error("i 10 1\nthread 2\nw 1000 4\n").starts_with("line 4: data access"));
+        assert!(error("i 10 1\nsignal 10\nm 1000 4\n").starts_with("line 4: data access"));
+        assert!(error("call 40\n").starts_with("line 2: `call` with no preceding"));
+        assert!(error("ret\n").starts_with("line 2: `ret` with no preceding"));
+        assert!(error("i 10 1\nret\nret\n").starts_with("line 4: `ret` right after `ret`"));
+        assert!(error("i 10 1\nret\ncall 40\n").starts_with("line 4: `call` right after `ret`"));
+    }
+
+    #[test]
+    fn sigreturn_needs_a_running_handler_in_its_thread() {
+        assert_eq!(
+            error("i 10 1\nsigreturn\n"),
+            "line 3: `sigreturn` without a `signal` handler running in this thread"
+        );
+        assert!(error("signal 1\ni 10 1\nthread 2\ni 20 1\nsigreturn\n").starts_with("line 6:"));
+    }
+
+    #[test]
+    fn a_symbol_for_code_that_ran_or_an_overlapping_one_is_an_error() {
+        assert!(
+            error("i 1010 1\nfn 1000 1040 late\n").starts_with(
+                "line 3: function `late` covers 0x1010, which the trace already reached"
+            )
+        );
+        assert_eq!(
+            error("fn 1000 1040 a\nfn 1020 1060 b\n"),
+            "line 3: function `b` overlaps the range 1000..1040"
+        );
+    }
 }

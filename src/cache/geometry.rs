@@ -134,9 +134,9 @@ impl FromStr for CacheGeometry {
             )));
         };
         let number = |part: &str, what: &str| {
-            part.trim().parse::<u64>().map_err(|_| {
-                GeometryError(format!("`{part}` is not a decimal {what} in `{text}`"))
-            })
+            part.trim()
+                .parse::<u64>()
+                .map_err(|_| GeometryError(format!("`{part}` is not a decimal {what} in `{text}`")))
         };
         let size = number(size, "size")?;
         let assoc = number(assoc, "associativity")?;

@@ -277,7 +277,12 @@ mod tests {
     }
 
     fn caches(l1: &str, ll: &str) -> Hierarchy<()> {
-        Hierarchy::new(l1.parse().unwrap(), l1.parse().unwrap(), ll.parse().unwrap(), true)
+        Hierarchy::new(
+            l1.parse().unwrap(),
+            l1.parse().unwrap(),
+            ll.parse().unwrap(),
+            true,
+        )
     }
 
     #[test]
@@ -285,7 +290,13 @@ mod tests {
         let mut h = caches("1024,2,64", "8192,4,64");
         let mut sink = Recorder::default();
         let out = h.access(L1Kind::Data, 60, 8, &mut sink);
-        assert_eq!(out, Outcome { l1_miss: true, ll_miss: true });
+        assert_eq!(
+            out,
+            Outcome {
+                l1_miss: true,
+                ll_miss: true
+            }
+        );
         // Both lines now hit; a second straddle is a hit.
         assert_eq!(h.access(L1Kind::Data, 62, 4, &mut sink), Outcome::default());
         h.finish(&mut sink);
@@ -391,14 +402,20 @@ mod tests {
         }
         assert_eq!(
             h.access(L1Kind::Data, 0, 4, &mut Never),
-            Outcome { l1_miss: true, ll_miss: true }
+            Outcome {
+                l1_miss: true,
+                ll_miss: true
+            }
         );
         assert_eq!(h.access(L1Kind::Data, 64, 4, &mut Never).l1_miss, true);
         // LL has 16-byte lines in four sets: line 4 (address 64) evicted
         // line 0, so this misses both levels again.
         assert_eq!(
             h.access(L1Kind::Data, 0, 4, &mut Never),
-            Outcome { l1_miss: true, ll_miss: true }
+            Outcome {
+                l1_miss: true,
+                ll_miss: true
+            }
         );
         h.finish(&mut Never);
     }

@@ -215,6 +215,12 @@ mod tests {
         cache.access(2);
         assert!(cache.probe(1).is_some());
         // 1 is still least recently used, so loading 3 evicts it.
-        assert!(matches!(cache.access(3), Lookup::Miss { victim: Some(1), .. }));
+        assert!(matches!(
+            cache.access(3),
+            Lookup::Miss {
+                victim: Some(1),
+                ..
+            }
+        ));
     }
 }

@@ -60,9 +60,21 @@ impl<'a> Writer<'a> {
         writeln!(self.out, "desc: D1 cache: {}", config.d1().describe())?;
         writeln!(self.out, "desc: LL cache: {}", config.ll().describe())?;
         if let Some(tree) = &profile.tree {
-            writeln!(self.out, "desc: Back-dating tree mean nodes: {:.1}", tree.mean_nodes)?;
-            writeln!(self.out, "desc: Back-dating tree max nodes: {}", tree.max_nodes)?;
-            writeln!(self.out, "desc: Back-dating tree nodes created: {}", tree.created_nodes)?;
+            writeln!(
+                self.out,
+                "desc: Back-dating tree mean nodes: {:.1}",
+                tree.mean_nodes
+            )?;
+            writeln!(
+                self.out,
+                "desc: Back-dating tree max nodes: {}",
+                tree.max_nodes
+            )?;
+            writeln!(
+                self.out,
+                "desc: Back-dating tree nodes created: {}",
+                tree.created_nodes
+            )?;
         }
         writeln!(self.out, "desc: Call arcs: {}", profile.arcs.len())?;
         writeln!(self.out)?;
@@ -112,7 +124,11 @@ impl<'a> Writer<'a> {
         let arc = &profile.arcs[arc];
         self.function_spec("cfi", "cfn", arc.callee)?;
         let callee = profile.program.function(arc.callee);
-        writeln!(self.out, "calls={} {:#x} {}", arc.calls, arc.target, callee.line)?;
+        writeln!(
+            self.out,
+            "calls={} {:#x} {}",
+            arc.calls, arc.target, callee.line
+        )?;
         let instr = profile.program.instr(site);
         self.cost_line(instr.addr, instr.line, &arc.inclusive)
     }

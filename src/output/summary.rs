@@ -21,12 +21,11 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
     )?;
     writeln!(
         out,
-        "{} instructions in {} thread{}, {} functions, {} call arcs",
-        grouped(totals[EventKind::Ir]),
-        profile.threads,
-        if profile.threads == 1 { "" } else { "s" },
-        grouped(profile.program.functions().len() as u64),
-        grouped(profile.arcs.len() as u64)
+        "{}, {}, {}, {}",
+        counted(totals[EventKind::Ir], "instruction"),
+        counted(profile.threads as u64, "thread"),
+        counted(profile.program.functions().len() as u64, "function"),
+        counted(profile.arcs.len() as u64, "call arc")
     )?;
     writeln!(out)?;
     use EventKind::*;
@@ -41,7 +40,7 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
         (D1mw, Some(Dw)),
         (DLmw, Some(Dw)),
     ];
-    let width = grouped(totals[Ir].max(totals[Loaded1])).len().max(5);
+    let width = grouped(totals.0.iter().copied().max().unwrap_or(0)).len();
     for (kind, of) in rows {
         write!(out, "  {:<8}{:>width$}", kind.name(), grouped(totals[kind]))?;
         match of {
@@ -58,8 +57,22 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
         writeln!(out)?;
         let l1_line = u64::from(config.d1().line_size());
         let ll_line = u64::from(config.ll().line_size());
-        cache_use_rows(out, totals, width, "L1", [Loaded1, Used1, SpLoss1, AcCost1], l1_line)?;
-        cache_use_rows(out, totals, width, "LL", [Loaded2, Used2, SpLoss2, AcCost2], ll_line)?;
+        cache_use_rows(
+            out,
+            totals,
+            width,
+            "L1",
+            [Loaded1, Used1, SpLoss1, AcCost1],
+            l1_line,
+        )?;
+        cache_use_rows(
+            out,
+            totals,
+            width,
+            "LL",
+            [Loaded2, Used2, SpLoss2, AcCost2],
+            ll_line,
+        )?;
     }
     if let Some(tree) = &profile.tree {
         writeln!(
@@ -72,9 +85,20 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
     }
     let self_costs = profile.function_self_costs();
     top_functions(out, profile, &self_costs, top, "Ir", |cost| cost[Ir])?;
-    top_functions(out, profile, &self_costs, top, "D1 misses (D1mr + D1mw)", |cost| {
-        cost[D1mr] + cost[D1mw]
-    })
+    top_functions(
+        out,
+        profile,
+        &self_costs,
+        top,
+        "D1 misses (D1mr + D1mw)",
+        |cost| cost[D1mr] + cost[D1mw],
+    )
+}
+
+/// `1 thread`, `2 threads`, `1,024 functions`.
+fn counted(n: u64, noun: &str) -> String {
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{plural}", grouped(n))
 }
 
 fn cache_use_rows(

@@ -67,11 +67,17 @@ mod tests {
         assert_eq!(ranges.find(0x10a0), None);
         assert_eq!(
             ranges.insert(0x1030, 0x1050, 'c'),
-            Err(OverlapError { start: 0x1040, end: 0x10a0 })
+            Err(OverlapError {
+                start: 0x1040,
+                end: 0x10a0
+            })
         );
         assert_eq!(
             ranges.insert(0x0f00, 0x1001, 'c'),
-            Err(OverlapError { start: 0x1000, end: 0x1040 })
+            Err(OverlapError {
+                start: 0x1000,
+                end: 0x1040
+            })
         );
         ranges.insert(0x0f00, 0x1000, 'c').unwrap();
         assert_eq!(ranges.find(0x0fff), Some('c'));

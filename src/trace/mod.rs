@@ -45,7 +45,11 @@ pub enum Event {
     /// One instruction of `len` bytes ran at `addr`.
     Instr { addr: u64, len: u32 },
     /// The most recent instruction of this thread accessed `size` bytes.
-    Data { access: Access, addr: u64, size: u32 },
+    Data {
+        access: Access,
+        addr: u64,
+        size: u32,
+    },
     /// The most recent instruction called `target`.
     Call { target: u64 },
     /// The most recent instruction returned.

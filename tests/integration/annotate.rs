@@ -1,0 +1,110 @@
+//! callgrind_annotate, Valgrind's own reader, must parse every file we write
+//! and reproduce our totals, and the inclusive cost of the root function
+//! must be the whole program.
+
+use std::process::Command;
+
+use linegrind::config::SimConfig;
+use linegrind::cost::EventKind;
+use linegrind::output::write_callgrind;
+use linegrind::profile::Profile;
+use linegrind::simulator::simulate;
+use linegrind::trace::TextReader;
+
+use crate::support::example_traces;
+
+/// The numbers and the name of one row of callgrind_annotate's tables,
+/// such as `1,234 (50.00%) 0 5 (1.00%) .  file.c:main`, where `.` is an
+/// event the function never had.
+fn parse_row(line: &str) -> (Vec<u64>, String) {
+    let mut numbers = Vec::new();
+    let mut tokens = line.split_whitespace().peekable();
+    while let Some(token) = tokens.peek() {
+        if token.starts_with('(') {
+            tokens.next();
+        } else if *token == "." {
+            numbers.push(0);
+            tokens.next();
+        } else if let Ok(n) = token.replace(',', "").parse::<u64>() {
+            numbers.push(n);
+            tokens.next();
+        } else {
+            break;
+        }
+    }
+    (numbers, tokens.collect::<Vec<_>>().join(" "))
+}
+
+fn annotate(file: &std::path::Path) -> Option<String> {
+    let output = Command::new("callgrind_annotate")
+        .args(["--inclusive=yes", "--threshold=100"])
+        .arg(file)
+        .output();
+    match output {
+        Ok(output) => {
+            assert!(
+                output.status.success(),
+                "callgrind_annotate failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                !stderr.contains("WARNING"),
+                "callgrind_annotate warned: {stderr}"
+            );
+            Some(String::from_utf8(output.stdout).unwrap())
+        }
+        Err(_) => {
+            eprintln!("skipped: callgrind_annotate is not installed (install valgrind)");
+            None
+        }
+    }
+}
+
+fn ours(profile: &Profile) -> Vec<u64> {
+    profile
+        .events
+        .kinds()
+        .iter()
+        .map(|&kind| profile.totals[kind])
+        .collect()
+}
+
+#[test]
+fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cache_use, trace) in example_traces()
+        .into_iter()
+        .flat_map(|trace| [(true, trace.clone()), (false, trace)])
+    {
+        let text = std::fs::read(&trace).unwrap();
+        let (i1, d1, ll) = SimConfig::default_caches();
+        let config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
+        let profile = simulate(&mut TextReader::new(&text[..]), config).unwrap();
+        let file = dir.path().join("callgrind.out.test");
+        let mut out = Vec::new();
+        write_callgrind(&mut out, &profile, "test").unwrap();
+        std::fs::write(&file, out).unwrap();
+        let Some(report) = annotate(&file) else {
+            return;
+        };
+        let totals = report
+            .lines()
+            .find(|line| line.ends_with("PROGRAM TOTALS"))
+            .map(parse_row)
+            .expect("a PROGRAM TOTALS line");
+        assert_eq!(totals.0, ours(&profile), "{}", trace.display());
+        let root = report
+            .lines()
+            .map(parse_row)
+            .find(|(_, name)| name.ends_with(":main"))
+            .expect("a row for main");
+        assert_eq!(
+            root.0,
+            ours(&profile),
+            "inclusive main, {}",
+            trace.display()
+        );
+        assert!(profile.totals[EventKind::Ir] > 0);
+    }
+}

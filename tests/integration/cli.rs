@@ -1,0 +1,157 @@
+//! The `linegrind` binary: output files, summary, exit codes and messages.
+
+use std::fs;
+
+use crate::support::{linegrind, root};
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn sim_writes_callgrind_out_named_after_the_trace_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let output = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let file = fs::read_to_string(dir.path().join("callgrind.out.call_chain")).unwrap();
+    assert!(file.starts_with("# callgrind format\nversion: 1\n"));
+    let summary = stdout(&output);
+    assert!(summary.contains("Ir         28"), "{summary}");
+    assert!(
+        summary.contains("I1mr        2    7.14% of Ir"),
+        "{summary}"
+    );
+    assert!(summary.contains("top functions by self Ir:"));
+    assert!(summary.contains("wrote callgrind.out.call_chain"));
+    // Only the profile is left behind: no temporary files.
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn output_option_and_cache_options_are_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/stream_hot_table.lgt");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            trace.to_str().unwrap(),
+            "-o",
+            "small.out",
+            "--D1=1024,2,64",
+            "--cacheuse=no",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let file = fs::read_to_string(dir.path().join("small.out")).unwrap();
+    assert!(file.contains("desc: D1 cache: 1024 B, 64 B, 2-way associative"));
+    assert!(file.contains("events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"));
+    assert!(
+        !file.contains("Back-dating"),
+        "no back-dating without cache use"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.lgt");
+    fs::write(&bad, "linegrind-trace text 1\ni 1000 4\nr 2000 zz\n").unwrap();
+    let output = linegrind(dir.path(), &["sim", "bad.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "linegrind: bad.lgt: line 3: bad SIZE `zz` in `r|w|m ADDR SIZE`: \
+         expected a decimal number in range\n"
+    );
+    assert!(!dir.path().join("callgrind.out.bad").exists());
+
+    fs::write(&bad, "linegrind-trace text 1\nr 2000 4\n").unwrap();
+    let output = linegrind(dir.path(), &["sim", "bad.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("linegrind: bad.lgt: line 2: data access with no preceding")
+    );
+
+    let output = linegrind(dir.path(), &["sim", "missing.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).starts_with("linegrind: cannot open missing.lgt: "));
+}
+
+#[test]
+fn bad_options_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let trace = trace.to_str().unwrap();
+    let output = linegrind(dir.path(), &["sim", trace, "--LL=3145728,16,64"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("not a power of two"),
+        "{}",
+        stderr(&output)
+    );
+    let output = linegrind(dir.path(), &["sim", trace, "--I1=32768,8,128"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "linegrind: with --cacheuse=yes the I1, D1 and LL line sizes must be equal \
+         (got 128, 64 and 64); use --cacheuse=no to simulate different line sizes\n"
+    );
+    let output = linegrind(dir.path(), &["sim", trace, "--backdate=maybe"]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = linegrind(dir.path(), &["frobnicate"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn an_unwritable_output_exits_1_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let target = dir.path().join("no/such/dir/out");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            trace.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).starts_with("linegrind: cannot write "));
+    assert!(!target.exists());
+}
+
+#[test]
+fn help_explains_every_sim_option_with_an_example() {
+    let output = linegrind(&root(), &["sim", "--help"]);
+    assert!(output.status.success());
+    let help = stdout(&output);
+    for option in [
+        "--output",
+        "--I1",
+        "--D1",
+        "--LL",
+        "--cacheuse",
+        "--backdate",
+        "--top",
+    ] {
+        let line = help
+            .lines()
+            .position(|line| line.contains(option))
+            .unwrap_or_else(|| panic!("{option} missing from help"));
+        let text: String = help.lines().skip(line).take(4).collect();
+        assert!(
+            text.contains("example") || text.contains("default"),
+            "{option} has no example: {text}"
+        );
+    }
+    assert!(help.contains("Examples:"));
+    let output = linegrind(&root(), &["--help"]);
+    assert!(stdout(&output).contains("linegrind sim traces/stream_hot_table.lgt"));
+}

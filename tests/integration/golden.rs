@@ -1,0 +1,57 @@
+//! Golden files: every trace in `traces/` simulated with the default
+//! configuration must give exactly the stored callgrind file. After an
+//! intended change, re-bless with `LINEGRIND_BLESS=1 cargo test golden`,
+//! then review the diff; never edit the files by hand.
+
+use std::fs;
+
+use linegrind::config::SimConfig;
+use linegrind::output::write_callgrind;
+use linegrind::simulator::simulate;
+use linegrind::trace::TextReader;
+
+use crate::support::{example_traces, root};
+
+/// The callgrind file for `trace` (a path relative to the repository root).
+fn render(trace: &str) -> Vec<u8> {
+    let text = fs::read(root().join(trace)).unwrap();
+    let profile = simulate(&mut TextReader::new(&text[..]), SimConfig::default()).unwrap();
+    let mut out = Vec::new();
+    write_callgrind(&mut out, &profile, trace).unwrap();
+    out
+}
+
+#[test]
+fn example_traces_match_their_golden_callgrind_files() {
+    let bless = std::env::var_os("LINEGRIND_BLESS").is_some();
+    for path in example_traces() {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let trace = format!("traces/{stem}.lgt");
+        let golden = root().join(format!("tests/golden/{stem}.callgrind"));
+        let actual = render(&trace);
+        if bless {
+            fs::write(&golden, &actual).unwrap();
+            continue;
+        }
+        let expected = fs::read(&golden).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing; run with LINEGRIND_BLESS=1",
+                golden.display()
+            )
+        });
+        assert!(
+            actual == expected,
+            "{trace} no longer gives {}; if the change is intended, re-bless with \
+             LINEGRIND_BLESS=1 and review the diff",
+            golden.display()
+        );
+    }
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    for path in example_traces() {
+        let trace = format!("traces/{}", path.file_name().unwrap().to_string_lossy());
+        assert_eq!(render(&trace), render(&trace), "{trace}");
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests: one binary, one module per concern.
+
+mod annotate;
+mod cli;
+mod golden;
+mod hand_computed;
+mod support;

@@ -1,0 +1,92 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use linegrind::arcs::Arc;
+use linegrind::cache::CacheGeometry;
+use linegrind::config::SimConfig;
+use linegrind::cost::{Cost, EventKind};
+use linegrind::profile::Profile;
+use linegrind::simulator::simulate;
+use linegrind::trace::TextReader;
+
+/// Simulates a text trace held in a string.
+pub fn simulate_text(text: &str, config: SimConfig) -> Profile {
+    simulate(&mut TextReader::new(text.as_bytes()), config).expect("trace simulates")
+}
+
+/// A configuration with cache use and back-dating on.
+pub fn config(i1: &str, d1: &str, ll: &str) -> SimConfig {
+    let g = |text: &str| text.parse::<CacheGeometry>().unwrap();
+    SimConfig::new(g(i1), g(d1), g(ll), true, true).unwrap()
+}
+
+/// A cost with the given counters and zero elsewhere.
+pub fn cost(counts: &[(EventKind, u64)]) -> Cost {
+    let mut cost = Cost::ZERO;
+    for &(kind, count) in counts {
+        cost[kind] = count;
+    }
+    cost
+}
+
+/// Keeps only the counters of `kinds`, for comparing a subset.
+pub fn only(cost: &Cost, kinds: &[EventKind]) -> Cost {
+    let mut out = Cost::ZERO;
+    for &kind in kinds {
+        out[kind] = cost[kind];
+    }
+    out
+}
+
+/// Self cost of the function named `name`.
+pub fn self_cost(profile: &Profile, name: &str) -> Cost {
+    let costs = profile.function_self_costs();
+    let index = profile
+        .program
+        .functions()
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no function {name}"));
+    costs[index]
+}
+
+/// The one arc from `caller` to `callee`.
+pub fn arc<'a>(profile: &'a Profile, caller: &str, callee: &str) -> &'a Arc {
+    let mut found = profile.arcs.iter().filter(|arc| {
+        profile.program.function(profile.caller(arc)).name == caller
+            && profile.program.function(arc.callee).name == callee
+    });
+    let arc = found
+        .next()
+        .unwrap_or_else(|| panic!("no arc {caller} -> {callee}"));
+    assert!(found.next().is_none(), "several arcs {caller} -> {callee}");
+    arc
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the `linegrind` binary in `dir` with `args`.
+pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("linegrind runs")
+}
+
+/// Every example trace shipped in `traces/`.
+pub fn example_traces() -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "lgt"))
+        .collect();
+    traces.sort();
+    assert!(traces.len() >= 3, "traces/ holds the example traces");
+    traces
+}
