@@ -5,11 +5,14 @@
 //! that sum when it is entered and adds the difference to its arc when it
 //! returns. Recursion thus counts once per active frame, as in Callgrind.
 //!
-//! A `ret` pops nothing at once: the next instruction of the context shows
-//! where control went. If that address is the return address of some frame,
-//! that frame and every frame above it return (a longjmp or an unwinding
-//! exception skips frames this way); otherwise the innermost frame returns.
-//! A `ret` with no frame pops nothing.
+//! Calls and returns take effect at the next instruction of the context, so
+//! that every access the call or return instruction makes (pushing or
+//! popping the return address) stays with that instruction's frame. A `ret`
+//! then lets the next instruction show where control went: if its address
+//! is the return address of some frame, that frame and every frame above it
+//! return (a longjmp or an unwinding exception skips frames this way);
+//! otherwise the innermost frame returns. A `ret` with no frame pops
+//! nothing.
 
 use rustc_hash::FxHashMap;
 
@@ -30,6 +33,19 @@ struct Frame {
     enter: Cost,
 }
 
+/// What the most recent instruction did to the stack, applied when the
+/// next instruction of the context runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pending {
+    None,
+    Call {
+        arc: ArcId,
+        return_addr: u64,
+        entry: u64,
+    },
+    Return,
+}
+
 /// A thread's stack, or a signal handler's.
 pub struct Context<C> {
     frames: Vec<Frame>,
@@ -37,7 +53,7 @@ pub struct Context<C> {
     pub cost: Cost,
     /// The most recent instruction, which data accesses and calls belong to.
     pub last_instr: Option<InstrId>,
-    return_pending: bool,
+    pending: Pending,
     /// Address of the first instruction, the entry of the outermost code.
     root_entry: Option<u64>,
     /// Position in the back-dating tree.
@@ -50,7 +66,7 @@ impl<C> Context<C> {
             frames: Vec::new(),
             cost: Cost::ZERO,
             last_instr: None,
-            return_pending: false,
+            pending: Pending::None,
             root_entry: None,
             cursor,
         }
@@ -61,52 +77,66 @@ impl<C> Context<C> {
         self.frames.len()
     }
 
-    /// True after a `ret`, until the next instruction of this context.
-    pub fn return_pending(&self) -> bool {
-        self.return_pending
+    /// The call or return the most recent instruction made, not yet applied.
+    pub fn pending(&self) -> Pending {
+        self.pending
     }
 
-    /// Marks the most recent instruction as a return.
+    /// Records that the most recent instruction calls along `arc`.
+    pub fn mark_call(&mut self, arc: ArcId, return_addr: u64, entry: u64) {
+        self.pending = Pending::Call {
+            arc,
+            return_addr,
+            entry,
+        };
+    }
+
+    /// Records that the most recent instruction returns.
     pub fn mark_return(&mut self) {
-        self.return_pending = true;
+        self.pending = Pending::Return;
     }
 
-    /// The entry address of the code about to run at `addr`: the target of
-    /// the innermost call, or the context's first instruction.
-    pub fn entry(&mut self, addr: u64) -> u64 {
+    /// Applies the pending call or return now that the next instruction runs
+    /// at `addr`; returns the entry address of the code it runs in: the
+    /// target of the innermost call, or the context's first instruction.
+    #[inline]
+    pub fn begin_instruction<B: Backdate<Cursor = C>>(
+        &mut self,
+        addr: u64,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> u64 {
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::None => {}
+            Pending::Call {
+                arc,
+                return_addr,
+                entry,
+            } => {
+                backdate.enter(&mut self.cursor, arc, now);
+                self.frames.push(Frame {
+                    arc,
+                    return_addr,
+                    entry,
+                    enter: self.cost,
+                });
+            }
+            Pending::Return => self.complete_return(addr, arcs, backdate, now),
+        }
         match self.frames.last() {
             Some(frame) => frame.entry,
             None => *self.root_entry.get_or_insert(addr),
         }
     }
 
-    /// Enters a call along `arc`.
-    pub fn push<B: Backdate<Cursor = C>>(
-        &mut self,
-        arc: ArcId,
-        return_addr: u64,
-        entry: u64,
-        backdate: &mut B,
-        now: u64,
-    ) {
-        backdate.enter(&mut self.cursor, arc, now);
-        self.frames.push(Frame {
-            arc,
-            return_addr,
-            entry,
-            enter: self.cost,
-        });
-    }
-
-    /// Completes a pending return now that the next instruction is at `addr`.
-    pub fn complete_return<B: Backdate<Cursor = C>>(
+    fn complete_return<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
     ) {
-        self.return_pending = false;
         let keep = match self.frames.iter().rposition(|f| f.return_addr == addr) {
             Some(index) => index,
             None => self.frames.len().saturating_sub(1),
@@ -116,9 +146,10 @@ impl<C> Context<C> {
         }
     }
 
-    /// Returns from every active call, innermost first.
+    /// Returns from every active call, innermost first. A call not yet
+    /// entered is dropped: its frame would have no cost.
     pub fn unwind<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
-        self.return_pending = false;
+        self.pending = Pending::None;
         while !self.frames.is_empty() {
             self.pop(arcs, backdate, now);
         }

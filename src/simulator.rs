@@ -6,7 +6,7 @@ use std::fmt;
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
 use crate::cache::{Hierarchy, L1Kind, Level, LineUse, Loader, Release, UseSink};
-use crate::callstack::Threads;
+use crate::callstack::{Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet};
@@ -19,8 +19,9 @@ use crate::trace::{Access, Event, TraceError, TraceRead};
 pub enum SimError {
     /// A data access, call or return before any instruction of its context.
     NoInstruction(&'static str),
-    /// `call` or `ret` right after `ret`, with no instruction between.
-    AfterReturn(&'static str),
+    /// `call` or `ret` right after `call` or `ret`, with no instruction
+    /// between.
+    Twice(&'static str, &'static str),
     /// `sigreturn` outside a signal handler.
     NoHandler,
     /// A function symbol that cannot be added.
@@ -34,9 +35,9 @@ impl fmt::Display for SimError {
                 f,
                 "{what} with no preceding instruction in this thread (expected an `i` line first)"
             ),
-            SimError::AfterReturn(what) => write!(
+            SimError::Twice(what, after) => write!(
                 f,
-                "{what} right after `ret`: an instruction returns once and calls nothing \
+                "{what} right after {after}: an instruction calls or returns only once \
                  (expected an `i` line first)"
             ),
             SimError::NoHandler => {
@@ -112,12 +113,7 @@ impl<B: Backdate> Simulator<B> {
             Event::Call { target } => return self.call(target),
             Event::Return => {
                 let context = self.threads.current();
-                if context.last_instr.is_none() {
-                    return Err(SimError::NoInstruction("`ret`"));
-                }
-                if context.return_pending() {
-                    return Err(SimError::AfterReturn("`ret`"));
-                }
+                check_can_transfer(context, "`ret`")?;
                 context.mark_return();
             }
             Event::Thread { tid } => self.threads.switch(tid, &mut self.backdate, now),
@@ -146,10 +142,7 @@ impl<B: Backdate> Simulator<B> {
     fn instruction(&mut self, addr: u64, len: u32) {
         let now = self.instructions;
         let context = self.threads.current();
-        if context.return_pending() {
-            context.complete_return(addr, &mut self.arcs, &mut self.backdate, now);
-        }
-        let entry = context.entry(addr);
+        let entry = context.begin_instruction(addr, &mut self.arcs, &mut self.backdate, now);
         let id = self.program.intern(addr, len, entry);
         if id.0 as usize == self.self_cost.len() {
             self.self_cost.push(Cost::ZERO);
@@ -204,20 +197,14 @@ impl<B: Backdate> Simulator<B> {
     }
 
     fn call(&mut self, target: u64) -> Result<(), SimError> {
-        let now = self.instructions;
         let context = self.threads.current();
-        let Some(site) = context.last_instr else {
-            return Err(SimError::NoInstruction("`call`"));
-        };
-        if context.return_pending() {
-            return Err(SimError::AfterReturn("`call`"));
-        }
+        let site = check_can_transfer(context, "`call`")?;
         let callee = self.program.callee(target);
         let instr = self.program.instr(site);
         let return_addr = instr.addr.wrapping_add(u64::from(instr.len));
         let arc = self.arcs.arc(site, callee, target);
         self.arcs.get_mut(arc).calls += 1;
-        context.push(arc, return_addr, target, &mut self.backdate, now);
+        context.mark_call(arc, return_addr, target);
         Ok(())
     }
 
@@ -246,6 +233,18 @@ impl<B: Backdate> Simulator<B> {
             tree,
             threads,
         )
+    }
+}
+
+/// The instruction a `call` or `ret` belongs to, if it has made neither yet.
+fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<InstrId, SimError> {
+    let Some(instr) = context.last_instr else {
+        return Err(SimError::NoInstruction(what));
+    };
+    match context.pending() {
+        Pending::None => Ok(instr),
+        Pending::Call { .. } => Err(SimError::Twice(what, "`call`")),
+        Pending::Return => Err(SimError::Twice(what, "`ret`")),
     }
 }
 
@@ -339,6 +338,7 @@ mod tests {
         assert!(error("ret\n").starts_with("line 2: `ret` with no preceding"));
         assert!(error("i 10 1\nret\nret\n").starts_with("line 4: `ret` right after `ret`"));
         assert!(error("i 10 1\nret\ncall 40\n").starts_with("line 4: `call` right after `ret`"));
+        assert!(error("i 10 1\ncall 40\nret\n").starts_with("line 4: `ret` right after `call`"));
     }
 
     #[test]

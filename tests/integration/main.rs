@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod annotate;
+mod backdate_reference;
 mod cli;
 mod golden;
 mod hand_computed;
