@@ -6,3 +6,4 @@ mod cli;
 mod golden;
 mod hand_computed;
 mod support;
+mod tree_memory;
