@@ -8,7 +8,7 @@
 //! tests hold a brute-force one that remembers whole stacks.
 
 use crate::arcs::ArcId;
-use crate::cost::Cost;
+use crate::cost::UseCost;
 
 /// Receives call structure and line residencies; yields per-arc costs.
 ///
@@ -30,11 +30,11 @@ pub trait Backdate {
     /// A line is loaded in the context at `cursor`.
     fn hold(&mut self, cursor: &Self::Cursor) -> Self::Line;
     /// The line's residency ended with `cost`; it lets go of `line`.
-    fn charge(&mut self, line: Self::Line, cost: &Cost, now: u64);
+    fn charge(&mut self, line: Self::Line, cost: &UseCost, now: u64);
     /// After every context closed and every line was charged: the back-dated
     /// cost of each arc, indexed by [`ArcId`] (shorter if trailing arcs got
     /// nothing), and the statistics.
-    fn finish(self, now: u64) -> (Vec<Cost>, Option<TreeStats>);
+    fn finish(self, now: u64) -> (Vec<UseCost>, Option<TreeStats>);
 }
 
 /// Size of the back-dating tree over a run, as the paper reports it.
@@ -60,8 +60,8 @@ impl Backdate for NoBackdate {
     fn leave(&mut self, _: &mut (), _: u64) {}
     fn close(&mut self, _: (), _: u64) {}
     fn hold(&mut self, _: &()) {}
-    fn charge(&mut self, _: (), _: &Cost, _: u64) {}
-    fn finish(self, _: u64) -> (Vec<Cost>, Option<TreeStats>) {
+    fn charge(&mut self, _: (), _: &UseCost, _: u64) {}
+    fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (Vec::new(), None)
     }
 }

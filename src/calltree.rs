@@ -21,16 +21,20 @@
 //!   paths, which bounds memory by the cache sizes and the stack depths.
 //!
 //! Nodes live in an arena: a `Vec` of slots addressed by [`NodeId`], with
-//! freed slots reused through a free list.
+//! freed slots reused through a free list. A node's children are found
+//! through one hash index keyed by (node, arc), so a call costs one lookup
+//! however many callees a function has.
 
 use std::num::NonZeroU32;
 
+use rustc_hash::FxHashMap;
+
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
-use crate::cost::Cost;
+use crate::cost::UseCost;
 
 /// A node's slot in [`CallTree`]'s arena, plus one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NodeId(NonZeroU32);
 
 impl NodeId {
@@ -44,12 +48,11 @@ struct Node {
     parent: Option<NodeId>,
     /// The call arc this node adds to its parent's path; `None` for a root.
     arc: Option<ArcId>,
-    first_child: Option<NodeId>,
-    prev_sibling: Option<NodeId>,
-    next_sibling: Option<NodeId>,
+    /// Number of live children.
+    children: u32,
     refs: u32,
     /// Cost of evicted lines loaded at this path or below, not yet pushed up.
-    cost: Cost,
+    cost: UseCost,
 }
 
 /// The back-dating tree of every context of a run.
@@ -57,8 +60,10 @@ struct Node {
 pub struct CallTree {
     nodes: Vec<Node>,
     free: Vec<NodeId>,
+    /// Live child of a node along an arc: one lookup per call.
+    child_of: FxHashMap<(NodeId, ArcId), NodeId>,
     /// Cost pushed into each arc by pruned nodes, indexed by [`ArcId`].
-    arc_costs: Vec<Cost>,
+    arc_costs: Vec<UseCost>,
     live: u64,
     max_live: u64,
     created: u64,
@@ -95,11 +100,9 @@ impl CallTree {
         let node = Node {
             parent,
             arc,
-            first_child: None,
-            prev_sibling: None,
-            next_sibling: None,
+            children: 0,
             refs: 0,
-            cost: Cost::ZERO,
+            cost: UseCost::default(),
         };
         if let Some(id) = self.free.pop() {
             *self.node(id) = node;
@@ -113,52 +116,15 @@ impl CallTree {
         NodeId(slot)
     }
 
-    /// The child of `parent` along `arc`, created if missing, moved to the
-    /// front of the child list so that repeated calls find it first.
+    /// The child of `parent` along `arc`, created if missing.
     fn child(&mut self, parent: NodeId, arc: ArcId, now: u64) -> NodeId {
-        let mut cursor = self.node(parent).first_child;
-        while let Some(id) = cursor {
-            if self.node(id).arc == Some(arc) {
-                self.unlink(id);
-                self.link_first(parent, id);
-                return id;
-            }
-            cursor = self.node(id).next_sibling;
+        if let Some(&child) = self.child_of.get(&(parent, arc)) {
+            return child;
         }
-        let id = self.alloc(Some(parent), Some(arc), now);
-        self.link_first(parent, id);
-        id
-    }
-
-    fn link_first(&mut self, parent: NodeId, id: NodeId) {
-        let old_first = self.node(parent).first_child;
-        if let Some(old) = old_first {
-            self.node(old).prev_sibling = Some(id);
-        }
-        let node = self.node(id);
-        node.prev_sibling = None;
-        node.next_sibling = old_first;
-        self.node(parent).first_child = Some(id);
-    }
-
-    fn unlink(&mut self, id: NodeId) {
-        let Node {
-            parent,
-            prev_sibling,
-            next_sibling,
-            ..
-        } = *self.node(id);
-        match prev_sibling {
-            Some(prev) => self.node(prev).next_sibling = next_sibling,
-            None => {
-                if let Some(parent) = parent {
-                    self.node(parent).first_child = next_sibling;
-                }
-            }
-        }
-        if let Some(next) = next_sibling {
-            self.node(next).prev_sibling = prev_sibling;
-        }
+        let child = self.alloc(Some(parent), Some(arc), now);
+        self.child_of.insert((parent, arc), child);
+        self.node(parent).children += 1;
+        child
     }
 
     /// Drops one reference; prunes the node and then its ancestors while
@@ -168,24 +134,26 @@ impl CallTree {
         let mut current = id;
         loop {
             let node = &self.nodes[current.index()];
-            if node.refs != 0 || node.first_child.is_some() {
+            if node.refs != 0 || node.children != 0 {
                 return;
             }
             let (parent, arc, cost) = (node.parent, node.arc, node.cost);
-            self.unlink(current);
             self.free.push(current);
             self.count_live(now, -1);
+            let (Some(parent), Some(arc)) = (parent, arc) else {
+                return;
+            };
+            self.child_of.remove(&(parent, arc));
             if !cost.is_zero() {
-                if let Some(arc) = arc {
-                    let index = arc.0 as usize;
-                    if self.arc_costs.len() <= index {
-                        self.arc_costs.resize(index + 1, Cost::ZERO);
-                    }
-                    self.arc_costs[index] += &cost;
+                let index = arc.0 as usize;
+                if self.arc_costs.len() <= index {
+                    self.arc_costs.resize(index + 1, UseCost::default());
                 }
+                self.arc_costs[index] += &cost;
             }
-            let Some(parent) = parent else { return };
-            self.node(parent).cost += &cost;
+            let parent_node = self.node(parent);
+            parent_node.children -= 1;
+            parent_node.cost += &cost;
             current = parent;
         }
     }
@@ -229,14 +197,14 @@ impl Backdate for CallTree {
         Some(*cursor)
     }
 
-    fn charge(&mut self, line: Option<NodeId>, cost: &Cost, now: u64) {
+    fn charge(&mut self, line: Option<NodeId>, cost: &UseCost, now: u64) {
         if let Some(id) = line {
             self.node(id).cost += cost;
             self.release(id, now);
         }
     }
 
-    fn finish(mut self, now: u64) -> (Vec<Cost>, Option<TreeStats>) {
+    fn finish(mut self, now: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         debug_assert_eq!(self.live, 0, "nodes left after every release");
         self.count_live(now, 0);
         let mean_nodes = if now == 0 {
@@ -258,9 +226,9 @@ mod tests {
     use super::*;
     use crate::cost::EventKind;
 
-    fn cost(spatial: u64) -> Cost {
-        let mut cost = Cost::ZERO;
-        cost[EventKind::SpLoss1] = spatial;
+    fn cost(spatial: u64) -> UseCost {
+        let mut cost = UseCost::default();
+        cost.set(EventKind::SpLoss1, spatial);
         cost
     }
 

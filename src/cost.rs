@@ -193,6 +193,51 @@ impl Sub for &Cost {
     }
 }
 
+/// Number of cache-use kinds, the length of a [`UseCost`].
+pub const USE_COUNT: usize = EVENT_COUNT - EventKind::IMMEDIATE_COUNT;
+
+/// The cache-use part of a cost: the counters of the kinds after the
+/// immediate ones, in the same order. Kept apart so that the back-dating
+/// tree, which only ever carries cache-use cost, stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UseCost(pub [u64; USE_COUNT]);
+
+impl UseCost {
+    /// The counter of cache-use kind `kind`.
+    pub fn get(&self, kind: EventKind) -> u64 {
+        debug_assert!(!kind.is_immediate());
+        self.0[kind as usize - EventKind::IMMEDIATE_COUNT]
+    }
+
+    /// Sets the counter of cache-use kind `kind`.
+    pub fn set(&mut self, kind: EventKind, count: u64) {
+        debug_assert!(!kind.is_immediate());
+        self.0[kind as usize - EventKind::IMMEDIATE_COUNT] = count;
+    }
+
+    /// True when every counter is zero.
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&count| count == 0)
+    }
+}
+
+impl AddAssign<&UseCost> for UseCost {
+    fn add_assign(&mut self, other: &UseCost) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine += theirs;
+        }
+    }
+}
+
+impl AddAssign<&UseCost> for Cost {
+    fn add_assign(&mut self, other: &UseCost) {
+        let use_part = &mut self.0[EventKind::IMMEDIATE_COUNT..];
+        for (mine, theirs) in use_part.iter_mut().zip(&other.0) {
+            *mine += theirs;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +278,21 @@ mod tests {
         assert_eq!((&b - &a), a);
         assert!(!a.is_zero());
         assert!(Cost::ZERO.is_zero());
+    }
+
+    #[test]
+    fn use_cost_adds_into_the_cache_use_kinds() {
+        let mut use_cost = UseCost::default();
+        use_cost.set(EventKind::SpLoss2, 9);
+        use_cost.set(EventKind::AcCost1, 2);
+        assert_eq!(use_cost.get(EventKind::SpLoss2), 9);
+        let mut cost = Cost::ZERO;
+        cost[EventKind::Ir] = 1;
+        cost += &use_cost;
+        cost += &use_cost;
+        assert_eq!(cost[EventKind::SpLoss2], 18);
+        assert_eq!(cost[EventKind::AcCost1], 4);
+        assert_eq!(cost[EventKind::Ir], 1);
+        assert_eq!(cost.0.iter().sum::<u64>(), 23);
     }
 }

@@ -9,7 +9,7 @@ use crate::cache::{Hierarchy, L1Kind, Level, LineUse, Loader, Release, UseSink};
 use crate::callstack::{Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet};
+use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{InstrId, Program, SymbolError};
 use crate::trace::{Access, Event, TraceError, TraceRead};
@@ -123,6 +123,7 @@ impl<B: Backdate> Simulator<B> {
                 .leave_handler(&mut self.arcs, &mut self.backdate, now)
                 .map_err(|_| SimError::NoHandler)?,
             Event::Function(symbol) => {
+                let symbol = *symbol;
                 self.program
                     .add_function(
                         symbol.start,
@@ -288,7 +289,7 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
 
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
 /// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
-pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> Cost {
+pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> UseCost {
     let (temporal, wasted, loaded, used_bytes) = match level {
         Level::L1 => (
             EventKind::AcCost1,
@@ -305,11 +306,11 @@ pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> Cost {
     };
     debug_assert!(used.count > 0, "a residency without accesses");
     let bytes = u64::from(used.mask.count());
-    let mut cost = Cost::ZERO;
-    cost[temporal] = 1000 / used.count.max(1);
-    cost[wasted] = u64::from(line_size) - bytes;
-    cost[loaded] = u64::from(line_size);
-    cost[used_bytes] = bytes;
+    let mut cost = UseCost::default();
+    cost.set(temporal, 1000 / used.count.max(1));
+    cost.set(wasted, u64::from(line_size) - bytes);
+    cost.set(loaded, u64::from(line_size));
+    cost.set(used_bytes, bytes);
     cost
 }
 

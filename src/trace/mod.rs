@@ -67,7 +67,7 @@ pub enum Event {
     /// A heap block was freed.
     Free { addr: u64 },
     /// Symbol information for the code in a range.
-    Function(FunctionSymbol),
+    Function(Box<FunctionSymbol>),
 }
 
 /// A streaming source of events.

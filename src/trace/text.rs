@@ -192,13 +192,13 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
                 Some(_) => tokens.optional_decimal("LINE")?.unwrap_or(0),
                 None => 0,
             };
-            Event::Function(FunctionSymbol {
+            Event::Function(Box::new(FunctionSymbol {
                 start,
                 end,
                 name,
                 file,
                 line,
-            })
+            }))
         }
         other => {
             let other = String::from_utf8_lossy(other);
@@ -399,20 +399,20 @@ mod tests {
         assert_eq!(
             events,
             [
-                Event::Function(FunctionSymbol {
+                Event::Function(Box::new(FunctionSymbol {
                     start: 0x401000,
                     end: 0x401040,
                     name: "main".into(),
                     file: Some("transpose.c".into()),
                     line: 12
-                }),
-                Event::Function(FunctionSymbol {
+                })),
+                Event::Function(Box::new(FunctionSymbol {
                     start: 0x401040,
                     end: 0x4010a0,
                     name: "gather".into(),
                     file: None,
                     line: 0
-                }),
+                })),
                 Event::Thread { tid: 2 },
                 Event::Instr {
                     addr: 0x401000,

@@ -9,7 +9,7 @@ use linegrind::arcs::ArcId;
 use linegrind::backdate::{Backdate, NoBackdate, TreeStats};
 use linegrind::calltree::CallTree;
 use linegrind::config::SimConfig;
-use linegrind::cost::{Cost, EventKind};
+use linegrind::cost::{Cost, EventKind, UseCost};
 use linegrind::profile::Profile;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Access, Event, FunctionSymbol};
@@ -21,7 +21,7 @@ use crate::support::config;
 #[derive(Default)]
 struct BruteForce {
     stacks: Vec<Vec<ArcId>>,
-    arc_costs: Vec<Cost>,
+    arc_costs: Vec<UseCost>,
 }
 
 impl Backdate for BruteForce {
@@ -47,17 +47,17 @@ impl Backdate for BruteForce {
         self.stacks.len() - 1
     }
 
-    fn charge(&mut self, line: usize, cost: &Cost, _: u64) {
+    fn charge(&mut self, line: usize, cost: &UseCost, _: u64) {
         for arc in &self.stacks[line] {
             let index = arc.0 as usize;
             if self.arc_costs.len() <= index {
-                self.arc_costs.resize(index + 1, Cost::ZERO);
+                self.arc_costs.resize(index + 1, UseCost::default());
             }
             self.arc_costs[index] += cost;
         }
     }
 
-    fn finish(self, _: u64) -> (Vec<Cost>, Option<TreeStats>) {
+    fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (self.arc_costs, None)
     }
 }
@@ -114,13 +114,13 @@ struct ContextState {
 fn events(ops: &[Op]) -> Vec<Event> {
     let mut out: Vec<Event> = (0..FUNCTIONS)
         .map(|func| {
-            Event::Function(FunctionSymbol {
+            Event::Function(Box::new(FunctionSymbol {
                 start: base(func),
                 end: base(func + 1),
                 name: ["main", "a", "b", "c", "d", "handler"][func as usize].into(),
                 file: None,
                 line: 0,
-            })
+            }))
         })
         .collect();
     let mut threads: Vec<(u8, Vec<ContextState>)> = vec![(1, vec![ContextState::default()])];

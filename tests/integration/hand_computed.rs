@@ -328,3 +328,126 @@ fn evicted_lines_are_charged_when_they_leave() {
     // I1 line 0x1000: 3 uses of bytes 0..13 (333, 51); D1 0x8080: (500, 0).
     assert_eq!((main[AcCost1], main[SpLoss1]), (833, 51));
 }
+
+/// Every number of `traces/call_chain.lgt`, worked out from its listing.
+#[test]
+fn the_call_chain_example_in_full() {
+    let text =
+        std::fs::read_to_string(crate::support::root().join("traces/call_chain.lgt")).unwrap();
+    let profile = simulate_text(&text, SimConfig::default());
+    // Two code lines: 0x401000 holds main and outer, 0x401040 middle and
+    // inner. main loads the first and its stack line; middle loads the
+    // second; inner loads the data line.
+    //
+    // Line 0x401000: main's 4 instructions (bytes 0..14) and outer's 3
+    // (bytes 32..41): 7 uses, 23 bytes: AcCost 1000/7 = 142, SpLoss 41.
+    // Stack line: 1 use of 8 bytes: 1000, 56.
+    let both = |l1: &[(EventKind, u64)]| {
+        let mut all = l1.to_vec();
+        for &(kind, n) in l1 {
+            let ll = match kind {
+                AcCost1 => AcCost2,
+                SpLoss1 => SpLoss2,
+                Loaded1 => Loaded2,
+                _ => Used2,
+            };
+            all.push((ll, n));
+        }
+        all
+    };
+    let main_use = both(&[(AcCost1, 1142), (SpLoss1, 97), (Loaded1, 128), (Used1, 31)]);
+    let mut main = vec![(Ir, 4), (Dw, 1), (I1mr, 1), (D1mw, 1), (ILmr, 1), (DLmw, 1)];
+    main.extend(main_use);
+    assert_eq!(self_cost(&profile, "main"), cost(&main));
+    assert_eq!(self_cost(&profile, "outer"), cost(&[(Ir, 3)]));
+    // Line 0x401040: middle's 2 instructions (bytes 64..70) and inner's 19
+    // (bytes 96..113): 21 uses, 23 bytes: 47, 41.
+    let mut middle = vec![(Ir, 2), (I1mr, 1), (ILmr, 1)];
+    middle.extend(both(&[
+        (AcCost1, 47),
+        (SpLoss1, 41),
+        (Loaded1, 64),
+        (Used1, 23),
+    ]));
+    assert_eq!(self_cost(&profile, "middle"), cost(&middle));
+    // inner: 2 + 4 x 4 + 1 instructions; four 16-byte reads fill the data
+    // line exactly: 4 uses, 64 bytes: 250, 0.
+    let data_line = both(&[(AcCost1, 250), (Loaded1, 64), (Used1, 64)]);
+    let mut inner = vec![(Ir, 19), (Dr, 4), (D1mr, 1), (DLmr, 1)];
+    inner.extend(data_line.clone());
+    assert_eq!(self_cost(&profile, "inner"), cost(&inner));
+
+    // Inclusive: each arc holds its callee's subtree; back-dated use is that
+    // of the lines loaded below it (middle's code line and the data line).
+    let below_outer = both(&[(AcCost1, 297), (SpLoss1, 41), (Loaded1, 128), (Used1, 87)]);
+    let mut main_outer = vec![
+        (Ir, 24),
+        (Dr, 4),
+        (I1mr, 1),
+        (D1mr, 1),
+        (ILmr, 1),
+        (DLmr, 1),
+    ];
+    main_outer.extend(below_outer.clone());
+    let mut outer_middle = vec![
+        (Ir, 21),
+        (Dr, 4),
+        (I1mr, 1),
+        (D1mr, 1),
+        (ILmr, 1),
+        (DLmr, 1),
+    ];
+    outer_middle.extend(below_outer);
+    let mut middle_inner = vec![(Ir, 19), (Dr, 4), (D1mr, 1), (DLmr, 1)];
+    middle_inner.extend(data_line);
+    for (caller, callee, expected) in [
+        ("main", "outer", main_outer),
+        ("outer", "middle", outer_middle),
+        ("middle", "inner", middle_inner),
+    ] {
+        let call = arc(&profile, caller, callee);
+        assert_eq!(call.calls, 1);
+        assert_eq!(call.inclusive, cost(&expected), "{caller} -> {callee}");
+    }
+    assert_eq!(profile.arcs.len(), 3);
+}
+
+/// Every number of `traces/straddle_modify.lgt`, as its comments explain.
+#[test]
+fn the_straddle_example_in_full() {
+    let text =
+        std::fs::read_to_string(crate::support::root().join("traces/straddle_modify.lgt")).unwrap();
+    let profile = simulate_text(&text, SimConfig::default());
+    assert_eq!(
+        only(&profile.totals, &IMMEDIATE),
+        cost(&[
+            (Ir, 9),
+            (Dr, 2),
+            (Dw, 3),
+            (I1mr, 3),
+            (D1mr, 1),
+            (D1mw, 2),
+            (ILmr, 3),
+            (DLmr, 1),
+            (DLmw, 2)
+        ])
+    );
+    // main loaded code line 0x401000 (5 uses, bytes 0..26: 200, 38), data
+    // line 0x602000 (read 60..64, modify 56..60: 500, 56), 0x602040 (3 uses,
+    // bytes 0..4 and 60..64: 333, 56) and 0x6020c0 (1 byte: 1000, 63).
+    assert_eq!(
+        only(&self_cost(&profile, "main"), &L1_USE),
+        cost(&[(AcCost1, 2033), (SpLoss1, 213), (Loaded1, 256), (Used1, 43)])
+    );
+    // bump loaded code lines 0x401040 (3 uses, 12 bytes: 333, 52) and
+    // 0x401080 (2 uses, 3 bytes: 500, 61) and data line 0x602080 (bytes 0..4
+    // and 63: 500, 59): its self cost and the arc's back-dated cost.
+    let bump = cost(&[(AcCost1, 1333), (SpLoss1, 172), (Loaded1, 192), (Used1, 20)]);
+    assert_eq!(only(&self_cost(&profile, "bump"), &L1_USE), bump);
+    let call = arc(&profile, "main", "bump");
+    assert_eq!(only(&call.inclusive, &L1_USE), bump);
+    assert_eq!(
+        only(&call.inclusive, &IMMEDIATE),
+        cost(&[(Ir, 4), (Dw, 2), (I1mr, 2), (D1mw, 1), (ILmr, 2), (DLmw, 1)])
+    );
+}

@@ -13,13 +13,13 @@ const FANOUT: u64 = 20;
 const ITERATIONS: u64 = 1_000_000;
 
 fn function(start: u64, name: String) -> Event {
-    Event::Function(FunctionSymbol {
+    Event::Function(Box::new(FunctionSymbol {
         start,
         end: start + 0x100,
         name,
         file: None,
         line: 0,
-    })
+    }))
 }
 
 fn instr(addr: u64, len: u32) -> Event {
@@ -46,10 +46,16 @@ fn tree_stays_within_resident_lines_plus_shared_levels() {
     // iteration streaming one new data line.
     let mut state = 12345u64;
     for k in 0..ITERATIONS {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let (p, w, l) = (state >> 33 & 0xff, state >> 41 & 0xff, state >> 49 & 0xff);
         let (p, w, l) = (p % FANOUT, w % FANOUT, l % FANOUT);
-        for (site, target) in [(0x1000, phase(p)), (phase(p), worker(w)), (worker(w), leaf(l))] {
+        for (site, target) in [
+            (0x1000, phase(p)),
+            (phase(p), worker(w)),
+            (worker(w), leaf(l)),
+        ] {
             apply(instr(site, 5));
             apply(Event::Call { target });
         }
