@@ -31,13 +31,13 @@ fn simulate(c: &mut Criterion) {
     group.throughput(Throughput::Elements(events.len() as u64));
     group.sample_size(20);
     group.bench_function("cacheuse+backdate", |b| {
-        b.iter(|| run(black_box(&events), with_use, CallTree::new()))
+        b.iter(|| run(black_box(&events), with_use.clone(), CallTree::new()))
     });
     group.bench_function("cacheuse, backdate=no", |b| {
-        b.iter(|| run(black_box(&events), with_use, NoBackdate))
+        b.iter(|| run(black_box(&events), with_use.clone(), NoBackdate))
     });
     group.bench_function("cacheuse=no", |b| {
-        b.iter(|| run(black_box(&events), misses_only, NoBackdate))
+        b.iter(|| run(black_box(&events), misses_only.clone(), NoBackdate))
     });
     group.finish();
 }

@@ -13,6 +13,12 @@
 //! return (a longjmp or an unwinding exception skips frames this way);
 //! otherwise the innermost frame returns. A `ret` with no frame pops
 //! nothing.
+//!
+//! Two kinds of frame have no arc of their own. A *skipped* function's frame
+//! (`--fn-skip`, PLT stubs) charges its code to the call site in the nearest
+//! shown caller, which also makes the calls it contains. A *tail* frame,
+//! entered by a jump to another function's entry, replaced the frame below
+//! it: the two return together.
 
 use rustc_hash::FxHashMap;
 
@@ -21,16 +27,17 @@ use crate::backdate::Backdate;
 use crate::cost::Cost;
 use crate::program::InstrId;
 
-/// One active call.
-#[derive(Clone, Debug)]
-struct Frame {
-    arc: ArcId,
+/// A call about to take effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The arc called along; `None` when the callee is skipped.
+    pub arc: Option<ArcId>,
     /// Address of the instruction after the call site.
-    return_addr: u64,
-    /// Address the call jumped to.
-    entry: u64,
-    /// The context's cost when the call was made.
-    enter: Cost,
+    pub return_addr: u64,
+    /// Address the call jumps to.
+    pub entry: u64,
+    /// For a skipped callee: where the costs of its code go.
+    pub charge_to: Option<InstrId>,
 }
 
 /// What the most recent instruction did to the stack, applied when the
@@ -38,12 +45,18 @@ struct Frame {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pending {
     None,
-    Call {
-        arc: ArcId,
-        return_addr: u64,
-        entry: u64,
-    },
+    Call(Call),
     Return,
+}
+
+/// One active call.
+#[derive(Clone, Debug)]
+struct Frame {
+    call: Call,
+    /// Entered by a jump: returns together with the frame below.
+    tail: bool,
+    /// The context's cost when the call was made.
+    enter: Cost,
 }
 
 /// A thread's stack, or a signal handler's.
@@ -56,6 +69,8 @@ pub struct Context<C> {
     pending: Pending,
     /// Address of the first instruction, the entry of the outermost code.
     root_entry: Option<u64>,
+    /// The innermost frame's `charge_to`, kept at hand for every event.
+    charge_to: Option<InstrId>,
     /// Position in the back-dating tree.
     pub cursor: C,
 }
@@ -68,6 +83,7 @@ impl<C> Context<C> {
             last_instr: None,
             pending: Pending::None,
             root_entry: None,
+            charge_to: None,
             cursor,
         }
     }
@@ -82,13 +98,9 @@ impl<C> Context<C> {
         self.pending
     }
 
-    /// Records that the most recent instruction calls along `arc`.
-    pub fn mark_call(&mut self, arc: ArcId, return_addr: u64, entry: u64) {
-        self.pending = Pending::Call {
-            arc,
-            return_addr,
-            entry,
-        };
+    /// Records that the most recent instruction makes `call`.
+    pub fn mark_call(&mut self, call: Call) {
+        self.pending = Pending::Call(call);
     }
 
     /// Records that the most recent instruction returns.
@@ -96,9 +108,17 @@ impl<C> Context<C> {
         self.pending = Pending::Return;
     }
 
+    /// The instruction that costs of `instr` are charged to: itself, or in
+    /// a skipped function's frame, the call site of the nearest shown caller.
+    #[inline]
+    pub fn charged(&self, instr: InstrId) -> InstrId {
+        self.charge_to.unwrap_or(instr)
+    }
+
     /// Applies the pending call or return now that the next instruction runs
-    /// at `addr`; returns the entry address of the code it runs in: the
-    /// target of the innermost call, or the context's first instruction.
+    /// at `addr`. Returns the entry address of the code it runs in (the
+    /// target of the innermost call, or the context's first instruction),
+    /// and whether a call or return took effect.
     #[inline]
     pub fn begin_instruction<B: Backdate<Cursor = C>>(
         &mut self,
@@ -106,28 +126,61 @@ impl<C> Context<C> {
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) -> u64 {
-        match std::mem::replace(&mut self.pending, Pending::None) {
-            Pending::None => {}
-            Pending::Call {
-                arc,
-                return_addr,
-                entry,
-            } => {
-                backdate.enter(&mut self.cursor, arc, now);
-                self.frames.push(Frame {
-                    arc,
-                    return_addr,
-                    entry,
-                    enter: self.cost,
-                });
+    ) -> (u64, bool) {
+        let transferred = match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::None => false,
+            Pending::Call(call) => {
+                self.push(call, false, backdate, now);
+                true
             }
-            Pending::Return => self.complete_return(addr, arcs, backdate, now),
-        }
-        match self.frames.last() {
-            Some(frame) => frame.entry,
+            Pending::Return => {
+                self.complete_return(addr, arcs, backdate, now);
+                true
+            }
+        };
+        let entry = match self.frames.last() {
+            Some(frame) => frame.call.entry,
             None => *self.root_entry.get_or_insert(addr),
+        };
+        (entry, transferred)
+    }
+
+    /// Enters a function by a jump to `entry` (a tail call): the new frame
+    /// replaces the innermost one and returns with it.
+    pub fn enter_by_jump<B: Backdate<Cursor = C>>(
+        &mut self,
+        arc: Option<ArcId>,
+        entry: u64,
+        charge_to: Option<InstrId>,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        let return_addr = self.frames.last().map_or(0, |f| f.call.return_addr);
+        let call = Call {
+            arc,
+            return_addr,
+            entry,
+            charge_to,
+        };
+        self.push(call, true, backdate, now);
+    }
+
+    fn push<B: Backdate<Cursor = C>>(
+        &mut self,
+        call: Call,
+        tail: bool,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        if let Some(arc) = call.arc {
+            backdate.enter(&mut self.cursor, arc, now);
         }
+        self.charge_to = call.charge_to;
+        self.frames.push(Frame {
+            call,
+            tail,
+            enter: self.cost,
+        });
     }
 
     fn complete_return<B: Backdate<Cursor = C>>(
@@ -137,12 +190,17 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        let keep = match self.frames.iter().rposition(|f| f.return_addr == addr) {
+        let keep = match self.frames.iter().rposition(|f| f.call.return_addr == addr) {
             Some(index) => index,
             None => self.frames.len().saturating_sub(1),
         };
+        let mut tail = false;
         while self.frames.len() > keep {
-            self.pop(arcs, backdate, now);
+            tail = self.pop(arcs, backdate, now);
+        }
+        // A frame entered by a jump returns together with the one it replaced.
+        while tail && !self.frames.is_empty() {
+            tail = self.pop(arcs, backdate, now);
         }
     }
 
@@ -155,11 +213,22 @@ impl<C> Context<C> {
         }
     }
 
-    fn pop<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
-        if let Some(frame) = self.frames.pop() {
-            arcs.get_mut(frame.arc).inclusive += &(&self.cost - &frame.enter);
+    /// Returns from the innermost call; true if it had been entered by a jump.
+    fn pop<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> bool {
+        let Some(frame) = self.frames.pop() else {
+            return false;
+        };
+        if let Some(arc) = frame.call.arc {
+            arcs.get_mut(arc).inclusive += &(&self.cost - &frame.enter);
             backdate.leave(&mut self.cursor, now);
         }
+        self.charge_to = self.frames.last().and_then(|f| f.call.charge_to);
+        frame.tail
     }
 }
 

@@ -7,6 +7,8 @@ use clap::{ArgAction, Parser, Subcommand};
 use linegrind::cache::CacheGeometry;
 use linegrind::commands::SimJob;
 use linegrind::config::{ConfigError, SimConfig};
+use linegrind::output::Positions;
+use linegrind::symbols::SkipRules;
 
 const ABOUT: &str = "Trace-driven cache simulator with back-dated inclusive cache-use costs";
 
@@ -94,6 +96,25 @@ struct SimArgs {
     /// Functions listed in each top list of the summary (example: --top=20).
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
+
+    /// Give costs per instruction address, as Callgrind's --dump-instr
+    /// (example: --dump-instr=no for per-line costs only).
+    #[arg(long = "dump-instr", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    dump_instr: bool,
+
+    /// Give costs per source line, as Callgrind's --dump-line
+    /// (example: --dump-line=no).
+    #[arg(long = "dump-line", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    dump_line: bool,
+
+    /// Skip functions matching PATTERN (`*` and `?` wildcards; repeatable):
+    /// their cost and calls are their caller's (example: --fn-skip='GOMP_*').
+    #[arg(long = "fn-skip", value_name = "PATTERN")]
+    fn_skip: Vec<String>,
+
+    /// Skip PLT stubs, as Callgrind does by default (example: --skip-plt=no).
+    #[arg(long = "skip-plt", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    skip_plt: bool,
 }
 
 fn yes_no(text: &str) -> Result<bool, String> {
@@ -114,8 +135,19 @@ impl Args {
     pub fn into_job(self) -> Result<Job, ConfigError> {
         match self.command {
             Command::Sim(args) => {
+                let skip = SkipRules {
+                    patterns: args.fn_skip,
+                    plt: args.skip_plt,
+                };
                 let config =
-                    SimConfig::new(args.i1, args.d1, args.ll, args.cache_use, args.backdate)?;
+                    SimConfig::new(args.i1, args.d1, args.ll, args.cache_use, args.backdate)?
+                        .with_skip(skip);
+                if !args.dump_instr && !args.dump_line {
+                    return Err(ConfigError::new(
+                        "--dump-instr=no and --dump-line=no leave cost lines without a position; \
+                         keep one of them",
+                    ));
+                }
                 let output = args
                     .output
                     .unwrap_or_else(|| SimJob::default_output(&args.trace));
@@ -123,6 +155,10 @@ impl Args {
                     trace: args.trace,
                     output,
                     config,
+                    positions: Positions {
+                        instr: args.dump_instr,
+                        line: args.dump_line,
+                    },
                     top: args.top,
                 }))
             }

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::cache::{CacheGeometry, MAX_USE_LINE_SIZE};
+use crate::symbols::SkipRules;
 
 /// Default I1: 32 KiB, 8-way, 64-byte lines. Fixed, not taken from the host,
 /// so results reproduce across machines.
@@ -16,13 +17,14 @@ pub const DEFAULT_LL: (u64, u32, u32) = (8388608, 16, 64);
 ///
 /// Invariant: with cache use on, all line sizes are equal and at most
 /// [`MAX_USE_LINE_SIZE`]; back-dating is on only with cache use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimConfig {
     i1: CacheGeometry,
     d1: CacheGeometry,
     ll: CacheGeometry,
     cache_use: bool,
     backdate: bool,
+    skip: SkipRules,
 }
 
 /// A combination of options that cannot be simulated.
@@ -36,6 +38,13 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    /// An error explained by `message`.
+    pub fn new(message: impl Into<String>) -> ConfigError {
+        ConfigError(message.into())
+    }
+}
 
 impl SimConfig {
     /// Checks that the caches suit the analyses asked for. Back-dating needs
@@ -70,7 +79,18 @@ impl SimConfig {
             ll,
             cache_use,
             backdate: backdate && cache_use,
+            skip: SkipRules::default(),
         })
+    }
+
+    /// The same configuration, skipping the functions `skip` selects.
+    pub fn with_skip(self, skip: SkipRules) -> SimConfig {
+        SimConfig { skip, ..self }
+    }
+
+    /// The functions whose cost goes to their callers.
+    pub fn skip(&self) -> &SkipRules {
+        &self.skip
     }
 
     /// The documented default: fixed caches, cache use and back-dating on.
@@ -113,6 +133,7 @@ impl Default for SimConfig {
             ll,
             cache_use: true,
             backdate: true,
+            skip: SkipRules::default(),
         }
     }
 }

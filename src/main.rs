@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut stdout = stdout.lock();
     let result = match &job {
-        cli::Job::Sim(job) => commands::sim(job, &mut stdout),
+        cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()),
     };
     match result.and_then(|()| stdout.flush().map_err(|err| Failure::Other(err.into()))) {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,7 +7,6 @@ use crate::cost::{Cost, EventSet};
 use crate::program::{FnId, InstrId, Program};
 
 /// Self costs per instruction, call arcs with inclusive costs, and totals.
-#[derive(Debug)]
 pub struct Profile {
     pub config: SimConfig,
     pub events: EventSet,
@@ -27,8 +26,8 @@ pub struct Profile {
 impl Profile {
     /// Collects a finished simulation and sums its totals.
     pub fn new(
-        config: SimConfig,
         events: EventSet,
+        config: SimConfig,
         program: Program,
         self_cost: Vec<Cost>,
         arcs: Vec<Arc>,

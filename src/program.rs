@@ -1,15 +1,18 @@
-//! The instructions a trace executed and the functions they belong to.
+//! The instructions a trace executed and the functions, objects and source
+//! positions they belong to.
 //!
 //! Every distinct instruction address gets an [`InstrId`] the first time it
-//! runs, and its function is resolved then, once per address, never per
-//! event. Costs elsewhere are plain arrays indexed by these ids.
+//! runs, and is symbolized then, once per address, never per event: from
+//! the trace's own symbols (`fn` and `line`) if they cover it, else from the
+//! ELF object mapped there, else it joins a function named by address.
+//! Costs elsewhere are plain arrays indexed by these ids.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::symbols::{FnRanges, OverlapError};
+use crate::symbols::{FnRanges, ModuleId, OverlapError, SkipRules, Symbolizer};
 
 /// Index into [`Program::instrs`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,44 +22,68 @@ pub struct InstrId(pub u32);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FnId(pub u32);
 
+/// Index into [`Program::files`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
 /// One distinct executed instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instr {
+    /// Runtime address.
     pub addr: u64,
     pub len: u32,
     pub func: FnId,
+    /// Source file, when known.
+    pub file: Option<FileId>,
     /// Source line, 0 when unknown.
     pub line: u32,
 }
 
-/// A function: named by the trace's symbols, or after its entry address.
+/// A function: named by symbols, or after its entry address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Function {
     pub name: String,
-    pub file: Option<String>,
+    /// The ELF object it belongs to.
+    pub object: Option<ModuleId>,
+    pub file: Option<FileId>,
     /// Line of the function's code, 0 when unknown.
     pub line: u32,
-    /// First address: the start of its range, or the entry it was reached at.
+    /// Runtime address of its first byte, or of the entry it was reached at.
     pub entry: u64,
+    /// A PLT stub, which calls pass through (see `--skip-plt`).
+    pub plt: bool,
+    /// Skipped: its cost and calls are its caller's (`--fn-skip`).
+    pub skip: bool,
 }
 
-/// A function symbol that cannot be added.
+/// What makes two addresses belong to the same function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum FnKey {
+    /// An ELF symbol, by object and start address.
+    Symbol(Option<ModuleId>, u64),
+    /// A DWARF-only name in an object whose symbol table lacks it.
+    Named(Option<ModuleId>, String),
+    /// Code without symbols, by object and entry address.
+    Unnamed(Option<ModuleId>, u64),
+}
+
+/// Symbols given by the trace that cannot be added.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SymbolError {
     /// The range overlaps another function's range.
     Overlap { name: String, other: OverlapError },
-    /// The range covers code that already ran under an address-named function.
-    TooLate { name: String, addr: u64 },
+    /// The symbol covers code the trace already reached without it.
+    TooLate { what: String, addr: u64 },
 }
 
 impl fmt::Display for SymbolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SymbolError::Overlap { name, other } => write!(f, "function `{name}` {other}"),
-            SymbolError::TooLate { name, addr } => write!(
+            SymbolError::TooLate { what, addr } => write!(
                 f,
-                "function `{name}` covers {addr:#x}, which the trace already reached without a symbol; \
-                 put `fn` lines before the code they describe"
+                "{what} covers {addr:#x}, which the trace already reached without it; \
+                 put symbols before the code they describe"
             ),
         }
     }
@@ -64,23 +91,39 @@ impl fmt::Display for SymbolError {
 
 impl std::error::Error for SymbolError {}
 
-/// Instruction and function tables.
-#[derive(Debug, Default)]
+/// Instruction, function and file tables, and the symbols that fill them.
+#[derive(Default)]
 pub struct Program {
     instrs: Vec<Instr>,
     functions: Vec<Function>,
+    files: Vec<String>,
     by_addr: FxHashMap<u64, InstrId>,
+    file_ids: FxHashMap<String, FileId>,
+    fn_ids: FxHashMap<FnKey, FnId>,
+    /// The callee function of each call target seen.
+    callees: FxHashMap<u64, FnId>,
+    /// Function ranges given by the trace.
     ranges: FnRanges<FnId>,
-    /// Address-named functions by entry address.
-    unnamed: FxHashMap<u64, FnId>,
-    /// Addresses resolved without a symbol; a later range must not cover them.
+    /// Source positions given by the trace, by runtime address.
+    lines: FxHashMap<u64, (Option<FileId>, u32)>,
+    symbolizer: Symbolizer,
+    skip: SkipRules,
+    /// Addresses resolved without a trace symbol; one must not cover them.
     unresolved: BTreeSet<u64>,
 }
 
 impl Program {
-    /// Empty tables.
+    /// Empty tables, no modules.
     pub fn new() -> Program {
         Program::default()
+    }
+
+    /// Empty tables; functions matching `skip` will be skipped.
+    pub fn with_skip(skip: SkipRules) -> Program {
+        Program {
+            skip,
+            ..Program::default()
+        }
     }
 
     /// Every distinct instruction, indexed by [`InstrId`].
@@ -93,6 +136,11 @@ impl Program {
         &self.functions
     }
 
+    /// Every source file name, indexed by [`FileId`].
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
     /// The instruction with this id.
     pub fn instr(&self, id: InstrId) -> &Instr {
         &self.instrs[id.0 as usize]
@@ -103,8 +151,39 @@ impl Program {
         &self.functions[id.0 as usize]
     }
 
-    /// Adds the function `[start, end)`. It must come before any of its code
-    /// runs, so that every instruction keeps the function it first got.
+    /// The name of file `id`.
+    pub fn file(&self, id: FileId) -> &str {
+        &self.files[id.0 as usize]
+    }
+
+    /// The modules and the warnings symbolization gave.
+    pub fn symbolizer(&self) -> &Symbolizer {
+        &self.symbolizer
+    }
+
+    /// The ELF address of runtime address `addr`: minus the bias of the
+    /// module mapped there.
+    pub fn svma(&self, addr: u64) -> u64 {
+        match self.symbolizer.module_at(addr) {
+            Some(id) => self.symbolizer.modules().get(id).svma(addr),
+            None => addr,
+        }
+    }
+
+    /// Maps an ELF object (see [`Symbolizer::add_module`]).
+    pub fn add_module(
+        &mut self,
+        path: &str,
+        bias: u64,
+        range: Option<(u64, u64)>,
+        build_id: Option<Vec<u8>>,
+    ) {
+        self.symbolizer.add_module(path, bias, range, build_id);
+    }
+
+    /// Adds the function `[start, end)` given by the trace. It must come
+    /// before any of its code runs or is called, so that every instruction
+    /// keeps the function it first got.
     pub fn add_function(
         &mut self,
         start: u64,
@@ -114,36 +193,71 @@ impl Program {
         line: u32,
     ) -> Result<FnId, SymbolError> {
         if let Some(&addr) = self.unresolved.range(start..end).next() {
-            return Err(SymbolError::TooLate { name, addr });
+            return Err(SymbolError::TooLate {
+                what: format!("function `{name}`"),
+                addr,
+            });
         }
         let id = FnId(self.functions.len() as u32);
         if let Err(other) = self.ranges.insert(start, end, id) {
             return Err(SymbolError::Overlap { name, other });
         }
+        let file = file.map(|file| self.file_id(file));
         self.functions.push(Function {
+            skip: self.skip.skips(&name, false),
             name,
+            object: self.symbolizer.module_at(start),
             file,
             line,
             entry: start,
+            plt: false,
         });
         Ok(id)
     }
 
-    /// The id of the instruction at `addr`, added on first sight. `entry` is
-    /// the address the current frame was entered at; it names the function
-    /// of code that no symbol covers.
+    /// Records the source position of the instruction at `addr`, given by
+    /// the trace; without a file, the function's file is meant.
+    pub fn add_line(
+        &mut self,
+        addr: u64,
+        line: u32,
+        file: Option<String>,
+    ) -> Result<(), SymbolError> {
+        if self.by_addr.contains_key(&addr) {
+            return Err(SymbolError::TooLate {
+                what: format!("the source line of {addr:#x}"),
+                addr,
+            });
+        }
+        let file = file.map(|file| self.file_id(file));
+        self.lines.insert(addr, (file, line));
+        Ok(())
+    }
+
+    /// The id of the instruction at `addr`, added and symbolized on first
+    /// sight. `entry` is the address the current frame was entered at; it
+    /// names the function of code that no symbol covers.
     #[inline]
     pub fn intern(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
         if let Some(&id) = self.by_addr.get(&addr) {
             return id;
         }
-        let func = self.resolve(addr, entry);
+        self.add_instr(addr, len, entry)
+    }
+
+    fn add_instr(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
+        let (func, source) = self.resolve(addr, entry);
+        let function = &self.functions[func.0 as usize];
+        let (file, line) = match self.lines.get(&addr) {
+            Some(&(file, line)) => (file.or(function.file), line),
+            None => source.unwrap_or((function.file, function.line)),
+        };
         let id = InstrId(self.instrs.len() as u32);
-        let line = self.functions[func.0 as usize].line;
         self.instrs.push(Instr {
             addr,
             len,
             func,
+            file,
             line,
         });
         self.by_addr.insert(addr, id);
@@ -152,33 +266,102 @@ impl Program {
 
     /// The function a call to `target` enters.
     pub fn callee(&mut self, target: u64) -> FnId {
-        self.resolve(target, target)
+        if let Some(&func) = self.callees.get(&target) {
+            return func;
+        }
+        let (func, _) = self.resolve(target, target);
+        self.callees.insert(target, func);
+        func
     }
 
-    /// The function of `addr`: the symbol covering it, else a function named
-    /// after the frame's entry (or after `addr` itself when the entry has a
-    /// symbol, so that unnamed code never joins a named function).
-    fn resolve(&mut self, addr: u64, entry: u64) -> FnId {
+    /// The function of `addr` and, from the object's debug information, its
+    /// source position.
+    fn resolve(&mut self, addr: u64, entry: u64) -> (FnId, Option<(Option<FileId>, u32)>) {
         if let Some(id) = self.ranges.find(addr) {
-            return id;
+            return (id, None);
         }
         self.unresolved.insert(addr);
-        let entry = if self.ranges.find(entry).is_none() {
-            entry
-        } else {
-            addr
+        let found = self.symbolizer.resolve(addr);
+        let source = found
+            .source
+            .map(|source| (Some(self.file_id(source.file)), source.line));
+        let module = found.module;
+        let func = match found.function {
+            Some((Some(start), name)) => {
+                self.function_id(FnKey::Symbol(module, start), name, module, found.plt)
+            }
+            Some((None, name)) => {
+                self.function_id(FnKey::Named(module, name.clone()), name, module, found.plt)
+            }
+            None => {
+                // Unnamed code in a frame entered at unnamed code joins the
+                // function of that entry; otherwise it stands alone.
+                let entry = if entry != addr && self.has_symbol(entry) {
+                    addr
+                } else {
+                    entry
+                };
+                self.unresolved.insert(entry);
+                let module = self.symbolizer.module_at(entry).or(module);
+                let name = format!("0x{entry:x}");
+                self.function_id(FnKey::Unnamed(module, entry), name, module, found.plt)
+            }
         };
-        self.unresolved.insert(entry);
-        let functions = &mut self.functions;
-        *self.unnamed.entry(entry).or_insert_with(|| {
-            functions.push(Function {
-                name: format!("0x{entry:x}"),
-                file: None,
-                line: 0,
-                entry,
-            });
-            FnId(functions.len() as u32 - 1)
-        })
+        (func, source)
+    }
+
+    fn has_symbol(&mut self, addr: u64) -> bool {
+        self.ranges.find(addr).is_some() || self.symbolizer.resolve(addr).function.is_some()
+    }
+
+    /// The function for `key`, created with its entry, file and line.
+    fn function_id(
+        &mut self,
+        key: FnKey,
+        name: String,
+        object: Option<ModuleId>,
+        plt: bool,
+    ) -> FnId {
+        if let Some(&id) = self.fn_ids.get(&key) {
+            return id;
+        }
+        let (entry, source) = match (&key, object) {
+            (FnKey::Symbol(_, start), Some(module)) => {
+                let bias = self.symbolizer.modules().get(module).bias;
+                (
+                    start.wrapping_add(bias),
+                    self.symbolizer.source(module, *start),
+                )
+            }
+            (FnKey::Unnamed(_, entry), _) => (*entry, None),
+            _ => (0, None),
+        };
+        let (file, line) = match source {
+            Some(source) => (Some(self.file_id(source.file)), source.line),
+            None => (None, 0),
+        };
+        let id = FnId(self.functions.len() as u32);
+        self.functions.push(Function {
+            skip: self.skip.skips(&name, plt),
+            name,
+            object,
+            file,
+            line,
+            entry,
+            plt,
+        });
+        self.fn_ids.insert(key, id);
+        id
+    }
+
+    fn file_id(&mut self, name: String) -> FileId {
+        if let Some(&id) = self.file_ids.get(&name) {
+            return id;
+        }
+        let id = FileId(self.files.len() as u32);
+        self.files.push(name.clone());
+        self.file_ids.insert(name, id);
+        id
     }
 }
 
@@ -198,7 +381,31 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(p.instr(a).func, main);
         assert_eq!(p.instr(b).line, 12);
+        assert_eq!(p.file(p.instr(b).file.unwrap()), "m.c");
         assert_eq!(p.instrs().len(), 2);
+    }
+
+    #[test]
+    fn trace_lines_give_instructions_their_own_position() {
+        let mut p = Program::new();
+        p.add_function(0x1000, 0x1040, "main".into(), Some("m.c".into()), 12)
+            .unwrap();
+        p.add_line(0x1004, 14, None).unwrap();
+        p.add_line(0x1008, 3, Some("inline.h".into())).unwrap();
+        let b = p.intern(0x1004, 4, 0x1000);
+        let c = p.intern(0x1008, 4, 0x1000);
+        assert_eq!(
+            (p.file(p.instr(b).file.unwrap()), p.instr(b).line),
+            ("m.c", 14)
+        );
+        assert_eq!(
+            (p.file(p.instr(c).file.unwrap()), p.instr(c).line),
+            ("inline.h", 3)
+        );
+        assert!(matches!(
+            p.add_line(0x1004, 15, None),
+            Err(SymbolError::TooLate { .. })
+        ));
     }
 
     #[test]
@@ -225,7 +432,7 @@ mod tests {
         assert_eq!(
             err,
             SymbolError::TooLate {
-                name: "late".into(),
+                what: "function `late`".into(),
                 addr: 0x2000
             }
         );

@@ -3,15 +3,15 @@
 
 use std::fmt;
 
-use crate::arcs::Arcs;
+use crate::arcs::{ArcId, Arcs};
 use crate::backdate::{Backdate, NoBackdate};
 use crate::cache::{Hierarchy, L1Kind, Level, LineUse, Loader, Release, UseSink};
-use crate::callstack::{Context, Pending, Threads};
+use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
-use crate::program::{InstrId, Program, SymbolError};
+use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::trace::{Access, Event, TraceError, TraceRead};
 
 /// Events that are well formed but impossible where they stand.
@@ -94,8 +94,8 @@ impl<B: Backdate> Simulator<B> {
         let threads = Threads::new(&mut backdate);
         Simulator {
             caches: Hierarchy::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
+            program: Program::with_skip(config.skip().clone()),
             config,
-            program: Program::new(),
             threads,
             arcs: Arcs::new(),
             backdate,
@@ -134,6 +134,14 @@ impl<B: Backdate> Simulator<B> {
                     )
                     .map_err(SimError::Symbol)?;
             }
+            Event::Line(symbol) => self
+                .program
+                .add_line(symbol.addr, symbol.line, symbol.file)
+                .map_err(SimError::Symbol)?,
+            Event::Module(module) => {
+                self.program
+                    .add_module(&module.path, module.bias, module.range, module.build_id)
+            }
             // Sections and heap events do not change the simulation.
             Event::Mark { .. } | Event::Alloc { .. } | Event::Free { .. } => {}
         }
@@ -143,12 +151,24 @@ impl<B: Backdate> Simulator<B> {
     fn instruction(&mut self, addr: u64, len: u32) {
         let now = self.instructions;
         let context = self.threads.current();
-        let entry = context.begin_instruction(addr, &mut self.arcs, &mut self.backdate, now);
-        let id = self.program.intern(addr, len, entry);
-        if id.0 as usize == self.self_cost.len() {
+        let (entry, transferred) =
+            context.begin_instruction(addr, &mut self.arcs, &mut self.backdate, now);
+        let instr = self.program.intern(addr, len, entry);
+        if instr.0 as usize == self.self_cost.len() {
             self.self_cost.push(Cost::ZERO);
         }
-        context.last_instr = Some(id);
+        if let (false, Some(last)) = (transferred, context.last_instr) {
+            let func = self.program.instr(instr).func;
+            if func != self.program.instr(last).func && self.program.function(func).entry == addr {
+                // A jump to another function's entry: a tail call, or a PLT
+                // stub jumping to its target. Callgrind treats it as a call.
+                let site = context.charged(last);
+                let call = enter(&self.program, &mut self.arcs, site, func, addr);
+                context.enter_by_jump(call.0, addr, call.1, &mut self.backdate, now);
+            }
+        }
+        context.last_instr = Some(instr);
+        let id = context.charged(instr);
         self.instructions += 1;
         let mut sink = Sink {
             charger: Charger {
@@ -171,9 +191,10 @@ impl<B: Backdate> Simulator<B> {
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
         let now = self.instructions;
         let context = self.threads.current();
-        let Some(id) = context.last_instr else {
+        let Some(instr) = context.last_instr else {
             return Err(SimError::NoInstruction("data access"));
         };
+        let id = context.charged(instr);
         let mut sink = Sink {
             charger: Charger {
                 self_cost: &mut self.self_cost,
@@ -199,13 +220,22 @@ impl<B: Backdate> Simulator<B> {
 
     fn call(&mut self, target: u64) -> Result<(), SimError> {
         let context = self.threads.current();
-        let site = check_can_transfer(context, "`call`")?;
+        let instr = check_can_transfer(context, "`call`")?;
         let callee = self.program.callee(target);
-        let instr = self.program.instr(site);
-        let return_addr = instr.addr.wrapping_add(u64::from(instr.len));
-        let arc = self.arcs.arc(site, callee, target);
-        self.arcs.get_mut(arc).calls += 1;
-        context.mark_call(arc, return_addr, target);
+        let (arc, charge_to) = enter(
+            &self.program,
+            &mut self.arcs,
+            context.charged(instr),
+            callee,
+            target,
+        );
+        let instr = self.program.instr(instr);
+        context.mark_call(Call {
+            arc,
+            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
+            entry: target,
+            charge_to,
+        });
         Ok(())
     }
 
@@ -226,8 +256,8 @@ impl<B: Backdate> Simulator<B> {
             arc.inclusive += cost;
         }
         Profile::new(
-            self.config,
             EventSet::new(self.config.cache_use()),
+            self.config,
             self.program,
             self.self_cost,
             arcs,
@@ -237,6 +267,23 @@ impl<B: Backdate> Simulator<B> {
     }
 }
 
+/// Counts a call from `site` into `callee` at `target`: its arc, or for a
+/// skipped callee no arc and the call site its code is charged to.
+fn enter(
+    program: &Program,
+    arcs: &mut Arcs,
+    site: InstrId,
+    callee: FnId,
+    target: u64,
+) -> (Option<ArcId>, Option<InstrId>) {
+    if program.function(callee).skip {
+        return (None, Some(site));
+    }
+    let arc = arcs.arc(site, callee, target);
+    arcs.get_mut(arc).calls += 1;
+    (Some(arc), None)
+}
+
 /// The instruction a `call` or `ret` belongs to, if it has made neither yet.
 fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<InstrId, SimError> {
     let Some(instr) = context.last_instr else {
@@ -244,7 +291,7 @@ fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<Ins
     };
     match context.pending() {
         Pending::None => Ok(instr),
-        Pending::Call { .. } => Err(SimError::Twice(what, "`call`")),
+        Pending::Call(_) => Err(SimError::Twice(what, "`call`")),
         Pending::Return => Err(SimError::Twice(what, "`ret`")),
     }
 }
@@ -321,9 +368,10 @@ mod tests {
 
     fn error(body: &str) -> String {
         let text = format!("linegrind-trace text 1\n{body}");
-        simulate(&mut TextReader::new(text.as_bytes()), SimConfig::default())
-            .unwrap_err()
-            .to_string()
+        match simulate(&mut TextReader::new(text.as_bytes()), SimConfig::default()) {
+            Ok(_) => panic!("the trace simulated without an error"),
+            Err(err) => err.to_string(),
+        }
     }
 
     #[test]

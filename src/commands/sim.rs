@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
 use crate::config::SimConfig;
-use crate::output::{write_atomically, write_callgrind, write_summary};
+use crate::output::{Positions, write_atomically, write_callgrind, write_summary};
 use crate::simulator::simulate;
 use crate::trace::TextReader;
 
@@ -18,6 +18,8 @@ pub struct SimJob {
     /// The callgrind file to write.
     pub output: PathBuf,
     pub config: SimConfig,
+    /// Subpositions of the callgrind file's cost lines.
+    pub positions: Positions,
     /// Functions listed in each top list of the summary.
     pub top: usize,
 }
@@ -34,15 +36,20 @@ impl SimJob {
     }
 }
 
-/// Runs `job`, printing the summary to `stdout`.
-pub fn sim(job: &SimJob, stdout: &mut dyn Write) -> Result<(), Failure> {
+/// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
+pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let name = job.trace.display();
     let file = File::open(&job.trace).input(format!("cannot open {name}"))?;
     let mut reader = TextReader::new(BufReader::with_capacity(1 << 20, file));
-    let profile = simulate(&mut reader, job.config).input(&name)?;
+    let profile = simulate(&mut reader, job.config.clone()).input(&name)?;
+    for warning in profile.program.symbolizer().warnings() {
+        writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
+    }
     let cmd = job.trace.to_string_lossy();
-    write_atomically(&job.output, |out| write_callgrind(out, &profile, &cmd))
-        .other(format!("cannot write {}", job.output.display()))?;
+    write_atomically(&job.output, |out| {
+        write_callgrind(out, &profile, &cmd, job.positions)
+    })
+    .other(format!("cannot write {}", job.output.display()))?;
     writeln!(stdout, "linegrind sim {name}")
         .and_then(|()| write_summary(stdout, &profile, job.top))
         .and_then(|()| writeln!(stdout, "\nwrote {}", job.output.display()))

@@ -1,10 +1,14 @@
 //! The callgrind profile format, version 1, as KCachegrind and
 //! callgrind_annotate read it.
 //!
-//! Positions are `instr line`. Names are compressed (`fn=(3) name` once,
-//! then `fn=(3)`), positions relative to the previous cost line within a
-//! function, and trailing zero costs left out. Each call arc is written
-//! after its call site's cost line as `cfi=`/`cfn=`, `calls=COUNT TARGET`
+//! Costs are grouped by object (`ob=`), file (`fl=`) and function (`fn=`).
+//! Positions are ELF addresses (runtime address minus the object's bias)
+//! and source lines, `instr line` by default; code of another file inside a
+//! function (inlined code) switches the file with `fi=` and back with `fe=`,
+//! as Callgrind does. Names are compressed (`fn=(3) name` once, then
+//! `fn=(3)`), positions relative to the previous cost line within a
+//! function, and trailing zero costs left out. Each call arc is written after
+//! its call site's cost line as `cob=`/`cfi=`/`cfn=`, `calls=COUNT TARGET`
 //! and a cost line with the call-site position and the arc's inclusive
 //! cost: for cache-use events that is the back-dated cost.
 
@@ -13,21 +17,45 @@ use std::io::{self, Write};
 
 use crate::cost::{Cost, EventKind};
 use crate::profile::Profile;
-use crate::program::{FnId, InstrId};
+use crate::program::{FileId, FnId, InstrId};
 
-/// What Callgrind writes for a function without a known source file.
-const UNKNOWN_FILE: &str = "???";
+/// What Callgrind writes for an unknown file or object.
+const UNKNOWN: &str = "???";
+
+/// Which subpositions cost lines carry, as Callgrind's `--dump-instr` and
+/// `--dump-line`; at least one is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Positions {
+    pub instr: bool,
+    pub line: bool,
+}
+
+impl Default for Positions {
+    fn default() -> Positions {
+        Positions {
+            instr: true,
+            line: true,
+        }
+    }
+}
 
 /// Writes `profile` in callgrind format; `cmd` names the trace.
-pub fn write_callgrind(out: &mut dyn Write, profile: &Profile, cmd: &str) -> io::Result<()> {
+pub fn write_callgrind(
+    out: &mut dyn Write,
+    profile: &Profile,
+    cmd: &str,
+    positions: Positions,
+) -> io::Result<()> {
     let mut writer = Writer {
         out,
         profile,
+        positions,
         kinds: profile.events.kinds(),
-        file_ids: HashMap::new(),
-        fn_ids: vec![0; profile.program.functions().len()],
-        fns_written: 0,
+        with_objects: !profile.program.symbolizer().modules().modules().is_empty(),
+        ids: HashMap::new(),
+        counts: HashMap::new(),
         last: None,
+        file: None,
     };
     writer.header(cmd)?;
     writer.body()?;
@@ -35,19 +63,33 @@ pub fn write_callgrind(out: &mut dyn Write, profile: &Profile, cmd: &str) -> io:
     writer.all_costs(&profile.totals)
 }
 
+/// One cost line of a function: an instruction (or, without `instr`
+/// positions, a source line) and the arcs called from it.
+struct Row {
+    addr: u64,
+    file: Option<FileId>,
+    line: u32,
+    cost: Cost,
+    calls: Vec<usize>,
+}
+
 struct Writer<'a> {
     out: &'a mut dyn Write,
     profile: &'a Profile,
+    positions: Positions,
     kinds: &'static [EventKind],
-    file_ids: HashMap<&'a str, usize>,
-    /// Compressed id of each function, indexed by [`FnId`]; 0 until written.
-    fn_ids: Vec<usize>,
-    fns_written: usize,
+    with_objects: bool,
+    /// Compressed id of each name, per kind of name (`ob`, `fl`, `fn`).
+    ids: HashMap<(&'static str, String), usize>,
+    /// Ids given so far per kind of name.
+    counts: HashMap<&'static str, usize>,
     /// The previous cost line's position, for relative positions.
     last: Option<(u64, u32)>,
+    /// The file of the previous cost line.
+    file: Option<Option<FileId>>,
 }
 
-impl<'a> Writer<'a> {
+impl Writer<'_> {
     fn header(&mut self, cmd: &str) -> io::Result<()> {
         let profile = self.profile;
         let config = &profile.config;
@@ -81,7 +123,12 @@ impl<'a> Writer<'a> {
         for kind in self.kinds {
             writeln!(self.out, "event: {} : {}", kind.name(), kind.long_name())?;
         }
-        writeln!(self.out, "positions: instr line")?;
+        let positions = match (self.positions.instr, self.positions.line) {
+            (true, true) => "instr line",
+            (true, false) => "instr",
+            _ => "line",
+        };
+        writeln!(self.out, "positions: {positions}")?;
         let names: Vec<&str> = self.kinds.iter().map(|kind| kind.name()).collect();
         writeln!(self.out, "events: {}", names.join(" "))?;
         write!(self.out, "summary:")?;
@@ -98,72 +145,156 @@ impl<'a> Writer<'a> {
         for (index, arc) in self.profile.arcs.iter().enumerate() {
             arcs_from[arc.call_site.0 as usize].push(index);
         }
-        for (func, instrs) in instrs_of.iter_mut().enumerate() {
-            if instrs.is_empty() {
-                continue;
-            }
-            instrs.sort_by_key(|&id| program.instr(id).addr);
-            writeln!(self.out)?;
-            self.function_spec("fl", "fn", FnId(func as u32))?;
-            self.last = None;
-            for &id in instrs.iter() {
-                let instr = program.instr(id);
-                self.cost_line(instr.addr, instr.line, self.profile.instr_cost(id))?;
-                let arcs = &mut arcs_from[id.0 as usize];
-                arcs.sort_by_key(|&arc| self.profile.arcs[arc].callee);
-                for &arc in arcs.iter() {
-                    self.call(id, arc)?;
-                }
+        // By object, then in order of first appearance.
+        let mut order: Vec<usize> = (0..instrs_of.len())
+            .filter(|&func| !instrs_of[func].is_empty())
+            .collect();
+        order.sort_by_key(|&func| (program.functions()[func].object, func));
+        for func in order {
+            let rows = self.rows(&mut instrs_of[func], &mut arcs_from);
+            if !rows.is_empty() {
+                self.function(FnId(func as u32), &rows)?;
             }
         }
         Ok(())
     }
 
-    fn call(&mut self, site: InstrId, arc: usize) -> io::Result<()> {
-        let profile = self.profile;
-        let arc = &profile.arcs[arc];
-        self.function_spec("cfi", "cfn", arc.callee)?;
-        let callee = profile.program.function(arc.callee);
-        writeln!(
-            self.out,
-            "calls={} {:#x} {}",
-            arc.calls, arc.target, callee.line
-        )?;
-        let instr = profile.program.instr(site);
-        self.cost_line(instr.addr, instr.line, &arc.inclusive)
+    /// The cost lines of one function, by address; without `instr`
+    /// positions, merged per source line.
+    fn rows(&self, instrs: &mut [InstrId], arcs_from: &mut [Vec<usize>]) -> Vec<Row> {
+        let program = &self.profile.program;
+        instrs.sort_by_key(|&id| program.instr(id).addr);
+        let mut rows: Vec<Row> = Vec::with_capacity(instrs.len());
+        let mut row_of_line: HashMap<(Option<FileId>, u32), usize> = HashMap::new();
+        for &id in instrs.iter() {
+            let instr = program.instr(id);
+            let mut calls = std::mem::take(&mut arcs_from[id.0 as usize]);
+            calls.sort_by_key(|&arc| self.profile.arcs[arc].callee);
+            let cost = *self.profile.instr_cost(id);
+            if cost.is_zero() && calls.is_empty() {
+                // Code of a skipped function: its cost is its caller's.
+                continue;
+            }
+            if !self.positions.instr {
+                if let Some(&row) = row_of_line.get(&(instr.file, instr.line)) {
+                    rows[row].cost += &cost;
+                    rows[row].calls.extend(calls);
+                    continue;
+                }
+                row_of_line.insert((instr.file, instr.line), rows.len());
+            }
+            rows.push(Row {
+                addr: program.svma(instr.addr),
+                file: instr.file,
+                line: instr.line,
+                cost,
+                calls,
+            });
+        }
+        rows
     }
 
-    /// Writes `file_key=` and `fn_key=` for `func`, compressed after first use.
-    fn function_spec(&mut self, file_key: &str, fn_key: &str, func: FnId) -> io::Result<()> {
+    fn function(&mut self, func: FnId, rows: &[Row]) -> io::Result<()> {
         let function = self.profile.program.function(func);
-        let file = function.file.as_deref().unwrap_or(UNKNOWN_FILE);
-        let next = self.file_ids.len() + 1;
-        match self.file_ids.get(file) {
-            Some(id) => writeln!(self.out, "{file_key}=({id})")?,
-            None => {
-                self.file_ids.insert(file, next);
-                writeln!(self.out, "{file_key}=({next}) {file}")?;
+        writeln!(self.out)?;
+        if self.with_objects {
+            self.name("ob", "ob", &self.object_name(func))?;
+        }
+        self.name("fl", "fl", &self.file_name(function.file))?;
+        self.name("fn", "fn", &function.name)?;
+        self.last = None;
+        self.file = Some(function.file);
+        for row in rows {
+            if self.file != Some(row.file) {
+                let key = if row.file == function.file {
+                    "fe"
+                } else {
+                    "fi"
+                };
+                self.name(key, "fl", &self.file_name(row.file))?;
+                self.file = Some(row.file);
+            }
+            self.cost_line(row.addr, row.line, &row.cost)?;
+            for &arc in &row.calls {
+                self.call(row, arc)?;
             }
         }
-        let id = &mut self.fn_ids[func.0 as usize];
-        if *id != 0 {
-            return writeln!(self.out, "{fn_key}=({id})");
+        Ok(())
+    }
+
+    fn call(&mut self, row: &Row, arc: usize) -> io::Result<()> {
+        let profile = self.profile;
+        let arc = &profile.arcs[arc];
+        let callee = profile.program.function(arc.callee);
+        if self.with_objects {
+            self.name("cob", "ob", &self.object_name(arc.callee))?;
         }
-        self.fns_written += 1;
-        *id = self.fns_written;
-        writeln!(self.out, "{fn_key}=({id}) {}", function.name)
+        self.name("cfi", "fl", &self.file_name(callee.file))?;
+        self.name("cfn", "fn", &callee.name)?;
+        write!(self.out, "calls={}", arc.calls)?;
+        if self.positions.instr {
+            write!(self.out, " {:#x}", profile.program.svma(arc.target))?;
+        }
+        if self.positions.line {
+            write!(self.out, " {}", callee.line)?;
+        }
+        writeln!(self.out)?;
+        self.cost_line(row.addr, row.line, &arc.inclusive)
+    }
+
+    fn object_name(&self, func: FnId) -> String {
+        let program = &self.profile.program;
+        match program.function(func).object {
+            Some(id) => program.symbolizer().modules().get(id).path.clone(),
+            None => UNKNOWN.to_string(),
+        }
+    }
+
+    fn file_name(&self, file: Option<FileId>) -> String {
+        match file {
+            Some(id) => self.profile.program.file(id).to_string(),
+            None => UNKNOWN.to_string(),
+        }
+    }
+
+    /// Writes `key=(id) name` the first time a name of `space` is used, and
+    /// `key=(id)` after.
+    fn name(&mut self, key: &str, space: &'static str, name: &str) -> io::Result<()> {
+        if let Some(id) = self.ids.get(&(space, name.to_string())) {
+            return writeln!(self.out, "{key}=({id})");
+        }
+        let count = self.counts.entry(space).or_insert(0);
+        *count += 1;
+        let id = *count;
+        self.ids.insert((space, name.to_string()), id);
+        writeln!(self.out, "{key}=({id}) {name}")
     }
 
     fn cost_line(&mut self, addr: u64, line: u32, cost: &Cost) -> io::Result<()> {
+        let line = u64::from(line);
         match self.last {
-            None => write!(self.out, "{addr:#x} {line}")?,
+            None => {
+                if self.positions.instr {
+                    write!(self.out, "{addr:#x}")?;
+                }
+                if self.positions.line {
+                    let space = if self.positions.instr { " " } else { "" };
+                    write!(self.out, "{space}{line}")?;
+                }
+            }
             Some((last_addr, last_line)) => {
-                write_relative(self.out, addr, last_addr)?;
-                write!(self.out, " ")?;
-                write_relative(self.out, u64::from(line), u64::from(last_line))?;
+                if self.positions.instr {
+                    write_relative(self.out, addr, last_addr)?;
+                }
+                if self.positions.line {
+                    if self.positions.instr {
+                        write!(self.out, " ")?;
+                    }
+                    write_relative(self.out, line, u64::from(last_line))?;
+                }
             }
         }
-        self.last = Some((addr, line));
+        self.last = Some((addr, line as u32));
         let used = self
             .kinds
             .iter()

@@ -7,6 +7,6 @@ mod number;
 mod summary;
 
 pub use atomic::write_atomically;
-pub use callgrind::write_callgrind;
+pub use callgrind::{Positions, write_callgrind};
 pub use number::{grouped, percent};
 pub use summary::write_summary;

@@ -1,5 +1,13 @@
-//! Symbols: which function, file and line an address belongs to.
+//! Symbols: which object, function, file and line an address belongs to.
 
+mod elf;
 mod fn_ranges;
+mod module_map;
+mod skip;
+mod symbolizer;
 
+pub use elf::{ElfFunction, ElfObject, SourceLine};
 pub use fn_ranges::{FnRanges, OverlapError};
+pub use module_map::{Module, ModuleId, ModuleMap};
+pub use skip::SkipRules;
+pub use symbolizer::{Resolution, Symbolizer, hex};

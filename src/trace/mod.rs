@@ -39,6 +39,28 @@ pub struct FunctionSymbol {
     pub line: u32,
 }
 
+/// An ELF object mapped into the traced process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleMapping {
+    pub path: String,
+    /// Runtime address minus ELF address.
+    pub bias: u64,
+    /// Runtime `[start, end)`; when absent, the object's loadable segments
+    /// plus the bias.
+    pub range: Option<(u64, u64)>,
+    /// The object's GNU build-id, to check the file against.
+    pub build_id: Option<Vec<u8>>,
+}
+
+/// The source position of one instruction, carried in the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineSymbol {
+    pub addr: u64,
+    pub line: u32,
+    /// The file, when it is not the function's own (inlined code).
+    pub file: Option<String>,
+}
+
 /// One trace event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -68,6 +90,10 @@ pub enum Event {
     Free { addr: u64 },
     /// Symbol information for the code in a range.
     Function(Box<FunctionSymbol>),
+    /// The source position of one instruction.
+    Line(Box<LineSymbol>),
+    /// An ELF object mapped into the process.
+    Module(Box<ModuleMapping>),
 }
 
 /// A streaming source of events.

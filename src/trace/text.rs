@@ -8,11 +8,12 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, TraceErrorKind};
-use super::{Access, Event, FunctionSymbol, MarkEdge, TraceRead};
+use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
-const DIRECTIVES: &str = "fn, thread, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
+const DIRECTIVES: &str =
+    "fn, line, object, thread, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -200,6 +201,17 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
                 line,
             }))
         }
+        b"line" => {
+            tokens.usage = "line ADDR LINE [FILE]";
+            let addr = tokens.hex("ADDR")?;
+            let line = tokens.decimal("LINE")?;
+            let file = tokens.optional_text("FILE")?;
+            Event::Line(Box::new(LineSymbol { addr, line, file }))
+        }
+        b"object" => {
+            tokens.usage = "object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]";
+            object(tokens)?
+        }
         other => {
             let other = String::from_utf8_lossy(other);
             return Err(tokens.error(format!(
@@ -215,6 +227,66 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
         )));
     }
     Ok(event)
+}
+
+/// `object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]`.
+fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
+    let path = tokens.text("PATH")?;
+    let mut mapping = ModuleMapping {
+        path,
+        bias: 0,
+        range: None,
+        build_id: None,
+    };
+    let (mut start, mut end) = (None, None);
+    while let Some(option) = tokens.next() {
+        let Some(eq) = option.iter().position(|&b| b == b'=') else {
+            let option = String::from_utf8_lossy(option);
+            return Err(tokens.error(format!(
+                "expected KEY=VALUE after PATH in `{}`, found `{option}`",
+                tokens.usage
+            )));
+        };
+        let (key, value) = (&option[..eq], &option[eq + 1..]);
+        let number = |what: &str| {
+            parse_hex(value).ok_or_else(|| {
+                let value = String::from_utf8_lossy(value);
+                tokens.error(format!(
+                    "bad {what} `{value}` in `{}`: expected hex",
+                    tokens.usage
+                ))
+            })
+        };
+        match key {
+            b"bias" => mapping.bias = number("bias")?,
+            b"start" => start = Some(number("start")?),
+            b"end" => end = Some(number("end")?),
+            b"build-id" => {
+                let id = parse_hex_bytes(value).ok_or_else(|| {
+                    tokens.error(format!(
+                        "bad build-id in `{}`: expected an even number of hex digits",
+                        tokens.usage
+                    ))
+                })?;
+                mapping.build_id = Some(id);
+            }
+            other => {
+                let other = String::from_utf8_lossy(other);
+                return Err(tokens.error(format!("unknown option `{other}` in `{}`", tokens.usage)));
+            }
+        }
+    }
+    mapping.range = match (start, end) {
+        (None, None) => None,
+        (Some(start), Some(end)) if start < end => Some((start, end)),
+        _ => {
+            return Err(tokens.error(format!(
+                "`{}` needs both start and end, with start below end",
+                tokens.usage
+            )));
+        }
+    };
+    Ok(Event::Module(Box::new(mapping)))
 }
 
 /// The blank-separated tokens of one line, with the directive's usage for
@@ -346,6 +418,15 @@ fn parse_hex(token: &[u8]) -> Option<u64> {
     })
 }
 
+fn parse_hex_bytes(text: &[u8]) -> Option<Vec<u8>> {
+    if text.is_empty() || text.len() % 2 != 0 {
+        return None;
+    }
+    text.chunks(2)
+        .map(|pair| parse_hex(pair).map(|byte| byte as u8))
+        .collect()
+}
+
 fn parse_decimal(token: &[u8]) -> Option<u64> {
     if token.is_empty() {
         return None;
@@ -393,7 +474,11 @@ mod tests {
              mark begin paint\n\
              mark end paint\n\
              alloc 10000000 4096\n\
-             free 10000000\n",
+             free 10000000\n\
+             object /usr/lib/libc.so.6 bias=7f0000000000 build-id=0aFF\n\
+             object ./app start=1000 end=2000\n\
+             line 401004 13\n\
+             line 401008 7 vector.h\n",
         )
         .unwrap();
         assert_eq!(
@@ -450,8 +535,43 @@ mod tests {
                     size: 4096
                 },
                 Event::Free { addr: 0x10000000 },
+                Event::Module(Box::new(ModuleMapping {
+                    path: "/usr/lib/libc.so.6".into(),
+                    bias: 0x7f0000000000,
+                    range: None,
+                    build_id: Some(vec![0x0a, 0xff])
+                })),
+                Event::Module(Box::new(ModuleMapping {
+                    path: "./app".into(),
+                    bias: 0,
+                    range: Some((0x1000, 0x2000)),
+                    build_id: None
+                })),
+                Event::Line(Box::new(LineSymbol {
+                    addr: 0x401004,
+                    line: 13,
+                    file: None
+                })),
+                Event::Line(Box::new(LineSymbol {
+                    addr: 0x401008,
+                    line: 7,
+                    file: Some("vector.h".into())
+                })),
             ]
         );
+    }
+
+    #[test]
+    fn object_options_are_checked() {
+        let head = "linegrind-trace text 1\n";
+        assert!(error(&format!("{head}object app bias\n")).contains("expected KEY=VALUE"));
+        assert!(error(&format!("{head}object app bias=zz\n")).contains("bad bias `zz`"));
+        assert!(
+            error(&format!("{head}object app start=10\n")).contains("needs both start and end")
+        );
+        assert!(error(&format!("{head}object app build-id=abc\n")).contains("bad build-id"));
+        assert!(error(&format!("{head}object app size=1\n")).contains("unknown option `size`"));
+        assert!(error(&format!("{head}object\n")).contains("missing PATH"));
     }
 
     #[test]

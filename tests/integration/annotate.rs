@@ -6,7 +6,7 @@ use std::process::Command;
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
-use linegrind::output::write_callgrind;
+use linegrind::output::{Positions, write_callgrind};
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::TextReader;
@@ -83,7 +83,7 @@ fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
         let profile = simulate(&mut TextReader::new(&text[..]), config).unwrap();
         let file = dir.path().join("callgrind.out.test");
         let mut out = Vec::new();
-        write_callgrind(&mut out, &profile, "test").unwrap();
+        write_callgrind(&mut out, &profile, "test", Positions::default()).unwrap();
         std::fs::write(&file, out).unwrap();
         let Some(report) = annotate(&file) else {
             return;

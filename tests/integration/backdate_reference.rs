@@ -238,8 +238,8 @@ proptest! {
     fn tree_agrees_with_the_brute_force_reference(ops in prop::collection::vec(op(), 0..300)) {
         let events = events(&ops);
         for config in configs() {
-            let tree = simulate(CallTree::new(), &events, config);
-            let reference = simulate(BruteForce::default(), &events, config);
+            let tree = simulate(CallTree::new(), &events, config.clone());
+            let reference = simulate(BruteForce::default(), &events, config.clone());
             prop_assert_eq!(&tree.arcs, &reference.arcs);
             prop_assert_eq!(&tree.self_cost, &reference.self_cost);
 

@@ -6,7 +6,7 @@
 use std::fs;
 
 use linegrind::config::SimConfig;
-use linegrind::output::write_callgrind;
+use linegrind::output::{Positions, write_callgrind};
 use linegrind::simulator::simulate;
 use linegrind::trace::TextReader;
 
@@ -17,7 +17,7 @@ fn render(trace: &str) -> Vec<u8> {
     let text = fs::read(root().join(trace)).unwrap();
     let profile = simulate(&mut TextReader::new(&text[..]), SimConfig::default()).unwrap();
     let mut out = Vec::new();
-    write_callgrind(&mut out, &profile, trace).unwrap();
+    write_callgrind(&mut out, &profile, trace, Positions::default()).unwrap();
     out
 }
 

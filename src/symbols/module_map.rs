@@ -1,0 +1,110 @@
+//! Which mapped ELF object an address belongs to.
+//!
+//! A module is an object mapped at runtime so that a runtime address
+//! (`Avma`) is the object's own address (`Svma`) plus the module's bias.
+
+/// An ELF object mapped into the traced process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub path: String,
+    /// First runtime address of the mapping.
+    pub start: u64,
+    /// One past the last runtime address.
+    pub end: u64,
+    /// Runtime address minus ELF address.
+    pub bias: u64,
+    /// The GNU build-id recorded with the trace, if any.
+    pub build_id: Option<Vec<u8>>,
+}
+
+impl Module {
+    /// The ELF address of runtime address `avma`.
+    pub fn svma(&self, avma: u64) -> u64 {
+        avma.wrapping_sub(self.bias)
+    }
+}
+
+/// Index into [`ModuleMap::modules`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModuleId(pub u32);
+
+/// The modules of a trace, found by address.
+#[derive(Debug, Default)]
+pub struct ModuleMap {
+    modules: Vec<Module>,
+    /// Module ids sorted by start address.
+    by_start: Vec<ModuleId>,
+}
+
+impl ModuleMap {
+    /// No modules.
+    pub fn new() -> ModuleMap {
+        ModuleMap::default()
+    }
+
+    /// Adds a module. A module mapped over an earlier one takes its place
+    /// for the addresses it covers.
+    pub fn add(&mut self, module: Module) -> ModuleId {
+        let id = ModuleId(self.modules.len() as u32);
+        self.modules.push(module);
+        self.by_start.push(id);
+        let modules = &self.modules;
+        // Stable: for equal starts the later mapping sorts last and wins.
+        self.by_start.sort_by_key(|id| modules[id.0 as usize].start);
+        id
+    }
+
+    /// Every module, indexed by [`ModuleId`].
+    pub fn modules(&self) -> &[Module] {
+        &self.modules
+    }
+
+    /// The module with this id.
+    pub fn get(&self, id: ModuleId) -> &Module {
+        &self.modules[id.0 as usize]
+    }
+
+    /// The module mapped at runtime address `avma`; the most recently added
+    /// one where mappings overlap.
+    pub fn find(&self, avma: u64) -> Option<ModuleId> {
+        let after = self
+            .by_start
+            .partition_point(|id| self.modules[id.0 as usize].start <= avma);
+        self.by_start[..after]
+            .iter()
+            .filter(|id| avma < self.modules[id.0 as usize].end)
+            .max()
+            .copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(path: &str, start: u64, end: u64) -> Module {
+        Module {
+            path: path.into(),
+            start,
+            end,
+            bias: start,
+            build_id: None,
+        }
+    }
+
+    #[test]
+    fn finds_the_module_of_an_address() {
+        let mut map = ModuleMap::new();
+        let libc = map.add(module("libc.so.6", 0x7000, 0x9000));
+        let app = map.add(module("app", 0x1000, 0x2000));
+        assert_eq!(map.find(0x0fff), None);
+        assert_eq!(map.find(0x1000), Some(app));
+        assert_eq!(map.find(0x2000), None);
+        assert_eq!(map.find(0x8fff), Some(libc));
+        assert_eq!(map.get(libc).svma(0x7123), 0x123);
+        // A later mapping over part of libc wins there.
+        let jit = map.add(module("jit", 0x8000, 0x8100));
+        assert_eq!(map.find(0x8010), Some(jit));
+        assert_eq!(map.find(0x8100), Some(libc));
+    }
+}

@@ -1,0 +1,183 @@
+//! Resolves runtime addresses through the module map and each module's ELF
+//! object. Objects are opened lazily, once, on the first address that needs
+//! them; a missing or unreadable object is reported once and its code is
+//! left to address-named functions.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::elf::{ElfObject, SourceLine};
+use super::module_map::{Module, ModuleId, ModuleMap};
+
+/// What symbols say about one runtime address.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// The module mapped there.
+    pub module: Option<ModuleId>,
+    /// The function containing it: its ELF start address when the symbol
+    /// table knows it, and its name.
+    pub function: Option<(Option<u64>, String)>,
+    /// Its source position.
+    pub source: Option<SourceLine>,
+    /// Whether it lies in a PLT section.
+    pub plt: bool,
+}
+
+enum Loaded {
+    NotYet,
+    Ok(Box<ElfObject>),
+    Failed,
+}
+
+/// The modules of a trace and their objects.
+pub struct Symbolizer {
+    modules: ModuleMap,
+    objects: Vec<Loaded>,
+    warnings: Vec<String>,
+}
+
+impl Default for Symbolizer {
+    fn default() -> Self {
+        Symbolizer::new()
+    }
+}
+
+impl Symbolizer {
+    /// No modules.
+    pub fn new() -> Symbolizer {
+        Symbolizer {
+            modules: ModuleMap::new(),
+            objects: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Maps the object at `path` with `bias`. Without a runtime `range`, the
+    /// object's loadable segments give it, and an object that cannot be read
+    /// is not mapped (with a warning).
+    pub fn add_module(
+        &mut self,
+        path: &str,
+        bias: u64,
+        range: Option<(u64, u64)>,
+        build_id: Option<Vec<u8>>,
+    ) -> Option<ModuleId> {
+        let mut loaded = Loaded::NotYet;
+        let range = match range {
+            Some(range) => range,
+            None => {
+                let object = match ElfObject::open(Path::new(path)) {
+                    Ok(object) => object,
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "cannot read {path} ({why}): its code is not mapped and gets \
+                             address-named functions"
+                        ));
+                        return None;
+                    }
+                };
+                let (start, end) = object.load_range()?;
+                loaded = Loaded::Ok(Box::new(object));
+                (start.wrapping_add(bias), end.wrapping_add(bias))
+            }
+        };
+        let id = self.modules.add(Module {
+            path: path.to_string(),
+            start: range.0,
+            end: range.1,
+            bias,
+            build_id,
+        });
+        self.objects.push(loaded);
+        if let Loaded::Ok(object) = &self.objects[id.0 as usize] {
+            let warning = check_build_id(self.modules.get(id), object);
+            self.warnings.extend(warning);
+        }
+        Some(id)
+    }
+
+    /// The modules, indexed by [`ModuleId`].
+    pub fn modules(&self) -> &ModuleMap {
+        &self.modules
+    }
+
+    /// Warnings so far: objects that could not be read, build-id mismatches.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The module mapped at `avma`, without reading its object.
+    pub fn module_at(&self, avma: u64) -> Option<ModuleId> {
+        self.modules.find(avma)
+    }
+
+    /// Everything the symbols say about `avma`.
+    pub fn resolve(&mut self, avma: u64) -> Resolution {
+        let Some(id) = self.modules.find(avma) else {
+            return Resolution::default();
+        };
+        let module = self.modules.get(id);
+        let svma = module.svma(avma);
+        let index = id.0 as usize;
+        if let Loaded::NotYet = self.objects[index] {
+            self.objects[index] = match ElfObject::open(Path::new(&module.path)) {
+                Ok(object) => {
+                    let warning = check_build_id(module, &object);
+                    self.warnings.extend(warning);
+                    Loaded::Ok(Box::new(object))
+                }
+                Err(why) => {
+                    self.warnings.push(format!(
+                        "cannot read {} ({why}): its functions are named by address",
+                        module.path
+                    ));
+                    Loaded::Failed
+                }
+            };
+        }
+        let mut resolution = Resolution {
+            module: Some(id),
+            ..Resolution::default()
+        };
+        if let Loaded::Ok(object) = &self.objects[index] {
+            resolution.function = match object.function(svma) {
+                Some(function) => Some((Some(function.start), function.name.clone())),
+                None => object.dwarf_function(svma).map(|name| (None, name)),
+            };
+            resolution.source = object.source(svma);
+            resolution.plt = object.is_plt(svma);
+        }
+        resolution
+    }
+
+    /// The source position of ELF address `svma` in module `id`, if its
+    /// object is loaded.
+    pub fn source(&self, id: ModuleId, svma: u64) -> Option<SourceLine> {
+        match &self.objects[id.0 as usize] {
+            Loaded::Ok(object) => object.source(svma),
+            _ => None,
+        }
+    }
+}
+
+fn check_build_id(module: &Module, object: &ElfObject) -> Option<String> {
+    let recorded = module.build_id.as_deref()?;
+    let found = object.build_id();
+    if found == Some(recorded) {
+        return None;
+    }
+    Some(format!(
+        "{} has build-id {}, but the trace recorded {}: symbols may not match the code",
+        module.path,
+        found.map_or_else(|| "none".to_string(), hex),
+        hex(recorded)
+    ))
+}
+
+/// Lower-case hex digits of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
