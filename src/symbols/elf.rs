@@ -123,12 +123,18 @@ impl ElfObject {
 }
 
 /// The text symbols of `elf` as functions, demangled, sorted, one per start
-/// address; a symbol without a size reaches to the next one.
+/// address; a symbol without a size reaches to the next one, or to the end
+/// of its section.
 fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     let symbols = if elf.symbols().next().is_some() {
         elf.symbols()
     } else {
         elf.dynamic_symbols()
+    };
+    let section_end = |s: &object::Symbol| {
+        let index = s.section_index()?;
+        let section = elf.section_by_index(index).ok()?;
+        Some(section.address() + section.size())
     };
     let mut candidates: Vec<(u64, u64, u8, String)> = symbols
         .filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.address() != 0)
@@ -141,7 +147,11 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
             } else {
                 2
             };
-            Some((s.address(), s.size(), rank, name.to_string()))
+            let size = match s.size() {
+                0 => section_end(&s)?.saturating_sub(s.address()),
+                size => size,
+            };
+            Some((s.address(), size, rank, name.to_string()))
         })
         .collect();
     // Among aliases at one address prefer a global, then fewer leading
@@ -160,10 +170,9 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     let mut functions: Vec<ElfFunction> = Vec::with_capacity(candidates.len());
     for (i, (start, size, _, name)) in candidates.iter().enumerate() {
         let next = candidates.get(i + 1).map_or(u64::MAX, |c| c.0);
-        let end = if *size == 0 { next } else { start + size };
         functions.push(ElfFunction {
             start: *start,
-            end,
+            end: (start + size).min(next),
             name: addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned(),
         });
     }

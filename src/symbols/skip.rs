@@ -1,14 +1,24 @@
 //! Which functions to skip: their cost goes to their caller, as Callgrind's
 //! `--fn-skip` and `--skip-plt` do.
 
-/// Functions whose frames are not shown.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Functions whose frames are not shown. The default skips PLT stubs only,
+/// as Callgrind does.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkipRules {
     /// Glob patterns (`*` any run of characters, `?` one character)
     /// matched against whole demangled names.
     pub patterns: Vec<String>,
     /// Skip PLT stubs.
     pub plt: bool,
+}
+
+impl Default for SkipRules {
+    fn default() -> SkipRules {
+        SkipRules {
+            patterns: Vec::new(),
+            plt: true,
+        }
+    }
 }
 
 impl SkipRules {
@@ -72,6 +82,7 @@ mod tests {
         assert!(rules.skips("0x401030", true));
         assert!(rules.skips("GOMP_parallel", false));
         assert!(!rules.skips("main", false));
-        assert!(!SkipRules::default().skips("0x401030", true));
+        assert!(SkipRules::default().skips("0x401030", true));
+        assert!(!SkipRules::default().skips("main", false));
     }
 }

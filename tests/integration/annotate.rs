@@ -73,17 +73,29 @@ fn ours(profile: &Profile) -> Vec<u64> {
 #[test]
 fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
     let dir = tempfile::tempdir().unwrap();
-    for (cache_use, trace) in example_traces()
-        .into_iter()
-        .flat_map(|trace| [(true, trace.clone()), (false, trace)])
-    {
+    let positions = [
+        Positions::default(),
+        Positions {
+            instr: false,
+            line: true,
+        },
+        Positions {
+            instr: true,
+            line: false,
+        },
+    ];
+    for (cache_use, positions, trace) in example_traces().into_iter().flat_map(|trace| {
+        positions
+            .into_iter()
+            .flat_map(move |p| [(true, p, trace.clone()), (false, p, trace.clone())])
+    }) {
         let text = std::fs::read(&trace).unwrap();
         let (i1, d1, ll) = SimConfig::default_caches();
         let config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
         let profile = simulate(&mut TextReader::new(&text[..]), config).unwrap();
         let file = dir.path().join("callgrind.out.test");
         let mut out = Vec::new();
-        write_callgrind(&mut out, &profile, "test", Positions::default()).unwrap();
+        write_callgrind(&mut out, &profile, "test", positions).unwrap();
         std::fs::write(&file, out).unwrap();
         let Some(report) = annotate(&file) else {
             return;

@@ -1,9 +1,11 @@
 //! Integration tests: one binary, one module per concern.
 
 mod annotate;
+mod attribution;
 mod backdate_reference;
 mod cli;
 mod golden;
 mod hand_computed;
 mod support;
+mod symbols;
 mod tree_memory;

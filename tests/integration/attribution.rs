@@ -1,0 +1,102 @@
+//! Who gets charged: skipped functions, tail calls, and the positions the
+//! callgrind file gives costs at.
+
+use linegrind::config::SimConfig;
+use linegrind::cost::EventKind::*;
+use linegrind::output::{Positions, write_callgrind};
+use linegrind::symbols::SkipRules;
+
+use crate::support::{arc, self_cost, simulate_text};
+
+const WRAPPED: &str = "linegrind-trace text 1
+    fn 1000 1040 main m.c 1
+    fn 1040 1080 wrapper m.c 10
+    fn 1080 10c0 leaf m.c 20
+    i 1000 5     # main: call wrapper
+    call 1040
+    i 1040 4     # wrapper
+    r 8000 8
+    i 1044 5     # wrapper: call leaf
+    call 1080
+    i 1080 1     # leaf: ret
+    ret
+    i 1049 1     # wrapper: ret
+    ret
+    i 1005 1     # main";
+
+#[test]
+fn a_skipped_function_is_charged_to_its_caller_which_makes_its_calls() {
+    let skip = SkipRules {
+        patterns: vec!["wrap*".into()],
+        plt: true,
+    };
+    let profile = simulate_text(WRAPPED, SimConfig::default().with_skip(skip));
+    // wrapper's three instructions and its read are main's own cost, at the
+    // call site; main calls leaf from there.
+    assert_eq!(profile.arcs.len(), 1);
+    let call = arc(&profile, "main", "leaf");
+    assert_eq!((call.calls, call.inclusive[Ir]), (1, 1));
+    let main = self_cost(&profile, "main");
+    assert_eq!((main[Ir], main[Dr], main[D1mr]), (5, 1, 1));
+    assert_eq!(self_cost(&profile, "wrapper")[Ir], 0);
+    assert_eq!(self_cost(&profile, "leaf")[Ir], 1);
+    // Lines loaded by wrapper's code are loaded at main's call site.
+    assert_eq!(main[Loaded1], 3 * 64, "lines 0x1000, 0x1040 and 0x8000");
+
+    let plain = simulate_text(WRAPPED, SimConfig::default());
+    assert_eq!(arc(&plain, "main", "wrapper").inclusive[Ir], 4);
+    assert_eq!(arc(&plain, "wrapper", "leaf").inclusive[Ir], 1);
+    assert_eq!(plain.totals, profile.totals);
+}
+
+#[test]
+fn a_jump_to_another_functions_entry_is_a_tail_call() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 a
+         fn 1080 10c0 b
+         i 1000 5     # main: call a
+         call 1040
+         i 1040 4     # a
+         i 1044 2     # a: jmp b
+         i 1080 4     # b, reached by a jump: a tail call from a
+         i 1084 1     # b: ret, to main: b and a return together
+         ret
+         i 1005 1     # main",
+        SimConfig::default(),
+    );
+    let main_a = arc(&profile, "main", "a");
+    assert_eq!((main_a.calls, main_a.inclusive[Ir]), (1, 4));
+    let a_b = arc(&profile, "a", "b");
+    assert_eq!((a_b.calls, a_b.inclusive[Ir]), (1, 2));
+    assert_eq!(self_cost(&profile, "main")[Ir], 2);
+}
+
+#[test]
+fn without_instr_positions_costs_are_given_per_source_line() {
+    let text =
+        std::fs::read_to_string(crate::support::root().join("traces/call_chain.lgt")).unwrap();
+    let profile = simulate_text(&text, SimConfig::default());
+    let render = |positions| {
+        let mut out = Vec::new();
+        write_callgrind(&mut out, &profile, "t", positions).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let lines = render(Positions {
+        instr: false,
+        line: true,
+    });
+    assert!(lines.contains("positions: line\n"));
+    // inner's 19 instructions all sit on line 4: one cost line.
+    let inner = lines.split("fn=(4)\n").nth(1).unwrap();
+    assert!(inner.starts_with("4 19 4 0 0 1 0 0 1 0 250 0 250 0 64 64 64 64\n"), "{inner}");
+    assert!(lines.contains("calls=1 16\n"), "call targets carry only a line");
+    let instrs = render(Positions {
+        instr: true,
+        line: false,
+    });
+    assert!(instrs.contains("positions: instr\n"));
+    assert!(instrs.contains("calls=1 0x401020\n"));
+    assert!(instrs.contains("fn=(1) main\n0x401000 1 0 1"));
+}

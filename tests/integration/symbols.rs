@@ -1,0 +1,394 @@
+//! Symbolication from real ELF objects: small C and C++ programs compiled
+//! during the test run with debug information, and the system's libc.
+//!
+//! Expectations come from outside linegrind's symbolizer: function names and
+//! marker lines from the sources, instruction addresses from binutils
+//! (`readelf`'s decoded line table and `nm`'s symbol table).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linegrind::config::SimConfig;
+use linegrind::output::{Positions, write_callgrind};
+use linegrind::profile::Profile;
+use linegrind::simulator::simulate;
+use linegrind::trace::TextReader;
+
+use crate::support::root;
+
+/// The bias the tests map executables at, as a PIE under a loader.
+const BIAS: u64 = 0x5555_5555_4000;
+
+/// Compiles `source` from tests/programs with `compiler` into `dir`, or
+/// explains why the test cannot run.
+fn compile(compiler: &str, source: &str, dir: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let out = dir.join(source.replace('.', "_"));
+    let status = Command::new(compiler)
+        .args(["-g", "-O1", "-o"])
+        .arg(&out)
+        .arg(root().join("tests/programs").join(source))
+        .args(extra)
+        .status();
+    match status {
+        Ok(status) if status.success() => Some(out),
+        Ok(status) => panic!("{compiler} {source} failed: {status}"),
+        Err(_) => {
+            eprintln!("skipped: no {compiler} to compile {source}");
+            None
+        }
+    }
+}
+
+/// Runs a binutils tool, or explains why the test cannot run.
+fn binutils(tool: &str, args: &[&str], file: &Path) -> Option<String> {
+    match Command::new(tool).args(args).arg(file).output() {
+        Ok(output) if output.status.success() => Some(String::from_utf8(output.stdout).unwrap()),
+        _ => {
+            eprintln!("skipped: {tool} (binutils) is not available");
+            None
+        }
+    }
+}
+
+/// `(file, line, address)` rows of `readelf --debug-dump=decodedline`.
+fn line_table(binary: &Path) -> Option<Vec<(String, u32, u64)>> {
+    let text = binutils("readelf", &["--debug-dump=decodedline"], binary)?;
+    let rows = text
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [file, number, addr, ..] = fields[..] else {
+                return None;
+            };
+            let addr = u64::from_str_radix(addr.strip_prefix("0x")?, 16).ok()?;
+            Some((file.to_string(), number.parse().ok()?, addr))
+        })
+        .collect();
+    Some(rows)
+}
+
+/// An address that the line table maps to `file:line`. Several rows can
+/// share an address (views); the last one holds for the code there.
+fn address_of(rows: &[(String, u32, u64)], file: &str, line: u32) -> u64 {
+    rows.iter()
+        .enumerate()
+        .filter(|(i, row)| rows.get(i + 1).is_none_or(|next| next.2 != row.2))
+        .map(|(_, row)| row)
+        .find(|(f, l, _)| f.ends_with(file) && *l == line)
+        .map(|row| row.2)
+        .unwrap_or_else(|| panic!("no address for {file}:{line}"))
+}
+
+/// The 1-based line of `MARK marker` in tests/programs/`source`.
+fn marker(source: &str, marker: &str) -> u32 {
+    let text = std::fs::read_to_string(root().join("tests/programs").join(source)).unwrap();
+    let index = text
+        .lines()
+        .position(|line| line.contains(&format!("MARK {marker}")))
+        .unwrap_or_else(|| panic!("no marker {marker} in {source}"));
+    index as u32 + 1
+}
+
+/// The address of symbol `name` in `nm` output (`-D` for dynamic symbols).
+fn symbol(binary: &Path, name: &str, dynamic: bool) -> Option<u64> {
+    let args: &[&str] = if dynamic { &["-D", "--defined-only"] } else { &[] };
+    let text = binutils("nm", args, binary)?;
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields[..] {
+            [addr, _, sym] if sym == name || sym.starts_with(&format!("{name}@@")) => {
+                u64::from_str_radix(addr, 16).ok()
+            }
+            _ => None,
+        }
+    })
+}
+
+fn run(trace: &str) -> Profile {
+    simulate(&mut TextReader::new(trace.as_bytes()), SimConfig::default()).unwrap()
+}
+
+fn callgrind(profile: &Profile) -> String {
+    let mut out = Vec::new();
+    write_callgrind(&mut out, profile, "test", Positions::default()).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Function name, file and line of the instruction at runtime `addr`.
+fn position(profile: &Profile, addr: u64) -> (String, String, u32) {
+    let program = &profile.program;
+    let instr = program
+        .instrs()
+        .iter()
+        .find(|instr| instr.addr == addr)
+        .unwrap_or_else(|| panic!("no instruction at {addr:#x}"));
+    let file = instr.file.map_or("???", |file| program.file(file));
+    (
+        program.function(instr.func).name.clone(),
+        file.to_string(),
+        instr.line,
+    )
+}
+
+#[test]
+fn functions_files_and_lines_of_a_c_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("cc", "symbols.c", dir.path(), &[]) else {
+        return;
+    };
+    let Some(rows) = line_table(&binary) else {
+        return;
+    };
+    let work_loop = marker("symbols.c", "work-loop");
+    let helper_body = marker("helper.h", "helper-body");
+    let loop_addr = address_of(&rows, "symbols.c", work_loop);
+    let helper_addr = address_of(&rows, "helper.h", helper_body);
+    let main = symbol(&binary, "main", false).unwrap();
+    let work = symbol(&binary, "work", false).unwrap();
+    let trace = format!(
+        "linegrind-trace text 1
+         object {} bias={BIAS:x}
+         i {:x} 1
+         call {:x}
+         i {:x} 1
+         i {:x} 1
+         ret
+         i {:x} 1",
+        binary.display(),
+        main + BIAS,
+        work + BIAS,
+        work + BIAS,
+        loop_addr + BIAS,
+        helper_addr + BIAS,
+    );
+    let profile = run(&trace);
+    let (name, file, line) = position(&profile, loop_addr + BIAS);
+    assert_eq!(name, "work");
+    assert!(file.ends_with("symbols.c"), "{file}");
+    assert_eq!(line, work_loop);
+    // Inlined code belongs to its caller but keeps its own file and line.
+    let (name, file, line) = position(&profile, helper_addr + BIAS);
+    assert_eq!(name, "main");
+    assert!(file.ends_with("helper.h"), "{file}");
+    assert_eq!(line, helper_body);
+    assert!(profile.program.symbolizer().warnings().is_empty());
+
+    let out = callgrind(&profile);
+    let binary = binary.display().to_string();
+    assert!(out.contains(&format!("ob=(1) {binary}\n")), "{out}");
+    // Positions are ELF addresses: the runtime address minus the bias.
+    assert!(out.contains("cfn=(2) work\n"), "{out}");
+    assert!(out.contains(&format!("fn=(2)\n{work:#x} ")), "{out}");
+    assert!(out.contains(&format!("calls=1 {work:#x} ")), "{out}");
+    // main switches to helper.h for the inlined line, as Callgrind does.
+    let main_block = out.split("fn=(1) main\n").nth(1).unwrap();
+    assert!(main_block.contains("fi=(2) "), "{out}");
+    assert!(main_block.lines().any(|l| l.starts_with("fi=(2) ") && l.ends_with("helper.h")));
+}
+
+#[test]
+fn cpp_names_are_demangled() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("c++", "widget.cpp", dir.path(), &[]) else {
+        return;
+    };
+    let Some(rows) = line_table(&binary) else {
+        return;
+    };
+    let grow_body = marker("widget.cpp", "grow-body");
+    let addr = address_of(&rows, "widget.cpp", grow_body);
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
+        binary.display(),
+        addr + BIAS
+    );
+    let (name, file, line) = position(&run(&trace), addr + BIAS);
+    assert_eq!(name, "shapes::Widget::grow(int)");
+    assert!(file.ends_with("widget.cpp"));
+    assert_eq!(line, grow_body);
+}
+
+/// The C library the test programs link against.
+fn libc() -> Option<PathBuf> {
+    let candidates = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"];
+    let found = candidates.iter().map(PathBuf::from).find(|path| path.exists());
+    if found.is_none() {
+        eprintln!("skipped: no x86-64 glibc found");
+    }
+    found
+}
+
+#[test]
+fn a_libc_function_reached_from_user_code_is_named() {
+    let Some(libc) = libc() else {
+        return;
+    };
+    let Some(qsort) = symbol(&libc, "qsort", true) else {
+        return;
+    };
+    let libc_bias = 0x7fff_f7d0_0000;
+    let trace = format!(
+        "linegrind-trace text 1
+         fn 1000 1100 main app.c 3
+         object {} bias={libc_bias:x}
+         i 1000 5
+         call {:x}
+         i {:x} 1",
+        libc.display(),
+        qsort + libc_bias,
+        qsort + libc_bias,
+    );
+    let profile = run(&trace);
+    let (name, _, _) = position(&profile, qsort + libc_bias);
+    assert_eq!(name, "qsort");
+    let out = callgrind(&profile);
+    assert!(out.contains(&format!("cob=(2) {}\n", libc.display())), "{out}");
+    assert!(out.contains(&format!("calls=1 {qsort:#x} ")), "{out}");
+}
+
+#[test]
+fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("q.c");
+    std::fs::write(
+        &source,
+        "#include <stdlib.h>\n\
+         static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }\n\
+         int main(void) { int v[2] = {1, 0}; qsort(v, 2, sizeof v[0], cmp); return v[0]; }\n",
+    )
+    .unwrap();
+    let binary = dir.path().join("q");
+    let compiled = Command::new("cc").args(["-g", "-O1", "-o"]).arg(&binary).arg(&source).status();
+    if !compiled.is_ok_and(|status| status.success()) {
+        eprintln!("skipped: no C compiler");
+        return;
+    }
+    let (Some(libc), Some(disassembly)) = (libc(), binutils("objdump", &["-d"], &binary)) else {
+        return;
+    };
+    let Some(qsort) = symbol(&libc, "qsort", true) else {
+        return;
+    };
+    // The call instruction in main and the PLT stub it calls.
+    let call_line = disassembly
+        .lines()
+        .find(|line| line.contains("call") && line.contains("<qsort@plt>"))
+        .expect("main calls qsort through the PLT");
+    let site = u64::from_str_radix(call_line.trim().split(':').next().unwrap(), 16).unwrap();
+    let stub = u64::from_str_radix(
+        call_line.split("call").nth(1).unwrap().split_whitespace().next().unwrap(),
+        16,
+    )
+    .unwrap();
+    let libc_bias = 0x7fff_f7d0_0000;
+    let trace = format!(
+        "linegrind-trace text 1
+         object {} bias={BIAS:x}
+         object {} bias={libc_bias:x}
+         i {:x} 5       # main: call qsort@plt
+         call {:x}
+         i {:x} 6       # the stub jumps to qsort
+         i {:x} 1       # qsort
+         r 7000 8
+         ret
+         i {:x} 1       # back in main",
+        binary.display(),
+        libc.display(),
+        site + BIAS,
+        stub + BIAS,
+        stub + BIAS,
+        qsort + libc_bias,
+        site + 5 + BIAS,
+    );
+    let profile = run(&trace);
+    let arcs: Vec<(String, String, u64)> = profile
+        .arcs
+        .iter()
+        .map(|arc| {
+            let program = &profile.program;
+            (
+                program.function(profile.caller(arc)).name.clone(),
+                program.function(arc.callee).name.clone(),
+                arc.calls,
+            )
+        })
+        .collect();
+    // The PLT stub is skipped: main calls qsort, once. As in Callgrind, the
+    // stub's instruction is main's own cost, and the call's inclusive cost
+    // starts at qsort.
+    assert_eq!(arcs, [("main".to_string(), "qsort".to_string(), 1)]);
+    assert_eq!(profile.arcs[0].inclusive.0[0], 1);
+    let main_ir: u64 = profile
+        .program
+        .instrs()
+        .iter()
+        .zip(&profile.self_cost)
+        .filter(|(instr, _)| profile.program.function(instr.func).name == "main")
+        .map(|(_, cost)| cost.0[0])
+        .sum();
+    assert_eq!(main_ir, 3, "the call, the stub and the instruction after the call");
+    let (name, _, _) = position(&profile, qsort + libc_bias);
+    assert_eq!(name, "qsort");
+}
+
+#[test]
+fn missing_objects_and_build_id_mismatches_are_warnings() {
+    let trace = "linegrind-trace text 1
+         object /nonexistent/libgone.so bias=10000 start=10000 end=20000
+         object /nonexistent/libother.so bias=30000
+         i 10010 4
+         i 10014 4";
+    let profile = run(trace);
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].starts_with("cannot read /nonexistent/libother.so"));
+    assert!(warnings[1].starts_with("cannot read /nonexistent/libgone.so"));
+    // The run goes on with address-named functions in the object.
+    let (name, file, _) = position(&profile, 0x10014);
+    assert_eq!((name.as_str(), file.as_str()), ("0x10010", "???"));
+    assert!(callgrind(&profile).contains("ob=(1) /nonexistent/libgone.so\n"));
+
+    let Some(libc) = libc() else {
+        return;
+    };
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=7f0000000000 build-id=deadbeef\n",
+        libc.display()
+    );
+    let profile = run(&trace);
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].contains("but the trace recorded deadbeef"),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn a_stripped_executable_falls_back_to_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("cc", "symbols.c", dir.path(), &["-s"]) else {
+        return;
+    };
+    // A stripped executable keeps no symbol for `work`; its code is named
+    // after the address it was called at.
+    let Some(disassembly) = binutils("objdump", &["-d"], &binary) else {
+        return;
+    };
+    let entry = disassembly
+        .lines()
+        .find(|line| line.contains("<.text>:") || line.contains("<_start>:"))
+        .and_then(|line| u64::from_str_radix(line.split_whitespace().next()?, 16).ok())
+        .expect("a text section");
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 4\ni {:x} 4\n",
+        binary.display(),
+        entry + BIAS,
+        entry + 4 + BIAS
+    );
+    let profile = run(&trace);
+    let (name, file, line) = position(&profile, entry + 4 + BIAS);
+    assert_eq!(name, format!("0x{:x}", entry + BIAS));
+    assert_eq!((file.as_str(), line), ("???", 0));
+}
