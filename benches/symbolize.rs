@@ -7,9 +7,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use linegrind::calltree::CallTree;
 use linegrind::config::SimConfig;
 use linegrind::simulator::Simulator;
-use linegrind::calltree::CallTree;
 use linegrind::trace::{Event, ModuleMapping};
 use object::{Object, ObjectSymbol, SymbolKind};
 
@@ -42,7 +42,10 @@ fn trace(starts: &[u64], bias: u64) -> Vec<Event> {
     while events.len() < EVENTS {
         let callee = callees[next % callees.len()] + bias;
         next += 1;
-        events.push(Event::Instr { addr: driver, len: 4 });
+        events.push(Event::Instr {
+            addr: driver,
+            len: 4,
+        });
         events.push(Event::Call { target: callee });
         for i in 0..PER_FUNCTION {
             events.push(Event::Instr {

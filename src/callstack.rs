@@ -14,6 +14,11 @@
 //! otherwise the innermost frame returns. A `ret` with no frame pops
 //! nothing.
 //!
+//! With inlined functions shown, code inlined into a frame runs in frames of
+//! its own on top of it, one per level of inlining; they are entered and
+//! left as the instructions' inline chains change, and never match a
+//! return address.
+//!
 //! Two kinds of frame have no arc of their own. A *skipped* function's frame
 //! (`--fn-skip`, PLT stubs) charges its code to the call site in the nearest
 //! shown caller, which also makes the calls it contains. A *tail* frame,
@@ -25,7 +30,7 @@ use rustc_hash::FxHashMap;
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
 use crate::cost::Cost;
-use crate::program::InstrId;
+use crate::program::{FnId, InlineCall, InstrId};
 
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +60,8 @@ struct Frame {
     call: Call,
     /// Entered by a jump: returns together with the frame below.
     tail: bool,
+    /// For a frame of inlined code: the inlined function.
+    inlined: Option<FnId>,
     /// The context's cost when the call was made.
     enter: Cost,
 }
@@ -71,6 +78,8 @@ pub struct Context<C> {
     root_entry: Option<u64>,
     /// The innermost frame's `charge_to`, kept at hand for every event.
     charge_to: Option<InstrId>,
+    /// Frames of inlined code on top of the innermost call.
+    inline_depth: usize,
     /// Position in the back-dating tree.
     pub cursor: C,
 }
@@ -84,6 +93,7 @@ impl<C> Context<C> {
             pending: Pending::None,
             root_entry: None,
             charge_to: None,
+            inline_depth: 0,
             cursor,
         }
     }
@@ -130,7 +140,7 @@ impl<C> Context<C> {
         let transferred = match std::mem::replace(&mut self.pending, Pending::None) {
             Pending::None => false,
             Pending::Call(call) => {
-                self.push(call, false, backdate, now);
+                self.push(call, false, None, backdate, now);
                 true
             }
             Pending::Return => {
@@ -162,13 +172,57 @@ impl<C> Context<C> {
             entry,
             charge_to,
         };
-        self.push(call, true, backdate, now);
+        self.push(call, true, None, backdate, now);
+    }
+
+    /// How many of the inlined calls of `chain` (outermost first) the
+    /// frames of inlined code on top already are.
+    #[inline]
+    pub fn inlined_prefix(&self, chain: &[InlineCall]) -> usize {
+        let top = &self.frames[self.frames.len() - self.inline_depth..];
+        top.iter()
+            .zip(chain)
+            .take_while(|(frame, call)| frame.inlined == Some(call.func))
+            .count()
+    }
+
+    /// Leaves frames of inlined code until `keep` remain on top.
+    pub fn leave_inlined<B: Backdate<Cursor = C>>(
+        &mut self,
+        keep: usize,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        while self.inline_depth > keep {
+            self.pop(arcs, backdate, now);
+        }
+    }
+
+    /// Enters the inlined function `func` at `entry`, along `arc` (`None`
+    /// for a skipped function, charged to `charge_to`).
+    pub fn enter_inlined<B: Backdate<Cursor = C>>(
+        &mut self,
+        func: FnId,
+        (arc, charge_to): (Option<ArcId>, Option<InstrId>),
+        entry: u64,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        let call = Call {
+            arc,
+            return_addr: u64::MAX,
+            entry,
+            charge_to,
+        };
+        self.push(call, false, Some(func), backdate, now);
     }
 
     fn push<B: Backdate<Cursor = C>>(
         &mut self,
         call: Call,
         tail: bool,
+        inlined: Option<FnId>,
         backdate: &mut B,
         now: u64,
     ) {
@@ -176,9 +230,14 @@ impl<C> Context<C> {
             backdate.enter(&mut self.cursor, arc, now);
         }
         self.charge_to = call.charge_to;
+        self.inline_depth = match inlined {
+            Some(_) => self.inline_depth + 1,
+            None => 0,
+        };
         self.frames.push(Frame {
             call,
             tail,
+            inlined,
             enter: self.cost,
         });
     }
@@ -228,6 +287,16 @@ impl<C> Context<C> {
             backdate.leave(&mut self.cursor, now);
         }
         self.charge_to = self.frames.last().and_then(|f| f.call.charge_to);
+        self.inline_depth = match frame.inlined {
+            Some(_) => self.inline_depth - 1,
+            // Back in the caller: its frames of inlined code are on top.
+            None => self
+                .frames
+                .iter()
+                .rev()
+                .take_while(|f| f.inlined.is_some())
+                .count(),
+        };
         frame.tail
     }
 }

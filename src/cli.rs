@@ -112,6 +112,11 @@ struct SimArgs {
     #[arg(long = "fn-skip", value_name = "PATTERN")]
     fn_skip: Vec<String>,
 
+    /// Show inlined functions as functions of their own, called from the
+    /// code they were inlined into; needs DWARF (example: --show-inlined=yes).
+    #[arg(long = "show-inlined", value_name = "yes|no", default_value = "no", value_parser = yes_no, action = ArgAction::Set)]
+    show_inlined: bool,
+
     /// Skip PLT stubs, as Callgrind does by default (example: --skip-plt=no).
     #[arg(long = "skip-plt", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     skip_plt: bool,
@@ -141,7 +146,8 @@ impl Args {
                 };
                 let config =
                     SimConfig::new(args.i1, args.d1, args.ll, args.cache_use, args.backdate)?
-                        .with_skip(skip);
+                        .with_skip(skip)
+                        .with_inline_functions(args.show_inlined);
                 if !args.dump_instr && !args.dump_line {
                     return Err(ConfigError::new(
                         "--dump-instr=no and --dump-line=no leave cost lines without a position; \

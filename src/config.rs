@@ -25,6 +25,7 @@ pub struct SimConfig {
     cache_use: bool,
     backdate: bool,
     skip: SkipRules,
+    inline_functions: bool,
 }
 
 /// A combination of options that cannot be simulated.
@@ -80,12 +81,27 @@ impl SimConfig {
             cache_use,
             backdate: backdate && cache_use,
             skip: SkipRules::default(),
+            inline_functions: false,
         })
     }
 
     /// The same configuration, skipping the functions `skip` selects.
     pub fn with_skip(self, skip: SkipRules) -> SimConfig {
         SimConfig { skip, ..self }
+    }
+
+    /// The same configuration, showing inlined functions as functions of
+    /// their own, called from the code they were inlined into.
+    pub fn with_inline_functions(self, inline_functions: bool) -> SimConfig {
+        SimConfig {
+            inline_functions,
+            ..self
+        }
+    }
+
+    /// Whether inlined functions are shown as functions of their own.
+    pub fn inline_functions(&self) -> bool {
+        self.inline_functions
     }
 
     /// The functions whose cost goes to their callers.
@@ -134,6 +150,7 @@ impl Default for SimConfig {
             cache_use: true,
             backdate: true,
             skip: SkipRules::default(),
+            inline_functions: false,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::symbols::{FnRanges, ModuleId, OverlapError, SkipRules, Symbolizer};
+use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
 
 /// Index into [`Program::instrs`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,6 +37,17 @@ pub struct Instr {
     pub file: Option<FileId>,
     /// Source line, 0 when unknown.
     pub line: u32,
+    /// The chain of inlined calls it runs in (see [`Program::inlined`]); 0
+    /// when it is not inlined code or inlined functions are not shown.
+    pub inline: u32,
+}
+
+/// A call into inlined code: the inlined function, and a call site made up
+/// in the function it was inlined into, at the position of the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InlineCall {
+    pub func: FnId,
+    pub site: InstrId,
 }
 
 /// A function: named by symbols, or after its entry address.
@@ -108,6 +119,13 @@ pub struct Program {
     lines: FxHashMap<u64, (Option<FileId>, u32)>,
     symbolizer: Symbolizer,
     skip: SkipRules,
+    /// Show inlined functions as functions of their own.
+    inline: bool,
+    /// Chains of inlined calls, outermost first; chain `n` is `chains[n - 1]`.
+    chains: Vec<Vec<InlineCall>>,
+    chain_ids: FxHashMap<Vec<InlineCall>, u32>,
+    /// The made-up call site of each inlined call, by caller and position.
+    inline_sites: FxHashMap<(FnId, Option<FileId>, u32), InstrId>,
     /// Addresses resolved without a trace symbol; one must not cover them.
     unresolved: BTreeSet<u64>,
 }
@@ -118,12 +136,28 @@ impl Program {
         Program::default()
     }
 
-    /// Empty tables; functions matching `skip` will be skipped.
-    pub fn with_skip(skip: SkipRules) -> Program {
+    /// Empty tables; functions matching `skip` will be skipped, and with
+    /// `inline`, inlined functions are functions of their own.
+    pub fn with_options(skip: SkipRules, inline: bool) -> Program {
         Program {
             skip,
+            inline,
             ..Program::default()
         }
+    }
+
+    /// The inlined calls instruction `id` runs in, outermost first.
+    #[inline]
+    pub fn inlined(&self, id: InstrId) -> &[InlineCall] {
+        match self.instrs[id.0 as usize].inline {
+            0 => &[],
+            chain => &self.chains[chain as usize - 1],
+        }
+    }
+
+    /// Whether inlined functions are shown as functions of their own.
+    pub fn shows_inlined(&self) -> bool {
+        self.inline
     }
 
     /// Every distinct instruction, indexed by [`InstrId`].
@@ -246,12 +280,20 @@ impl Program {
     }
 
     fn add_instr(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
-        let (func, source) = self.resolve(addr, entry);
+        let (mut func, source, inlined) = self.resolve(addr, entry);
+        let mut inline = 0;
+        if !inlined.is_empty() {
+            (func, inline) = self.inline_chain(func, addr, inlined);
+        }
         let function = &self.functions[func.0 as usize];
         let (file, line) = match self.lines.get(&addr) {
             Some(&(file, line)) => (file.or(function.file), line),
             None => source.unwrap_or((function.file, function.line)),
         };
+        if function.file.is_none() && file.is_some() {
+            // A function known only by name takes the file of its first code.
+            self.functions[func.0 as usize].file = file;
+        }
         let id = InstrId(self.instrs.len() as u32);
         self.instrs.push(Instr {
             addr,
@@ -259,9 +301,51 @@ impl Program {
             func,
             file,
             line,
+            inline,
         });
         self.by_addr.insert(addr, id);
         id
+    }
+
+    /// The inlined calls from `outer` down to the code at `addr`: the
+    /// innermost inlined function and the chain's number.
+    fn inline_chain(&mut self, outer: FnId, addr: u64, frames: Vec<InlineFrame>) -> (FnId, u32) {
+        let object = self.functions[outer.0 as usize].object;
+        let mut caller = outer;
+        let mut chain = Vec::with_capacity(frames.len());
+        for frame in frames {
+            let (file, line) = match frame.call {
+                Some(call) => (Some(self.file_id(call.file)), call.line),
+                None => (None, 0),
+            };
+            let site = match self.inline_sites.get(&(caller, file, line)) {
+                Some(&site) => site,
+                None => {
+                    let site = InstrId(self.instrs.len() as u32);
+                    self.instrs.push(Instr {
+                        addr,
+                        len: 0,
+                        func: caller,
+                        file,
+                        line,
+                        inline: 0,
+                    });
+                    self.inline_sites.insert((caller, file, line), site);
+                    site
+                }
+            };
+            let key = FnKey::Named(object, frame.name.clone());
+            let func = self.function_id(key, frame.name, object, false);
+            chain.push(InlineCall { func, site });
+            caller = func;
+        }
+        if let Some(&id) = self.chain_ids.get(&chain) {
+            return (caller, id);
+        }
+        self.chains.push(chain.clone());
+        let id = self.chains.len() as u32;
+        self.chain_ids.insert(chain, id);
+        (caller, id)
     }
 
     /// The function a call to `target` enters.
@@ -269,19 +353,23 @@ impl Program {
         if let Some(&func) = self.callees.get(&target) {
             return func;
         }
-        let (func, _) = self.resolve(target, target);
+        let (func, _, _) = self.resolve(target, target);
         self.callees.insert(target, func);
         func
     }
 
     /// The function of `addr` and, from the object's debug information, its
-    /// source position.
-    fn resolve(&mut self, addr: u64, entry: u64) -> (FnId, Option<(Option<FileId>, u32)>) {
+    /// source position and (when shown) the functions inlined there.
+    fn resolve(
+        &mut self,
+        addr: u64,
+        entry: u64,
+    ) -> (FnId, Option<(Option<FileId>, u32)>, Vec<InlineFrame>) {
         if let Some(id) = self.ranges.find(addr) {
-            return (id, None);
+            return (id, None, Vec::new());
         }
         self.unresolved.insert(addr);
-        let found = self.symbolizer.resolve(addr);
+        let found = self.symbolizer.resolve(addr, self.inline);
         let source = found
             .source
             .map(|source| (Some(self.file_id(source.file)), source.line));
@@ -307,11 +395,11 @@ impl Program {
                 self.function_id(FnKey::Unnamed(module, entry), name, module, found.plt)
             }
         };
-        (func, source)
+        (func, source, found.inlined)
     }
 
     fn has_symbol(&mut self, addr: u64) -> bool {
-        self.ranges.find(addr).is_some() || self.symbolizer.resolve(addr).function.is_some()
+        self.ranges.find(addr).is_some() || self.symbolizer.resolve(addr, false).function.is_some()
     }
 
     /// The function for `key`, created with its entry, file and line.

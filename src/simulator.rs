@@ -94,7 +94,7 @@ impl<B: Backdate> Simulator<B> {
         let threads = Threads::new(&mut backdate);
         Simulator {
             caches: Hierarchy::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
-            program: Program::with_skip(config.skip().clone()),
+            program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
             arcs: Arcs::new(),
@@ -154,8 +154,11 @@ impl<B: Backdate> Simulator<B> {
         let (entry, transferred) =
             context.begin_instruction(addr, &mut self.arcs, &mut self.backdate, now);
         let instr = self.program.intern(addr, len, entry);
-        if instr.0 as usize == self.self_cost.len() {
-            self.self_cost.push(Cost::ZERO);
+        if self.self_cost.len() < self.program.instrs().len() {
+            // New instructions, and with inlined functions shown, made-up
+            // call sites of inlined calls.
+            self.self_cost
+                .resize(self.program.instrs().len(), Cost::ZERO);
         }
         if let (false, Some(last)) = (transferred, context.last_instr) {
             let func = self.program.instr(instr).func;
@@ -165,6 +168,16 @@ impl<B: Backdate> Simulator<B> {
                 let site = context.charged(last);
                 let call = enter(&self.program, &mut self.arcs, site, func, addr);
                 context.enter_by_jump(call.0, addr, call.1, &mut self.backdate, now);
+            }
+        }
+        if self.program.shows_inlined() {
+            let chain = self.program.inlined(instr);
+            let keep = context.inlined_prefix(chain);
+            context.leave_inlined(keep, &mut self.arcs, &mut self.backdate, now);
+            for call in &chain[keep..] {
+                let site = context.charged(call.site);
+                let arc = enter(&self.program, &mut self.arcs, site, call.func, addr);
+                context.enter_inlined(call.func, arc, addr, &mut self.backdate, now);
             }
         }
         context.last_instr = Some(instr);

@@ -24,6 +24,14 @@ pub struct SourceLine {
     pub line: u32,
 }
 
+/// One level of inlining at an address: the inlined function and where its
+/// caller called it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlineFrame {
+    pub name: String,
+    pub call: Option<SourceLine>,
+}
+
 /// A parsed ELF object.
 pub struct ElfObject {
     build_id: Option<Vec<u8>>,
@@ -102,6 +110,39 @@ impl ElfObject {
             }
         }
         outermost
+    }
+
+    /// The functions inlined at `svma`, outermost first: for each, its name
+    /// and the position of the call in the function it was inlined into.
+    pub fn inlined(&self, svma: u64) -> Vec<InlineFrame> {
+        let Ok(mut frames) = self.dwarf.find_frames(svma) else {
+            return Vec::new();
+        };
+        // Innermost first; each frame's location is the call of the frame
+        // inside it (the innermost's, the instruction itself).
+        let mut levels: Vec<(Option<String>, Option<SourceLine>)> = Vec::new();
+        while let Ok(Some(frame)) = frames.next() {
+            let name = frame
+                .function
+                .and_then(|name| name.demangle().ok().map(Cow::into_owned));
+            let location = frame.location.and_then(|location| {
+                Some(SourceLine {
+                    file: location.file?.to_string(),
+                    line: location.line.unwrap_or(0),
+                })
+            });
+            levels.push((name, location));
+        }
+        (0..levels.len().saturating_sub(1))
+            .rev()
+            .map(|k| InlineFrame {
+                name: levels[k]
+                    .0
+                    .clone()
+                    .unwrap_or_else(|| "(inlined)".to_string()),
+                call: levels[k + 1].1.clone(),
+            })
+            .collect()
     }
 
     /// The source file and line of the code at `svma`, from the line table:

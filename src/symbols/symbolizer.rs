@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::elf::{ElfObject, SourceLine};
+use super::elf::{ElfObject, InlineFrame, SourceLine};
 use super::module_map::{Module, ModuleId, ModuleMap};
 
 /// What symbols say about one runtime address.
@@ -21,6 +21,8 @@ pub struct Resolution {
     pub source: Option<SourceLine>,
     /// Whether it lies in a PLT section.
     pub plt: bool,
+    /// The functions inlined there, outermost first, when asked for.
+    pub inlined: Vec<InlineFrame>,
 }
 
 enum Loaded {
@@ -111,8 +113,9 @@ impl Symbolizer {
         self.modules.find(avma)
     }
 
-    /// Everything the symbols say about `avma`.
-    pub fn resolve(&mut self, avma: u64) -> Resolution {
+    /// Everything the symbols say about `avma`; the inlined functions only
+    /// with `inlined`.
+    pub fn resolve(&mut self, avma: u64, inlined: bool) -> Resolution {
         let Some(id) = self.modules.find(avma) else {
             return Resolution::default();
         };
@@ -146,6 +149,9 @@ impl Symbolizer {
             };
             resolution.source = object.source(svma);
             resolution.plt = object.is_plt(svma);
+            if inlined {
+                resolution.inlined = object.inlined(svma);
+            }
         }
         resolution
     }

@@ -90,8 +90,14 @@ fn without_instr_positions_costs_are_given_per_source_line() {
     assert!(lines.contains("positions: line\n"));
     // inner's 19 instructions all sit on line 4: one cost line.
     let inner = lines.split("fn=(4)\n").nth(1).unwrap();
-    assert!(inner.starts_with("4 19 4 0 0 1 0 0 1 0 250 0 250 0 64 64 64 64\n"), "{inner}");
-    assert!(lines.contains("calls=1 16\n"), "call targets carry only a line");
+    assert!(
+        inner.starts_with("4 19 4 0 0 1 0 0 1 0 250 0 250 0 64 64 64 64\n"),
+        "{inner}"
+    );
+    assert!(
+        lines.contains("calls=1 16\n"),
+        "call targets carry only a line"
+    );
     let instrs = render(Positions {
         instr: true,
         line: false,

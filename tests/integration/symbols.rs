@@ -14,6 +14,7 @@ use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::TextReader;
 
+use crate::annotate::check_annotate_reads;
 use crate::support::root;
 
 /// The bias the tests map executables at, as a PIE under a loader.
@@ -91,7 +92,11 @@ fn marker(source: &str, marker: &str) -> u32 {
 
 /// The address of symbol `name` in `nm` output (`-D` for dynamic symbols).
 fn symbol(binary: &Path, name: &str, dynamic: bool) -> Option<u64> {
-    let args: &[&str] = if dynamic { &["-D", "--defined-only"] } else { &[] };
+    let args: &[&str] = if dynamic {
+        &["-D", "--defined-only"]
+    } else {
+        &[]
+    };
     let text = binutils("nm", args, binary)?;
     text.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -108,19 +113,25 @@ fn run(trace: &str) -> Profile {
     simulate(&mut TextReader::new(trace.as_bytes()), SimConfig::default()).unwrap()
 }
 
+fn run_showing_inlined(trace: &str) -> Profile {
+    let config = SimConfig::default().with_inline_functions(true);
+    simulate(&mut TextReader::new(trace.as_bytes()), config).unwrap()
+}
+
 fn callgrind(profile: &Profile) -> String {
     let mut out = Vec::new();
     write_callgrind(&mut out, profile, "test", Positions::default()).unwrap();
     String::from_utf8(out).unwrap()
 }
 
-/// Function name, file and line of the instruction at runtime `addr`.
+/// Function name, file and line of the instruction at runtime `addr` (not
+/// a made-up call site of inlined code, which has no length).
 fn position(profile: &Profile, addr: u64) -> (String, String, u32) {
     let program = &profile.program;
     let instr = program
         .instrs()
         .iter()
-        .find(|instr| instr.addr == addr)
+        .find(|instr| instr.addr == addr && instr.len > 0)
         .unwrap_or_else(|| panic!("no instruction at {addr:#x}"));
     let file = instr.file.map_or("???", |file| program.file(file));
     (
@@ -162,6 +173,14 @@ fn functions_files_and_lines_of_a_c_program() {
         helper_addr + BIAS,
     );
     let profile = run(&trace);
+    let inlined = run_showing_inlined(&trace);
+    check_inlined_as_functions(&inlined, helper_addr + BIAS);
+    for (profile, what) in [
+        (&profile, "symbols.c"),
+        (&inlined, "symbols.c, inlined shown"),
+    ] {
+        check_annotate_reads(profile, Positions::default(), what, false);
+    }
     let (name, file, line) = position(&profile, loop_addr + BIAS);
     assert_eq!(name, "work");
     assert!(file.ends_with("symbols.c"), "{file}");
@@ -183,7 +202,32 @@ fn functions_files_and_lines_of_a_c_program() {
     // main switches to helper.h for the inlined line, as Callgrind does.
     let main_block = out.split("fn=(1) main\n").nth(1).unwrap();
     assert!(main_block.contains("fi=(2) "), "{out}");
-    assert!(main_block.lines().any(|l| l.starts_with("fi=(2) ") && l.ends_with("helper.h")));
+    assert!(
+        main_block
+            .lines()
+            .any(|l| l.starts_with("fi=(2) ") && l.ends_with("helper.h"))
+    );
+}
+
+/// With inlined functions shown, `helper` is a function main calls, at the
+/// line of the call in main.
+fn check_inlined_as_functions(profile: &Profile, helper_addr: u64) {
+    let (name, file, line) = position(profile, helper_addr);
+    assert_eq!(name, "helper");
+    assert!(file.ends_with("helper.h"));
+    assert_eq!(line, marker("helper.h", "helper-body"));
+    let program = &profile.program;
+    let call = profile
+        .arcs
+        .iter()
+        .find(|arc| program.function(arc.callee).name == "helper")
+        .expect("an arc into helper");
+    assert_eq!(program.function(profile.caller(call)).name, "main");
+    assert_eq!((call.calls, call.inclusive.0[0]), (1, 1));
+    let site = program.instr(call.call_site);
+    assert_eq!(site.line, marker("symbols.c", "main-helper"));
+    let out = callgrind(profile);
+    assert!(out.contains("cfn=(3) helper\n"), "{out}");
 }
 
 #[test]
@@ -210,8 +254,14 @@ fn cpp_names_are_demangled() {
 
 /// The C library the test programs link against.
 fn libc() -> Option<PathBuf> {
-    let candidates = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"];
-    let found = candidates.iter().map(PathBuf::from).find(|path| path.exists());
+    let candidates = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    ];
+    let found = candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists());
     if found.is_none() {
         eprintln!("skipped: no x86-64 glibc found");
     }
@@ -242,7 +292,10 @@ fn a_libc_function_reached_from_user_code_is_named() {
     let (name, _, _) = position(&profile, qsort + libc_bias);
     assert_eq!(name, "qsort");
     let out = callgrind(&profile);
-    assert!(out.contains(&format!("cob=(2) {}\n", libc.display())), "{out}");
+    assert!(
+        out.contains(&format!("cob=(2) {}\n", libc.display())),
+        "{out}"
+    );
     assert!(out.contains(&format!("calls=1 {qsort:#x} ")), "{out}");
 }
 
@@ -258,7 +311,11 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
     )
     .unwrap();
     let binary = dir.path().join("q");
-    let compiled = Command::new("cc").args(["-g", "-O1", "-o"]).arg(&binary).arg(&source).status();
+    let compiled = Command::new("cc")
+        .args(["-g", "-O1", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status();
     if !compiled.is_ok_and(|status| status.success()) {
         eprintln!("skipped: no C compiler");
         return;
@@ -276,7 +333,13 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
         .expect("main calls qsort through the PLT");
     let site = u64::from_str_radix(call_line.trim().split(':').next().unwrap(), 16).unwrap();
     let stub = u64::from_str_radix(
-        call_line.split("call").nth(1).unwrap().split_whitespace().next().unwrap(),
+        call_line
+            .split("call")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap(),
         16,
     )
     .unwrap();
@@ -326,7 +389,10 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
         .filter(|(instr, _)| profile.program.function(instr.func).name == "main")
         .map(|(_, cost)| cost.0[0])
         .sum();
-    assert_eq!(main_ir, 3, "the call, the stub and the instruction after the call");
+    assert_eq!(
+        main_ir, 3,
+        "the call, the stub and the instruction after the call"
+    );
     let (name, _, _) = position(&profile, qsort + libc_bias);
     assert_eq!(name, "qsort");
 }
@@ -391,4 +457,41 @@ fn a_stripped_executable_falls_back_to_addresses() {
     let (name, file, line) = position(&profile, entry + 4 + BIAS);
     assert_eq!(name, format!("0x{:x}", entry + BIAS));
     assert_eq!((file.as_str(), line), ("???", 0));
+}
+
+#[test]
+fn symbols_carried_in_the_trace_need_no_binary() {
+    // What the recorder embeds: the object's mapping, and the functions and
+    // source lines of the code that ran. The binary is not on this machine.
+    let profile = run("linegrind-trace text 1
+         object /build/app bias=555555554000 start=555555555000 end=555555556000
+         fn 555555555129 55555555514d work app.c 4
+         fn 55555555514d 555555555170 main app.c 12
+         line 555555555130 7
+         line 55555555515a 4 helper.h
+         i 55555555514d 4
+         call 555555555129
+         i 555555555129 4
+         i 555555555130 3
+         ret
+         i 555555555151 2
+         i 55555555515a 3");
+    assert!(profile.program.symbolizer().warnings().is_empty());
+    assert_eq!(
+        position(&profile, 0x5555_5555_5130),
+        ("work".into(), "app.c".into(), 7)
+    );
+    assert_eq!(
+        position(&profile, 0x5555_5555_5129),
+        ("work".into(), "app.c".into(), 4)
+    );
+    assert_eq!(
+        position(&profile, 0x5555_5555_515a),
+        ("main".into(), "helper.h".into(), 4)
+    );
+    let out = callgrind(&profile);
+    assert!(out.contains("ob=(1) /build/app\nfl=(1) app.c\nfn=(1) work\n0x1129 4 "), "{out}");
+    assert!(out.contains("fn=(2) main\n0x114d 12 "), "{out}");
+    assert!(out.contains("calls=1 0x1129 4\n"), "{out}");
+    assert!(out.contains("fi=(2) helper.h\n"), "{out}");
 }
