@@ -7,12 +7,18 @@
 //!
 //! Calls and returns take effect at the next instruction of the context, so
 //! that every access the call or return instruction makes (pushing or
-//! popping the return address) stays with that instruction's frame. A `ret`
-//! then lets the next instruction show where control went: if its address
-//! is the return address of some frame, that frame and every frame above it
-//! return (a longjmp or an unwinding exception skips frames this way);
-//! otherwise the innermost frame returns. A `ret` with no frame pops
-//! nothing.
+//! popping the return address) stays with that instruction's frame. What a
+//! return pops depends on what the trace says:
+//!
+//! - With the stack pointer (recorded traces give it at every block), the
+//!   rules are Callgrind's: each frame remembers the stack pointer at its
+//!   callee's entry; any block whose stack pointer is above a frame's
+//!   leaves that frame (a longjmp or an exception unwinding several frames);
+//!   a `ret` that does not leave the innermost frame is a jump.
+//! - Without it, the next instruction's address is matched against the
+//!   return addresses of the open calls: that frame and every frame above it
+//!   return; with no match the innermost frame returns. A `ret` with no
+//!   frame pops nothing.
 //!
 //! With inlined functions shown, code inlined into a frame runs in frames of
 //! its own on top of it, one per level of inlining; they are entered and
@@ -58,6 +64,8 @@ pub enum Pending {
 #[derive(Clone, Debug)]
 struct Frame {
     call: Call,
+    /// The stack pointer at the callee's entry, when the trace gives it.
+    sp: Option<u64>,
     /// Entered by a jump: returns together with the frame below.
     tail: bool,
     /// For a frame of inlined code: the inlined function.
@@ -73,7 +81,12 @@ pub struct Context<C> {
     pub cost: Cost,
     /// The most recent instruction, which data accesses and calls belong to.
     pub last_instr: Option<InstrId>,
+    /// The address after the most recent instruction: where sequential
+    /// code continues.
+    pub last_end: Option<u64>,
     pending: Pending,
+    /// The stack pointer at the next instruction, given at block starts.
+    sp: Option<u64>,
     /// Address of the first instruction, the entry of the outermost code.
     root_entry: Option<u64>,
     /// The innermost frame's `charge_to`, kept at hand for every event.
@@ -90,7 +103,9 @@ impl<C> Context<C> {
             frames: Vec::new(),
             cost: Cost::ZERO,
             last_instr: None,
+            last_end: None,
             pending: Pending::None,
+            sp: None,
             root_entry: None,
             charge_to: None,
             inline_depth: 0,
@@ -125,54 +140,120 @@ impl<C> Context<C> {
         self.charge_to.unwrap_or(instr)
     }
 
-    /// Applies the pending call or return now that the next instruction runs
-    /// at `addr`. Returns the entry address of the code it runs in (the
-    /// target of the innermost call, or the context's first instruction),
-    /// and whether a call or return took effect.
+    /// Takes the call or return the most recent instruction made.
     #[inline]
-    pub fn begin_instruction<B: Backdate<Cursor = C>>(
+    pub fn take_pending(&mut self) -> Pending {
+        std::mem::replace(&mut self.pending, Pending::None)
+    }
+
+    /// Records the stack pointer at the next instruction, which starts a
+    /// block.
+    pub fn set_sp(&mut self, sp: u64) {
+        self.sp = Some(sp);
+    }
+
+    /// Takes the stack pointer given for this instruction, if it starts a
+    /// block.
+    #[inline]
+    pub fn take_sp(&mut self) -> Option<u64> {
+        self.sp.take()
+    }
+
+    /// The entry address of the code about to run at `addr`: the target of
+    /// the innermost call, or the context's first instruction.
+    #[inline]
+    pub fn entry(&mut self, addr: u64) -> u64 {
+        match self.frames.last() {
+            Some(frame) => frame.call.entry,
+            None => *self.root_entry.get_or_insert(addr),
+        }
+    }
+
+    /// Enters a call. A call entered by a jump (`tail`, only without stack
+    /// pointers) returns together with the frame below it, whose return
+    /// address it takes.
+    pub fn push<B: Backdate<Cursor = C>>(
+        &mut self,
+        mut call: Call,
+        sp: Option<u64>,
+        tail: bool,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        if tail {
+            call.return_addr = self.frames.last().map_or(0, |f| f.call.return_addr);
+        }
+        self.push_frame(call, sp, tail, None, backdate, now);
+    }
+
+    /// Callgrind's test whether a `ret` arriving at `addr` with stack
+    /// pointer `sp` is a real return: it is when it leaves the innermost
+    /// frame, or keeps its stack pointer and lands on the return address of
+    /// one of the frames that share it. Returns how many frames with that
+    /// stack pointer it leaves, or `None` for a return that is a jump.
+    pub fn return_pops(&self, addr: u64, sp: u64) -> Option<usize> {
+        let Some(top) = self.frames.last() else {
+            return Some(0);
+        };
+        match top.sp {
+            Some(top_sp) if sp > top_sp => Some(1),
+            Some(top_sp) if sp == top_sp => self
+                .frames
+                .iter()
+                .rev()
+                .take_while(|f| f.sp == Some(sp))
+                .position(|f| f.call.return_addr == addr)
+                .map(|index| index + 1),
+            _ => None,
+        }
+    }
+
+    /// Callgrind's unwinding: leaves every frame entered with a stack
+    /// pointer below `sp`, and then up to `pops` more entered at `sp`.
+    /// Returns the number of frames left.
+    pub fn unwind_to_sp<B: Backdate<Cursor = C>>(
+        &mut self,
+        sp: u64,
+        mut pops: usize,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> usize {
+        let mut count = 0;
+        while let Some(top) = self.frames.last() {
+            let Some(top_sp) = top.sp else { break };
+            if top_sp < sp || (top_sp == sp && pops > 0) {
+                pops = pops.saturating_sub(1);
+                self.pop(arcs, backdate, now);
+                count += 1;
+            } else {
+                break;
+            }
+        }
+        count
+    }
+
+    /// Completes a `ret` without stack pointers: the frame whose return
+    /// address is `addr` and all above it return, or else the innermost.
+    pub fn return_to<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) -> (u64, bool) {
-        let transferred = match std::mem::replace(&mut self.pending, Pending::None) {
-            Pending::None => false,
-            Pending::Call(call) => {
-                self.push(call, false, None, backdate, now);
-                true
-            }
-            Pending::Return => {
-                self.complete_return(addr, arcs, backdate, now);
-                true
-            }
-        };
-        let entry = match self.frames.last() {
-            Some(frame) => frame.call.entry,
-            None => *self.root_entry.get_or_insert(addr),
-        };
-        (entry, transferred)
-    }
-
-    /// Enters a function by a jump to `entry` (a tail call): the new frame
-    /// replaces the innermost one and returns with it.
-    pub fn enter_by_jump<B: Backdate<Cursor = C>>(
-        &mut self,
-        arc: Option<ArcId>,
-        entry: u64,
-        charge_to: Option<InstrId>,
-        backdate: &mut B,
-        now: u64,
     ) {
-        let return_addr = self.frames.last().map_or(0, |f| f.call.return_addr);
-        let call = Call {
-            arc,
-            return_addr,
-            entry,
-            charge_to,
+        let keep = match self.frames.iter().rposition(|f| f.call.return_addr == addr) {
+            Some(index) => index,
+            None => self.frames.len().saturating_sub(1),
         };
-        self.push(call, true, None, backdate, now);
+        let mut tail = false;
+        while self.frames.len() > keep {
+            tail = self.pop(arcs, backdate, now);
+        }
+        // A frame entered by a jump returns together with the one it replaced.
+        while tail && !self.frames.is_empty() {
+            tail = self.pop(arcs, backdate, now);
+        }
     }
 
     /// How many of the inlined calls of `chain` (outermost first) the
@@ -215,12 +296,15 @@ impl<C> Context<C> {
             entry,
             charge_to,
         };
-        self.push(call, false, Some(func), backdate, now);
+        // The frame of inlined code shares its function's stack pointer.
+        let sp = self.frames.last().and_then(|f| f.sp);
+        self.push_frame(call, sp, false, Some(func), backdate, now);
     }
 
-    fn push<B: Backdate<Cursor = C>>(
+    fn push_frame<B: Backdate<Cursor = C>>(
         &mut self,
         call: Call,
+        sp: Option<u64>,
         tail: bool,
         inlined: Option<FnId>,
         backdate: &mut B,
@@ -236,31 +320,11 @@ impl<C> Context<C> {
         };
         self.frames.push(Frame {
             call,
+            sp,
             tail,
             inlined,
             enter: self.cost,
         });
-    }
-
-    fn complete_return<B: Backdate<Cursor = C>>(
-        &mut self,
-        addr: u64,
-        arcs: &mut Arcs,
-        backdate: &mut B,
-        now: u64,
-    ) {
-        let keep = match self.frames.iter().rposition(|f| f.call.return_addr == addr) {
-            Some(index) => index,
-            None => self.frames.len().saturating_sub(1),
-        };
-        let mut tail = false;
-        while self.frames.len() > keep {
-            tail = self.pop(arcs, backdate, now);
-        }
-        // A frame entered by a jump returns together with the one it replaced.
-        while tail && !self.frames.is_empty() {
-            tail = self.pop(arcs, backdate, now);
-        }
     }
 
     /// Returns from every active call, innermost first. A call not yet

@@ -348,6 +348,34 @@ impl Program {
         (caller, id)
     }
 
+    /// The function at `addr` as the symbols name it, and the object mapped
+    /// there, without adding an instruction; no function for code without
+    /// symbols that has not run yet.
+    pub fn function_at(&mut self, addr: u64) -> (Option<FnId>, Option<ModuleId>) {
+        let func = match self.by_addr.get(&addr) {
+            Some(&id) => Some(self.instrs[id.0 as usize].func),
+            None => self.ranges.find(addr),
+        };
+        if let Some(func) = func {
+            return (Some(func), self.functions[func.0 as usize].object);
+        }
+        let found = self.symbolizer.resolve(addr, false);
+        let func = match found.function {
+            Some((Some(start), name)) => Some(self.function_id(
+                FnKey::Symbol(found.module, start),
+                name,
+                found.module,
+                found.plt,
+            )),
+            Some((None, name)) => {
+                let key = FnKey::Named(found.module, name.clone());
+                Some(self.function_id(key, name, found.module, found.plt))
+            }
+            None => None,
+        };
+        (func, found.module)
+    }
+
     /// The function a call to `target` enters.
     pub fn callee(&mut self, target: u64) -> FnId {
         if let Some(&func) = self.callees.get(&target) {

@@ -116,6 +116,7 @@ impl<B: Backdate> Simulator<B> {
                 check_can_transfer(context, "`ret`")?;
                 context.mark_return();
             }
+            Event::StackPointer { sp } => self.threads.current().set_sp(sp),
             Event::Thread { tid } => self.threads.switch(tid, &mut self.backdate, now),
             Event::Signal { .. } => self.threads.enter_handler(&mut self.backdate, now),
             Event::SigReturn => self
@@ -151,24 +152,66 @@ impl<B: Backdate> Simulator<B> {
     fn instruction(&mut self, addr: u64, len: u32) {
         let now = self.instructions;
         let context = self.threads.current();
-        let (entry, transferred) =
-            context.begin_instruction(addr, &mut self.arcs, &mut self.backdate, now);
+        let sp = context.take_sp();
+        // A jump, or a return that is not one, may enter a function: see
+        // `entered_by_jump`.
+        let mut jumped = false;
+        let mut forced = false;
+        match context.take_pending() {
+            Pending::Call(call) => {
+                // Callgrind leaves frames the stack pointer has left first,
+                // and then takes the transfer for a return.
+                let left = sp.map_or(0, |sp| {
+                    context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
+                });
+                if left == 0 {
+                    context.push(call, sp, false, &mut self.backdate, now);
+                }
+            }
+            Pending::Return => match sp {
+                Some(sp) => match context.return_pops(addr, sp) {
+                    Some(pops) => {
+                        context.unwind_to_sp(sp, pops, &mut self.arcs, &mut self.backdate, now);
+                    }
+                    None => (jumped, forced) = (true, true),
+                },
+                None => context.return_to(addr, &mut self.arcs, &mut self.backdate, now),
+            },
+            Pending::None => {
+                jumped = context.last_instr.is_some()
+                    && (sp.is_some() || context.last_end != Some(addr));
+            }
+        }
+        if jumped {
+            let left = sp.map_or(0, |sp| {
+                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
+            });
+            if left == 0 {
+                if let Some(last) = context.last_instr {
+                    let call = entered_by_jump(&mut self.program, last, addr, sp.is_some(), forced);
+                    if let Some(callee) = call {
+                        let site = context.charged(last);
+                        let (arc, charge_to) =
+                            enter(&self.program, &mut self.arcs, site, callee, addr);
+                        let instr = self.program.instr(last);
+                        let call = Call {
+                            arc,
+                            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
+                            entry: addr,
+                            charge_to,
+                        };
+                        context.push(call, sp, sp.is_none(), &mut self.backdate, now);
+                    }
+                }
+            }
+        }
+        let entry = context.entry(addr);
         let instr = self.program.intern(addr, len, entry);
         if self.self_cost.len() < self.program.instrs().len() {
             // New instructions, and with inlined functions shown, made-up
             // call sites of inlined calls.
             self.self_cost
                 .resize(self.program.instrs().len(), Cost::ZERO);
-        }
-        if let (false, Some(last)) = (transferred, context.last_instr) {
-            let func = self.program.instr(instr).func;
-            if func != self.program.instr(last).func && self.program.function(func).entry == addr {
-                // A jump to another function's entry: a tail call, or a PLT
-                // stub jumping to its target. Callgrind treats it as a call.
-                let site = context.charged(last);
-                let call = enter(&self.program, &mut self.arcs, site, func, addr);
-                context.enter_by_jump(call.0, addr, call.1, &mut self.backdate, now);
-            }
         }
         if self.program.shows_inlined() {
             let chain = self.program.inlined(instr);
@@ -181,6 +224,7 @@ impl<B: Backdate> Simulator<B> {
             }
         }
         context.last_instr = Some(instr);
+        context.last_end = Some(addr.wrapping_add(u64::from(len)));
         let id = context.charged(instr);
         self.instructions += 1;
         let mut sink = Sink {
@@ -278,6 +322,32 @@ impl<B: Backdate> Simulator<B> {
             threads,
         )
     }
+}
+
+/// Whether a jump from instruction `last` to `addr` enters a function, as
+/// Callgrind decides: always for a return that was not one (`forced`);
+/// with stack pointers, a jump to a function's first instruction or into
+/// another object; without them (text traces), a jump to the first
+/// instruction of another function. Returns the function entered.
+fn entered_by_jump(
+    program: &mut Program,
+    last: InstrId,
+    addr: u64,
+    with_sp: bool,
+    forced: bool,
+) -> Option<FnId> {
+    let from = program.instr(last).func;
+    let (func, object) = program.function_at(addr);
+    let Some(func) = func else {
+        return forced.then(|| program.callee(addr));
+    };
+    let is_entry = program.function(func).entry == addr;
+    let enters = if with_sp {
+        is_entry || object != program.function(from).object
+    } else {
+        is_entry && func != from
+    };
+    (forced || enters).then_some(func)
 }
 
 /// Counts a call from `site` into `callee` at `target`: its arc, or for a

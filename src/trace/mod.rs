@@ -76,6 +76,10 @@ pub enum Event {
     Call { target: u64 },
     /// The most recent instruction returned.
     Return,
+    /// The next instruction of this thread starts a block and runs with
+    /// stack pointer `sp`: calls and returns then follow Callgrind's
+    /// stack-pointer rules.
+    StackPointer { sp: u64 },
     /// Following events belong to thread `tid`.
     Thread { tid: u32 },
     /// A signal handler starts in this thread, on a new isolated stack.

@@ -13,7 +13,7 @@ use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
 const DIRECTIVES: &str =
-    "fn, line, object, thread, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
+    "fn, line, object, thread, sp, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -132,6 +132,12 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
         b"ret" => {
             tokens.usage = "ret";
             Event::Return
+        }
+        b"sp" => {
+            tokens.usage = "sp ADDR";
+            Event::StackPointer {
+                sp: tokens.hex("ADDR")?,
+            }
         }
         b"thread" => {
             tokens.usage = "thread TID";
@@ -468,6 +474,7 @@ mod tests {
              r 0x600000 4\n\
              m 600008 2\n\
              call 401040\n\
+             sp 7ffff000\n\
              ret\n\
              signal 10\n\
              sigreturn\n\
@@ -519,6 +526,7 @@ mod tests {
                     size: 2
                 },
                 Event::Call { target: 0x401040 },
+                Event::StackPointer { sp: 0x7ffff000 },
                 Event::Return,
                 Event::Signal { signo: 10 },
                 Event::SigReturn,

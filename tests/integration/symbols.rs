@@ -490,7 +490,10 @@ fn symbols_carried_in_the_trace_need_no_binary() {
         ("main".into(), "helper.h".into(), 4)
     );
     let out = callgrind(&profile);
-    assert!(out.contains("ob=(1) /build/app\nfl=(1) app.c\nfn=(1) work\n0x1129 4 "), "{out}");
+    assert!(
+        out.contains("ob=(1) /build/app\nfl=(1) app.c\nfn=(1) work\n0x1129 4 "),
+        "{out}"
+    );
     assert!(out.contains("fn=(2) main\n0x114d 12 "), "{out}");
     assert!(out.contains("calls=1 0x1129 4\n"), "{out}");
     assert!(out.contains("fi=(2) helper.h\n"), "{out}");

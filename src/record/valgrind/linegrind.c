@@ -1,0 +1,586 @@
+/* linegrind: a Valgrind tool that records the instruction and memory-access
+   stream of a program for linegrind's trace-driven cache simulator.
+
+   It observes and writes; it analyses nothing. Each superblock is described
+   once, when it is instrumented (its instructions and, per instruction, its
+   data accesses and side exits, in program order); each run of it writes
+   its id and the stack pointer, then the address of every data access as it
+   happens, and an exit record when a side exit is taken. Thread switches,
+   signal delivery and return, mapped objects, section markers and
+   instrumentation toggles are written as they happen. Records go into a
+   large buffer written out with VG_(write) when full (format: README.md).
+
+   Copyright (C) 2026 the linegrind authors.
+
+   This program is free software; you can redistribute it and/or modify it
+   under the terms of the GNU General Public License as published by the
+   Free Software Foundation; either version 2 of the License, or (at your
+   option) any later version. */
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_threadstate.h"
+#include "valgrind.h"
+#include "callgrind.h"
+#include "linegrind.h"
+
+/* Moves a file descriptor out of the client's range, so that a program
+   closing or reusing descriptors cannot touch the trace. Core API, exported
+   by libcoregrind but not declared in the tool headers. */
+extern Int VG_(safe_fd)(Int oldfd);
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+/* ------------------------------------------------------------------ */
+
+#define BUFFER_SIZE (4 << 20)
+/* Room kept free so that any single record fits without a check. */
+#define RECORD_MAX 1024
+
+static const HChar* clo_out = NULL;
+static Bool clo_instr_atstart = True;
+
+static Int out_fd = -1;
+static UChar* buffer;
+static UInt used;
+static Bool recording;
+
+static void flush(void)
+{
+   UInt done = 0;
+   while (out_fd >= 0 && done < used) {
+      Int n = VG_(write)(out_fd, buffer + done, used - done);
+      if (n <= 0) {
+         VG_(umsg)("linegrind: cannot write the trace; recording stops\n");
+         VG_(close)(out_fd);
+         out_fd = -1;
+         break;
+      }
+      done += n;
+   }
+   used = 0;
+}
+
+static inline void room(UInt bytes)
+{
+   if (used + bytes > BUFFER_SIZE)
+      flush();
+}
+
+static inline void put_u8(UInt v)  { buffer[used++] = (UChar)v; }
+
+static inline void put_u16(UInt v)
+{
+   buffer[used++] = (UChar)v;
+   buffer[used++] = (UChar)(v >> 8);
+}
+
+static inline void put_u32(UInt v)
+{
+   put_u16(v & 0xffff);
+   put_u16(v >> 16);
+}
+
+static inline void put_u64(ULong v)
+{
+   put_u32((UInt)v);
+   put_u32((UInt)(v >> 32));
+}
+
+static void put_string(const HChar* s, UInt max)
+{
+   UInt len = VG_(strlen)(s);
+   if (len > max)
+      len = max;
+   put_u16(len);
+   VG_(memcpy)(buffer + used, s, len);
+   used += len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Runtime helpers, called from instrumented code                      */
+/* ------------------------------------------------------------------ */
+
+static VG_REGPARM(2) void lg_block(UWord id, UWord sp)
+{
+   if (!recording)
+      return;
+   room(RECORD_MAX);
+   put_u8('B');
+   put_u32((UInt)id);
+   put_u64(sp);
+}
+
+static VG_REGPARM(1) void lg_access(UWord addr)
+{
+   if (!recording)
+      return;
+   room(RECORD_MAX);
+   put_u8('A');
+   put_u64(addr);
+}
+
+static VG_REGPARM(2) void lg_guarded(UWord index, UWord addr)
+{
+   if (!recording)
+      return;
+   room(RECORD_MAX);
+   put_u8('G');
+   put_u16((UInt)index);
+   put_u64(addr);
+}
+
+static VG_REGPARM(1) void lg_exit(UWord index)
+{
+   if (!recording)
+      return;
+   room(RECORD_MAX);
+   put_u8('X');
+   put_u16((UInt)index);
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects: reported once, when code of theirs is first instrumented    */
+/* ------------------------------------------------------------------ */
+
+#define MAX_OBJECTS 4096
+static const DebugInfo* reported[MAX_OBJECTS];
+static Addr reported_text[MAX_OBJECTS];
+static UInt n_reported;
+
+static void report_object(Addr addr)
+{
+   const DebugInfo* di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), addr);
+   if (di == NULL)
+      return;
+   Addr text = VG_(DebugInfo_get_text_avma)(di);
+   for (UInt i = 0; i < n_reported; i++)
+      if (reported[i] == di && reported_text[i] == text)
+         return;
+   if (n_reported < MAX_OBJECTS) {
+      reported[n_reported] = di;
+      reported_text[n_reported] = text;
+      n_reported++;
+   }
+   const HChar* path = VG_(DebugInfo_get_filename)(di);
+   room(RECORD_MAX + 4096);
+   put_u8('O');
+   put_u64((ULong)VG_(DebugInfo_get_text_bias)(di));
+   put_u64(text);
+   put_u64(VG_(DebugInfo_get_text_size)(di));
+   put_string(path ? path : "", 4000);
+}
+
+/* ------------------------------------------------------------------ */
+/* Instrumentation                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Item kinds in a block description, per instruction, in program order. */
+#define ITEM_READ    1
+#define ITEM_WRITE   2
+#define ITEM_MODIFY  3
+#define ITEM_GUARDED 4   /* flag on an access: it may not happen */
+#define ITEM_EXIT    8   /* a side exit; low bits: its jump kind */
+
+#define KIND_BORING 0
+#define KIND_CALL   1
+#define KIND_RET    2
+#define KIND_OTHER  3
+
+#define MAX_INSTRS 1024
+#define MAX_ITEMS  4096
+
+typedef struct {
+   UShort offset;   /* from the first instruction */
+   UChar  len;
+   UShort first_item;
+   UShort n_items;
+} Instr;
+
+typedef struct {
+   UChar   kind;
+   UShort  size;
+   IRExpr* addr;      /* for merging a write into the read before it */
+   Int     stmt;      /* position of its dirty call in the output */
+} Item;
+
+static Instr instrs[MAX_INSTRS];
+static Item items[MAX_ITEMS];
+static UInt n_instrs, n_items, n_exits, n_guarded;
+static UInt next_block_id;
+
+static UChar jump_kind(IRJumpKind jk)
+{
+   switch (jk) {
+   case Ijk_Boring: return KIND_BORING;
+   case Ijk_Call:   return KIND_CALL;
+   case Ijk_Ret:    return KIND_RET;
+   default:         return KIND_OTHER;
+   }
+}
+
+static void call_helper(IRSB* sb, const HChar* name, void* fn, Int regparms,
+                        IRExpr** args, IRExpr* guard)
+{
+   IRDirty* di = unsafeIRDirty_0_N(regparms, name, VG_(fnptr_to_fnentry)(fn), args);
+   if (guard)
+      di->guard = guard;
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* Records one data access of the current instruction. A write of the same
+   size to the same address right after a read in one instruction becomes
+   one modify, as Callgrind merges them. */
+static void add_access(IRSB* sb, UChar kind, Int size, IRExpr* addr, IRExpr* guard)
+{
+   tl_assert(n_instrs > 0);
+   Instr* in = &instrs[n_instrs - 1];
+   if (kind == ITEM_WRITE && guard == NULL && in->n_items > 0) {
+      Item* last = &items[n_items - 1];
+      if (last->kind == ITEM_READ && last->size == size && eqIRAtom(last->addr, addr)) {
+         last->kind = ITEM_MODIFY;
+         return;
+      }
+   }
+   if (n_items >= MAX_ITEMS)
+      VG_(tool_panic)("linegrind: too many accesses in one superblock");
+   Item* it = &items[n_items++];
+   it->kind = kind | (guard ? ITEM_GUARDED : 0);
+   it->size = size;
+   it->addr = addr;
+   in->n_items++;
+   if (guard) {
+      IRExpr** args = mkIRExprVec_2(mkIRExpr_HWord(n_items - 1), addr);
+      call_helper(sb, "lg_guarded", lg_guarded, 2, args, guard);
+      n_guarded++;
+   } else {
+      call_helper(sb, "lg_access", lg_access, 1, mkIRExprVec_1(addr), NULL);
+   }
+}
+
+static void add_exit(IRSB* sb, IRJumpKind jk, IRExpr* guard)
+{
+   if (n_instrs == 0)
+      return;   /* an exit before the first instruction runs none of it */
+   if (n_items >= MAX_ITEMS)
+      VG_(tool_panic)("linegrind: too many items in one superblock");
+   Item* it = &items[n_items++];
+   it->kind = ITEM_EXIT | jump_kind(jk);
+   it->size = 0;
+   it->addr = NULL;
+   instrs[n_instrs - 1].n_items++;
+   IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord(n_exits));
+   call_helper(sb, "lg_exit", lg_exit, 1, args, guard);
+   n_exits++;
+}
+
+static void describe_block(UInt id, Addr start, UChar end_kind)
+{
+   room(RECORD_MAX + 4 * MAX_INSTRS + 3 * MAX_ITEMS);
+   put_u8('D');
+   put_u32(id);
+   put_u64(start);
+   put_u16(n_instrs);
+   put_u8(end_kind);
+   for (UInt i = 0; i < n_instrs; i++) {
+      put_u16(instrs[i].offset);
+      put_u8(instrs[i].len);
+      put_u16(instrs[i].n_items);
+      for (UInt k = 0; k < instrs[i].n_items; k++) {
+         Item* it = &items[instrs[i].first_item + k];
+         put_u8(it->kind);
+         put_u16(it->size);
+      }
+   }
+}
+
+static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
+                           const VexGuestLayout* layout,
+                           const VexGuestExtents* vge,
+                           const VexArchInfo* archinfo_host,
+                           IRType word_ty, IRType host_word_ty)
+{
+   if (word_ty != host_word_ty)
+      VG_(tool_panic)("linegrind: host and guest word sizes differ");
+
+   IRSB* sb = deepCopyIRSBExceptStmts(sb_in);
+   Int i = 0;
+   /* Statements before the first instruction mark (none in practice). */
+   for (; i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark; i++)
+      addStmtToIRSB(sb, sb_in->stmts[i]);
+   if (i == sb_in->stmts_used)
+      return sb;
+
+   Addr start = (Addr)sb_in->stmts[i]->Ist.IMark.addr;
+   UInt id = next_block_id++;
+   n_instrs = n_items = n_exits = n_guarded = 0;
+
+   /* The block's run: its id and the stack pointer on entry. */
+   IRTemp sp = newIRTemp(sb->tyenv, word_ty);
+   addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, word_ty)));
+   call_helper(sb, "lg_block", lg_block, 2,
+               mkIRExprVec_2(mkIRExpr_HWord(id), IRExpr_RdTmp(sp)), NULL);
+   report_object(start);
+
+   for (; i < sb_in->stmts_used; i++) {
+      IRStmt* st = sb_in->stmts[i];
+      switch (st->tag) {
+      case Ist_IMark: {
+         if (n_instrs >= MAX_INSTRS)
+            VG_(tool_panic)("linegrind: too many instructions in one superblock");
+         Addr addr = (Addr)st->Ist.IMark.addr;
+         Instr* in = &instrs[n_instrs++];
+         in->offset = (UShort)(addr - start);
+         in->len = (UChar)st->Ist.IMark.len;
+         in->first_item = n_items;
+         in->n_items = 0;
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_WrTmp: {
+         IRExpr* data = st->Ist.WrTmp.data;
+         if (data->tag == Iex_Load)
+            add_access(sb, ITEM_READ, sizeofIRType(data->Iex.Load.ty),
+                       data->Iex.Load.addr, NULL);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_Store: {
+         IRType ty = typeOfIRExpr(sb_in->tyenv, st->Ist.Store.data);
+         add_access(sb, ITEM_WRITE, sizeofIRType(ty), st->Ist.Store.addr, NULL);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_LoadG: {
+         IRLoadG* lg = st->Ist.LoadG.details;
+         IRType ty = Ity_INVALID, wide = Ity_INVALID;
+         typeOfIRLoadGOp(lg->cvt, &wide, &ty);
+         add_access(sb, ITEM_READ, sizeofIRType(ty), lg->addr, lg->guard);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_StoreG: {
+         IRStoreG* sg = st->Ist.StoreG.details;
+         IRType ty = typeOfIRExpr(sb_in->tyenv, sg->data);
+         add_access(sb, ITEM_WRITE, sizeofIRType(ty), sg->addr, sg->guard);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_CAS: {
+         IRCAS* cas = st->Ist.CAS.details;
+         Int size = sizeofIRType(typeOfIRExpr(sb_in->tyenv, cas->dataLo));
+         if (cas->dataHi != NULL)
+            size *= 2;
+         add_access(sb, ITEM_READ, size, cas->addr, NULL);
+         add_access(sb, ITEM_WRITE, size, cas->addr, NULL);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_LLSC: {
+         if (st->Ist.LLSC.storedata == NULL) {
+            IRType ty = typeOfIRTemp(sb_in->tyenv, st->Ist.LLSC.result);
+            add_access(sb, ITEM_READ, sizeofIRType(ty), st->Ist.LLSC.addr, NULL);
+         } else {
+            IRType ty = typeOfIRExpr(sb_in->tyenv, st->Ist.LLSC.storedata);
+            add_access(sb, ITEM_WRITE, sizeofIRType(ty), st->Ist.LLSC.addr, NULL);
+         }
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_Dirty: {
+         IRDirty* d = st->Ist.Dirty.details;
+         if (d->mFx != Ifx_None) {
+            Bool always = d->guard == NULL
+               || (d->guard->tag == Iex_Const && d->guard->Iex.Const.con->Ico.U1);
+            IRExpr* guard = always ? NULL : d->guard;
+            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+               add_access(sb, ITEM_READ, d->mSize, d->mAddr, guard);
+            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+               add_access(sb, ITEM_WRITE, d->mSize, d->mAddr, guard);
+         }
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_Exit:
+         add_exit(sb, st->Ist.Exit.jk, st->Ist.Exit.guard);
+         addStmtToIRSB(sb, st);
+         break;
+      default:
+         addStmtToIRSB(sb, st);
+         break;
+      }
+   }
+   describe_block(id, start, jump_kind(sb_in->jumpkind));
+   return sb;
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads, signals, client requests, fork                              */
+/* ------------------------------------------------------------------ */
+
+static ThreadId last_tid = VG_INVALID_THREADID;
+
+static void lg_start_client_code(ThreadId tid, ULong blocks_done)
+{
+   if (tid == last_tid)
+      return;
+   last_tid = tid;
+   room(RECORD_MAX);
+   put_u8('T');
+   put_u32(tid);
+}
+
+static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
+{
+   lg_start_client_code(tid, 0);
+   room(RECORD_MAX);
+   put_u8('S');
+   put_u32(sig);
+}
+
+static void lg_post_deliver_signal(ThreadId tid, Int sig)
+{
+   lg_start_client_code(tid, 0);
+   room(RECORD_MAX);
+   put_u8('R');
+   put_u32(sig);
+}
+
+static void set_recording(Bool on)
+{
+   if (recording == on)
+      return;
+   recording = on;
+   room(RECORD_MAX);
+   put_u8('I');
+   put_u8(on);
+}
+
+static Bool lg_client_request(ThreadId tid, UWord* args, UWord* ret)
+{
+   switch (args[0]) {
+   case VG_USERREQ__LINEGRIND_BEGIN:
+   case VG_USERREQ__LINEGRIND_END: {
+      const HChar* name = (const HChar*)args[1];
+      lg_start_client_code(tid, 0);
+      room(RECORD_MAX + 256);
+      put_u8('M');
+      put_u8(args[0] == VG_USERREQ__LINEGRIND_END);
+      put_string(name ? name : "", 200);
+      *ret = 0;
+      return True;
+   }
+   case VG_USERREQ__START_INSTRUMENTATION:
+      set_recording(True);
+      *ret = 0;
+      return True;
+   case VG_USERREQ__STOP_INSTRUMENTATION:
+      set_recording(False);
+      *ret = 0;
+      return True;
+   default:
+      return False;
+   }
+}
+
+/* A forked child must not write into its parent's trace: it is not
+   recorded, and what the parent had buffered is the parent's to write. */
+static void lg_atfork_child(ThreadId tid)
+{
+   used = 0;
+   recording = False;
+   if (out_fd >= 0)
+      VG_(close)(out_fd);
+   out_fd = -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options and life cycle                                              */
+/* ------------------------------------------------------------------ */
+
+static Bool lg_process_cmd_line_option(const HChar* arg)
+{
+   if VG_STR_CLO(arg, "--lg-out", clo_out) {}
+   else if VG_BOOL_CLO(arg, "--instr-atstart", clo_instr_atstart) {}
+   else
+      return False;
+   return True;
+}
+
+static void lg_print_usage(void)
+{
+   VG_(printf)(
+"    --lg-out=<file>           write the raw event stream to <file> (a FIFO\n"
+"                              that `linegrind record` reads) [required]\n"
+"    --instr-atstart=no|yes    record from the start? [yes]\n"
+   );
+}
+
+static void lg_print_debug_usage(void)
+{
+   VG_(printf)("    (none)\n");
+}
+
+static void lg_post_clo_init(void)
+{
+   /* Callgrind's instruction stream: superblocks end at every branch. */
+   VG_(clo_vex_control).guest_chase = False;
+   if (clo_out == NULL)
+      VG_(fmsg_bad_option)("--lg-out", "linegrind needs --lg-out=<file>\n");
+   SysRes res = VG_(open)(clo_out, VKI_O_WRONLY, 0);
+   if (sr_isError(res))
+      VG_(fmsg_bad_option)("--lg-out", "cannot open %s for writing\n", clo_out);
+   out_fd = VG_(safe_fd)(sr_Res(res));
+   buffer = VG_(malloc)("lg.buffer", BUFFER_SIZE);
+   put_u8('L');
+   put_u8('G');
+   put_u8('R');
+   put_u8('1');
+   set_recording(clo_instr_atstart);
+   if (!clo_instr_atstart) {
+      /* Say so even though nothing changed. */
+      put_u8('I');
+      put_u8(0);
+   }
+}
+
+static void lg_fini(Int exitcode)
+{
+   room(RECORD_MAX);
+   put_u8('E');
+   put_u32((UInt)exitcode);
+   flush();
+   if (out_fd >= 0)
+      VG_(close)(out_fd);
+   out_fd = -1;
+}
+
+static void lg_pre_clo_init(void)
+{
+   VG_(details_name)("linegrind");
+   VG_(details_version)(NULL);
+   VG_(details_description)("a trace recorder for linegrind");
+   VG_(details_copyright_author)("Copyright (C) 2026, the linegrind authors.");
+   VG_(details_bug_reports_to)(VG_BUGS_TO);
+   VG_(details_avg_translation_sizeB)(500);
+
+   VG_(basic_tool_funcs)(lg_post_clo_init, lg_instrument, lg_fini);
+   VG_(needs_command_line_options)(lg_process_cmd_line_option,
+                                   lg_print_usage, lg_print_debug_usage);
+   VG_(needs_client_requests)(lg_client_request);
+   VG_(track_start_client_code)(lg_start_client_code);
+   VG_(track_pre_deliver_signal)(lg_pre_deliver_signal);
+   VG_(track_post_deliver_signal)(lg_post_deliver_signal);
+   VG_(atfork)(NULL, NULL, lg_atfork_child);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(lg_pre_clo_init)
