@@ -115,6 +115,8 @@ pub struct Program {
     callees: FxHashMap<u64, FnId>,
     /// Function ranges given by the trace.
     ranges: FnRanges<FnId>,
+    /// PLT ranges given by the trace.
+    plt: FnRanges<()>,
     /// Source positions given by the trace, by runtime address.
     lines: FxHashMap<u64, (Option<FileId>, u32)>,
     symbolizer: Symbolizer,
@@ -249,6 +251,12 @@ impl Program {
         Ok(id)
     }
 
+    /// Marks `[start, end)` as PLT stubs, as the trace says; ranges that
+    /// overlap an earlier one are ignored.
+    pub fn add_plt(&mut self, start: u64, end: u64) {
+        let _ = self.plt.insert(start, end, ());
+    }
+
     /// Records the source position of the instruction at `addr`, given by
     /// the trace; without a file, the function's file is meant.
     pub fn add_line(
@@ -359,7 +367,8 @@ impl Program {
         if let Some(func) = func {
             return (Some(func), self.functions[func.0 as usize].object);
         }
-        let found = self.symbolizer.resolve(addr, false);
+        let mut found = self.symbolizer.resolve(addr, false);
+        found.plt |= self.plt.find(addr).is_some();
         let func = match found.function {
             Some((Some(start), name)) => Some(self.function_id(
                 FnKey::Symbol(found.module, start),
@@ -397,7 +406,8 @@ impl Program {
             return (id, None, Vec::new());
         }
         self.unresolved.insert(addr);
-        let found = self.symbolizer.resolve(addr, self.inline);
+        let mut found = self.symbolizer.resolve(addr, self.inline);
+        found.plt |= self.plt.find(addr).is_some();
         let source = found
             .source
             .map(|source| (Some(self.file_id(source.file)), source.line));

@@ -4,15 +4,19 @@
 //! the current thread. Readers never hold the whole trace: they yield one
 //! event at a time and can say where in the input the last one came from.
 
+pub mod binary;
+pub mod block;
+mod convert;
 mod error;
 mod text;
 
+pub use convert::{Blocker, TextWriter};
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use text::TextReader;
 
 /// A data access kind. A modify reads and writes the same bytes in one
 /// instruction and counts as one write, as in Callgrind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     Read,
     Write,
@@ -98,6 +102,8 @@ pub enum Event {
     Line(Box<LineSymbol>),
     /// An ELF object mapped into the process.
     Module(Box<ModuleMapping>),
+    /// The code in `[start, end)` is PLT stubs.
+    Plt { start: u64, end: u64 },
 }
 
 /// A streaming source of events.

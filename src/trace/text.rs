@@ -12,8 +12,8 @@ use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, 
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
-const DIRECTIVES: &str =
-    "fn, line, object, thread, sp, i, r, w, m, call, ret, signal, sigreturn, mark, alloc, free";
+const DIRECTIVES: &str = "fn, line, plt, object, thread, sp, i, r, w, m, call, ret, signal, \
+                          sigreturn, mark, alloc, free";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -214,6 +214,17 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             let file = tokens.optional_text("FILE")?;
             Event::Line(Box::new(LineSymbol { addr, line, file }))
         }
+        b"plt" => {
+            tokens.usage = "plt START END";
+            let start = tokens.hex("START")?;
+            let end = tokens.hex("END")?;
+            if end <= start {
+                return Err(tokens.error(format!(
+                    "empty range {start:x}..{end:x} in `plt START END`: END must be above START"
+                )));
+            }
+            Event::Plt { start, end }
+        }
         b"object" => {
             tokens.usage = "object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]";
             object(tokens)?
@@ -404,8 +415,27 @@ impl<'a> Tokens<'a> {
         }
     }
 
+    /// A name or path: UTF-8, with `%XX` standing for the byte `XX`, so that
+    /// blanks, `#` and `%` itself can be written.
     fn utf8(&self, token: &[u8], what: &str) -> Result<String, TraceError> {
-        String::from_utf8(token.to_vec())
+        let mut bytes = Vec::with_capacity(token.len());
+        let mut rest = token;
+        while let Some((&byte, tail)) = rest.split_first() {
+            if byte == b'%' {
+                let value = tail.get(..2).and_then(parse_hex).ok_or_else(|| {
+                    self.error(format!(
+                        "bad escape in {what} of `{}`: `%` must be followed by two hex digits",
+                        self.usage
+                    ))
+                })?;
+                bytes.push(value as u8);
+                rest = &tail[2..];
+            } else {
+                bytes.push(byte);
+                rest = tail;
+            }
+        }
+        String::from_utf8(bytes)
             .map_err(|_| self.error(format!("{what} in `{}` is not valid UTF-8", self.usage)))
     }
 }
@@ -485,7 +515,8 @@ mod tests {
              object /usr/lib/libc.so.6 bias=7f0000000000 build-id=0aFF\n\
              object ./app start=1000 end=2000\n\
              line 401004 13\n\
-             line 401008 7 vector.h\n",
+             line 401008 7 vector.h\n\
+             plt 401020 401040\n",
         )
         .unwrap();
         assert_eq!(
@@ -565,8 +596,24 @@ mod tests {
                     line: 7,
                     file: Some("vector.h".into())
                 })),
+                Event::Plt {
+                    start: 0x401020,
+                    end: 0x401040
+                },
             ]
         );
+    }
+
+    #[test]
+    fn names_may_escape_blanks_hashes_and_percents() {
+        let events =
+            read_all("linegrind-trace text 1\nfn 10 20 f(int,%20char)%23x%25 a%20b.c 3\n").unwrap();
+        let Event::Function(function) = &events[0] else {
+            panic!("not a function: {events:?}");
+        };
+        assert_eq!(function.name, "f(int, char)#x%");
+        assert_eq!(function.file.as_deref(), Some("a b.c"));
+        assert!(error("linegrind-trace text 1\nfn 10 20 f%2\n").contains("bad escape"));
     }
 
     #[test]

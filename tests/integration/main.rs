@@ -3,6 +3,7 @@
 mod annotate;
 mod attribution;
 mod backdate_reference;
+mod binary_format;
 mod cli;
 mod golden;
 mod hand_computed;

@@ -1,0 +1,473 @@
+//! The binary trace format's framing and shared encodings (see
+//! `docs/binary-format.md`): the file header, chunks with checksums, block
+//! descriptions and control records.
+
+use super::varint::{self, Cursor, Malformed};
+use crate::trace::block::{BlockDef, BlockInstr, Item, JumpKind};
+use crate::trace::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping};
+
+/// The first bytes of every binary trace.
+pub const MAGIC: &[u8; 8] = b"LGTRACE\0";
+/// The format version this linegrind writes and reads.
+pub const VERSION: u16 = 1;
+/// Magic, version, reserved.
+pub const HEADER_LEN: usize = 12;
+/// Kind, flags, reserved, stored length, raw length, CRC-32.
+pub const CHUNK_HEADER_LEN: usize = 16;
+/// The file ends with the offset of its END chunk.
+pub const TRAILER_LEN: usize = 8;
+/// Chunk flag: the payload is zstd-compressed.
+pub const FLAG_ZSTD: u8 = 1;
+/// Largest payload accepted, compressed or not, so that a corrupt length
+/// cannot ask for an absurd allocation.
+pub const MAX_CHUNK: u32 = 64 << 20;
+
+/// What a chunk holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkKind {
+    /// Key/value metadata: the command line and who recorded it.
+    Meta = 1,
+    /// Block descriptions, numbered on from the previous chunk's.
+    Blocks = 3,
+    /// The dynamic stream: block runs and control records.
+    Events = 4,
+    /// The symbol table carried by the trace: control records for modules,
+    /// functions, lines and PLT ranges.
+    Symbols = 5,
+    /// Totals and where the symbols are; marks a complete file.
+    End = 6,
+}
+
+impl ChunkKind {
+    pub fn from_code(code: u8) -> Option<ChunkKind> {
+        Some(match code {
+            1 => ChunkKind::Meta,
+            3 => ChunkKind::Blocks,
+            4 => ChunkKind::Events,
+            5 => ChunkKind::Symbols,
+            6 => ChunkKind::End,
+            _ => return None,
+        })
+    }
+}
+
+/// The header of one chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    pub kind: u8,
+    pub flags: u8,
+    pub stored_len: u32,
+    pub raw_len: u32,
+    pub crc: u32,
+}
+
+impl ChunkHeader {
+    pub fn encode(&self) -> [u8; CHUNK_HEADER_LEN] {
+        let mut out = [0u8; CHUNK_HEADER_LEN];
+        out[0] = self.kind;
+        out[1] = self.flags;
+        out[4..8].copy_from_slice(&self.stored_len.to_le_bytes());
+        out[8..12].copy_from_slice(&self.raw_len.to_le_bytes());
+        out[12..16].copy_from_slice(&self.crc.to_le_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8; CHUNK_HEADER_LEN]) -> ChunkHeader {
+        let word = |at: usize| {
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        ChunkHeader {
+            kind: bytes[0],
+            flags: bytes[1],
+            stored_len: word(4),
+            raw_len: word(8),
+            crc: word(12),
+        }
+    }
+}
+
+/// Record tags of the dynamic stream: the low two bits of a record's first
+/// varint. A block run's id is the rest; a control record's subtype too.
+pub const RUN_NO_SP: u64 = 0;
+pub const RUN_SP_DELTA: u64 = 1;
+pub const CONTROL: u64 = 2;
+pub const RUN_SP_SAME: u64 = 3;
+
+/// Control record subtypes.
+mod control {
+    pub const THREAD: u64 = 0;
+    pub const SIGNAL: u64 = 1;
+    pub const SIGRETURN: u64 = 2;
+    pub const MARK_BEGIN: u64 = 3;
+    pub const MARK_END: u64 = 4;
+    pub const ALLOC: u64 = 5;
+    pub const FREE: u64 = 6;
+    pub const RECORDING: u64 = 7;
+    pub const CALL: u64 = 8;
+    pub const RETURN: u64 = 9;
+    pub const MODULE: u64 = 10;
+    pub const FUNCTION: u64 = 11;
+    pub const LINE: u64 = 12;
+    pub const PLT: u64 = 13;
+    pub const STACK_POINTER: u64 = 14;
+    pub const INSTR: u64 = 15;
+    pub const DATA: u64 = 16;
+    pub const RESUME: u64 = 17;
+}
+
+/// A record of the dynamic stream that is not a block run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// An event with its own record.
+    Event(Event),
+    /// Recording was switched off or on (client requests): what happens in
+    /// between is not in the trace.
+    Recording(bool),
+    /// A chunk of the stream starts in this thread (not an event: it only
+    /// lets the chunk decode on its own).
+    Resume { thread: u32 },
+}
+
+/// Appends control record `control`.
+pub fn put_control(out: &mut Vec<u8>, control: &Control) {
+    let tag = |out: &mut Vec<u8>, subtype: u64| varint::put(out, subtype << 2 | CONTROL);
+    let text = |out: &mut Vec<u8>, text: &str| varint::put_bytes(out, text.as_bytes());
+    let optional = |out: &mut Vec<u8>, value: &Option<String>| match value {
+        Some(value) => {
+            out.push(1);
+            varint::put_bytes(out, value.as_bytes());
+        }
+        None => out.push(0),
+    };
+    let event = match control {
+        Control::Recording(on) => {
+            tag(out, control::RECORDING);
+            out.push(u8::from(*on));
+            return;
+        }
+        Control::Resume { thread } => {
+            tag(out, control::RESUME);
+            varint::put(out, u64::from(*thread));
+            return;
+        }
+        Control::Event(event) => event,
+    };
+    match event {
+        Event::Thread { tid } => {
+            tag(out, control::THREAD);
+            varint::put(out, u64::from(*tid));
+        }
+        Event::Signal { signo } => {
+            tag(out, control::SIGNAL);
+            varint::put(out, u64::from(*signo));
+        }
+        Event::SigReturn => tag(out, control::SIGRETURN),
+        Event::Mark { edge, name } => {
+            let subtype = match edge {
+                MarkEdge::Begin => control::MARK_BEGIN,
+                MarkEdge::End => control::MARK_END,
+            };
+            tag(out, subtype);
+            text(out, name);
+        }
+        Event::Alloc { addr, size } => {
+            tag(out, control::ALLOC);
+            varint::put(out, *addr);
+            varint::put(out, *size);
+        }
+        Event::Free { addr } => {
+            tag(out, control::FREE);
+            varint::put(out, *addr);
+        }
+        Event::Call { target } => {
+            tag(out, control::CALL);
+            varint::put(out, *target);
+        }
+        Event::Return => tag(out, control::RETURN),
+        Event::StackPointer { sp } => {
+            tag(out, control::STACK_POINTER);
+            varint::put(out, *sp);
+        }
+        Event::Instr { addr, len } => {
+            tag(out, control::INSTR);
+            varint::put(out, *addr);
+            varint::put(out, u64::from(*len));
+        }
+        Event::Data { access, addr, size } => {
+            tag(out, control::DATA);
+            out.push(access_code(*access));
+            varint::put(out, *addr);
+            varint::put(out, u64::from(*size));
+        }
+        Event::Module(module) => {
+            tag(out, control::MODULE);
+            text(out, &module.path);
+            varint::put(out, module.bias);
+            match module.range {
+                Some((start, end)) => {
+                    out.push(1);
+                    varint::put(out, start);
+                    varint::put(out, end);
+                }
+                None => out.push(0),
+            }
+            match &module.build_id {
+                Some(id) => {
+                    out.push(1);
+                    varint::put_bytes(out, id);
+                }
+                None => out.push(0),
+            }
+        }
+        Event::Function(function) => {
+            tag(out, control::FUNCTION);
+            varint::put(out, function.start);
+            varint::put(out, function.end);
+            text(out, &function.name);
+            optional(out, &function.file);
+            varint::put(out, u64::from(function.line));
+        }
+        Event::Line(line) => {
+            tag(out, control::LINE);
+            varint::put(out, line.addr);
+            varint::put(out, u64::from(line.line));
+            optional(out, &line.file);
+        }
+        Event::Plt { start, end } => {
+            tag(out, control::PLT);
+            varint::put(out, *start);
+            varint::put(out, *end);
+        }
+    }
+}
+
+/// Why a chunk's content cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Corrupt {
+    /// Position in the decoded payload.
+    pub pos: usize,
+    pub what: String,
+}
+
+impl From<Malformed> for Corrupt {
+    fn from(err: Malformed) -> Corrupt {
+        Corrupt {
+            pos: err.pos,
+            what: "a record runs past the end of its chunk".into(),
+        }
+    }
+}
+
+fn corrupt(cursor: &Cursor, what: impl Into<String>) -> Corrupt {
+    Corrupt {
+        pos: cursor.pos(),
+        what: what.into(),
+    }
+}
+
+/// Reads the control record of `subtype` (its tag already read).
+pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt> {
+    let text = |cursor: &mut Cursor| -> Result<String, Corrupt> {
+        let bytes = cursor.bytes()?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| corrupt(cursor, "a name is not UTF-8"))
+    };
+    let optional = |cursor: &mut Cursor| -> Result<Option<String>, Corrupt> {
+        match cursor.byte()? {
+            0 => Ok(None),
+            _ => text(cursor).map(Some),
+        }
+    };
+    let small = |cursor: &mut Cursor, what: &str| -> Result<u32, Corrupt> {
+        let value = cursor.varint()?;
+        u32::try_from(value).map_err(|_| corrupt(cursor, format!("{what} {value} is out of range")))
+    };
+    let event = match subtype {
+        control::RECORDING => return Ok(Control::Recording(cursor.byte()? != 0)),
+        control::RESUME => {
+            return Ok(Control::Resume {
+                thread: small(cursor, "thread id")?,
+            });
+        }
+        control::THREAD => Event::Thread {
+            tid: small(cursor, "thread id")?,
+        },
+        control::SIGNAL => Event::Signal {
+            signo: small(cursor, "signal number")?,
+        },
+        control::SIGRETURN => Event::SigReturn,
+        control::MARK_BEGIN | control::MARK_END => Event::Mark {
+            edge: if subtype == control::MARK_BEGIN {
+                MarkEdge::Begin
+            } else {
+                MarkEdge::End
+            },
+            name: text(cursor)?,
+        },
+        control::ALLOC => Event::Alloc {
+            addr: cursor.varint()?,
+            size: cursor.varint()?,
+        },
+        control::FREE => Event::Free {
+            addr: cursor.varint()?,
+        },
+        control::CALL => Event::Call {
+            target: cursor.varint()?,
+        },
+        control::RETURN => Event::Return,
+        control::STACK_POINTER => Event::StackPointer {
+            sp: cursor.varint()?,
+        },
+        control::INSTR => Event::Instr {
+            addr: cursor.varint()?,
+            len: small(cursor, "instruction length")?,
+        },
+        control::DATA => {
+            let access =
+                access_from(cursor.byte()?).ok_or_else(|| corrupt(cursor, "bad access kind"))?;
+            Event::Data {
+                access,
+                addr: cursor.varint()?,
+                size: small(cursor, "access size")?,
+            }
+        }
+        control::MODULE => {
+            let path = text(cursor)?;
+            let bias = cursor.varint()?;
+            let range = match cursor.byte()? {
+                0 => None,
+                _ => Some((cursor.varint()?, cursor.varint()?)),
+            };
+            let build_id = match cursor.byte()? {
+                0 => None,
+                _ => Some(cursor.bytes()?.to_vec()),
+            };
+            Event::Module(Box::new(ModuleMapping {
+                path,
+                bias,
+                range,
+                build_id,
+            }))
+        }
+        control::FUNCTION => Event::Function(Box::new(FunctionSymbol {
+            start: cursor.varint()?,
+            end: cursor.varint()?,
+            name: text(cursor)?,
+            file: optional(cursor)?,
+            line: small(cursor, "line number")?,
+        })),
+        control::LINE => Event::Line(Box::new(LineSymbol {
+            addr: cursor.varint()?,
+            line: small(cursor, "line number")?,
+            file: optional(cursor)?,
+        })),
+        control::PLT => Event::Plt {
+            start: cursor.varint()?,
+            end: cursor.varint()?,
+        },
+        other => return Err(corrupt(cursor, format!("unknown record type {other}"))),
+    };
+    Ok(Control::Event(event))
+}
+
+pub fn access_code(access: Access) -> u8 {
+    match access {
+        Access::Read => 1,
+        Access::Write => 2,
+        Access::Modify => 3,
+    }
+}
+
+pub fn access_from(code: u8) -> Option<Access> {
+    match code & 3 {
+        1 => Some(Access::Read),
+        2 => Some(Access::Write),
+        3 => Some(Access::Modify),
+        _ => None,
+    }
+}
+
+/// Item byte: low two bits the access kind (0 for an exit), bit 2 guarded,
+/// bits 4-5 an exit's jump kind.
+const ITEM_GUARDED: u8 = 4;
+
+/// Appends the description of `def`.
+pub fn put_block(out: &mut Vec<u8>, def: &BlockDef) {
+    varint::put(out, def.instrs.len() as u64);
+    varint::put(out, def.addr());
+    out.push(def.end.code());
+    let mut next = def.addr();
+    for instr in &def.instrs {
+        varint::put_delta(out, instr.addr, next);
+        out.push(instr.len);
+        next = instr.addr.wrapping_add(u64::from(instr.len));
+        varint::put(out, instr.items.len() as u64);
+        for item in &def.items[instr.items.clone()] {
+            match *item {
+                Item::Access {
+                    access,
+                    size,
+                    guarded,
+                } => {
+                    out.push(access_code(access) | if guarded { ITEM_GUARDED } else { 0 });
+                    varint::put(out, u64::from(size));
+                }
+                Item::Exit { kind } => out.push(kind.code() << 4),
+            }
+        }
+    }
+}
+
+/// Reads one block description.
+pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
+    let count = cursor.varint()?;
+    if count == 0 || count > 1 << 16 {
+        return Err(corrupt(cursor, format!("a block of {count} instructions")));
+    }
+    let mut next = cursor.varint()?;
+    let end = JumpKind::from_code(cursor.byte()?);
+    let mut def = BlockDef {
+        instrs: Vec::with_capacity(count as usize),
+        items: Vec::new(),
+        end,
+    };
+    for _ in 0..count {
+        let addr = cursor.delta(next)?;
+        let len = cursor.byte()?;
+        next = addr.wrapping_add(u64::from(len));
+        let items = cursor.varint()?;
+        if items > 1 << 16 {
+            return Err(corrupt(
+                cursor,
+                format!("an instruction of {items} accesses"),
+            ));
+        }
+        let first = def.items.len();
+        for _ in 0..items {
+            let byte = cursor.byte()?;
+            let item = match access_from(byte) {
+                Some(access) => {
+                    let size = cursor.varint()?;
+                    let size = u16::try_from(size)
+                        .ok()
+                        .filter(|&size| size > 0)
+                        .ok_or_else(|| corrupt(cursor, format!("an access of {size} bytes")))?;
+                    Item::Access {
+                        access,
+                        size,
+                        guarded: byte & ITEM_GUARDED != 0,
+                    }
+                }
+                None => Item::Exit {
+                    kind: JumpKind::from_code(byte >> 4),
+                },
+            };
+            def.items.push(item);
+        }
+        def.instrs.push(BlockInstr {
+            addr,
+            len,
+            items: first..def.items.len(),
+        });
+    }
+    Ok(def)
+}

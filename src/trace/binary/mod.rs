@@ -1,0 +1,11 @@
+//! The binary trace format (see `docs/binary-format.md`): what `record`
+//! writes and `sim` reads fastest.
+
+mod format;
+mod reader;
+mod varint;
+mod writer;
+
+pub use format::Control;
+pub use reader::{BinaryReader, Summary, is_binary};
+pub use writer::{Totals, TraceWriter};

@@ -1,0 +1,507 @@
+//! Reads binary traces as a stream of events.
+//!
+//! The file's end is read first: its trailer points at the END chunk, which
+//! says where the symbol table is. The symbols are given first, then the
+//! chunks are streamed in order; a block description is decoded once, and
+//! each run of it is expanded into events.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Seek, SeekFrom};
+
+use rustc_hash::FxHashMap;
+
+use super::format::{
+    self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
+    HEADER_LEN, MAGIC, MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, TRAILER_LEN, VERSION,
+};
+use super::varint::Cursor;
+use crate::trace::block::{BlockDef, BlockRun, Expander, Item};
+use crate::trace::{Event, Location, TraceError, TraceErrorKind, TraceRead};
+
+/// What the END chunk says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub block_runs: u64,
+    pub instructions: u64,
+    pub accesses: u64,
+    /// The recorded program's exit code.
+    pub exit_code: Option<i32>,
+}
+
+struct Def {
+    block: BlockDef,
+    first_site: usize,
+    guarded: usize,
+    exits: bool,
+}
+
+/// A binary trace read as events.
+pub struct BinaryReader<R> {
+    input: R,
+    len: u64,
+    /// File offset of the next chunk.
+    next: u64,
+    /// File offset of the chunk being decoded.
+    chunk_at: u64,
+    meta: Vec<(String, String)>,
+    summary: Option<Summary>,
+    /// Why the stream ended early, when truncation is allowed.
+    truncated: Option<String>,
+    allow_truncated: bool,
+    symbols_loaded: bool,
+    done: bool,
+    defs: Vec<Def>,
+    site_last: Vec<u64>,
+    site_chunk: Vec<u32>,
+    chunk: u32,
+    sp_last: FxHashMap<u32, u64>,
+    thread: u32,
+    payload: Vec<u8>,
+    pos: usize,
+    run: BlockRun,
+    expander: Expander,
+    queue: VecDeque<Event>,
+    scratch: Vec<Event>,
+}
+
+impl<R: Read + Seek> BinaryReader<R> {
+    /// Opens a trace: checks the header, reads the metadata and, from the
+    /// end of the file, the summary and symbol table. A trace without its
+    /// end (a recording that did not finish) is an error unless
+    /// `allow_truncated`, which then reads as much as can be read.
+    pub fn new(mut input: R, allow_truncated: bool) -> Result<BinaryReader<R>, TraceError> {
+        let len = input
+            .seek(SeekFrom::End(0))
+            .map_err(|err| io_error(0, err))?;
+        let mut header = [0u8; HEADER_LEN];
+        input
+            .seek(SeekFrom::Start(0))
+            .map_err(|err| io_error(0, err))?;
+        read_exact_or(
+            &mut input,
+            &mut header,
+            0,
+            "the file is shorter than the trace header",
+        )?;
+        if &header[..8] != MAGIC {
+            return Err(syntax(0, "not a linegrind binary trace (bad magic)"));
+        }
+        let version = u16::from_le_bytes([header[8], header[9]]);
+        if version != VERSION {
+            return Err(syntax(
+                8,
+                format!(
+                    "unsupported binary trace version {version}; this linegrind reads version {VERSION}"
+                ),
+            ));
+        }
+        let mut reader = BinaryReader {
+            input,
+            len,
+            next: HEADER_LEN as u64,
+            chunk_at: HEADER_LEN as u64,
+            meta: Vec::new(),
+            summary: None,
+            truncated: None,
+            allow_truncated,
+            symbols_loaded: false,
+            done: false,
+            defs: Vec::new(),
+            site_last: Vec::new(),
+            site_chunk: Vec::new(),
+            chunk: 0,
+            sp_last: FxHashMap::default(),
+            thread: 1,
+            payload: Vec::new(),
+            pos: 0,
+            run: BlockRun::default(),
+            expander: Expander::new(),
+            queue: VecDeque::new(),
+            scratch: Vec::new(),
+        };
+        reader.read_end()?;
+        reader.read_meta()?;
+        Ok(reader)
+    }
+
+    /// The metadata recorded with the trace.
+    pub fn meta(&self) -> &[(String, String)] {
+        &self.meta
+    }
+
+    /// The recorded totals; `None` for a trace without its end.
+    pub fn summary(&self) -> Option<Summary> {
+        self.summary
+    }
+
+    /// Why reading stopped before the end, when truncation was allowed.
+    pub fn truncated(&self) -> Option<&str> {
+        self.truncated.as_deref()
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_end(&mut self) -> Result<(), TraceError> {
+        let missing = "the trace has no end record: the recording did not finish or the \
+                       file was cut (--allow-truncated reads what is there)";
+        if self.len < (HEADER_LEN + TRAILER_LEN) as u64 {
+            return self.truncation(self.len, missing);
+        }
+        let mut trailer = [0u8; TRAILER_LEN];
+        let at = self.len - TRAILER_LEN as u64;
+        self.seek(at)?;
+        read_exact_or(&mut self.input, &mut trailer, at, missing)?;
+        let end_at = u64::from_le_bytes(trailer);
+        if end_at < HEADER_LEN as u64 || end_at >= at {
+            return self.truncation(self.len, missing);
+        }
+        let (kind, payload) = match self.read_chunk_at(end_at) {
+            Ok(chunk) => chunk,
+            Err(_) => return self.truncation(self.len, missing),
+        };
+        if kind != ChunkKind::End {
+            return self.truncation(self.len, missing);
+        }
+        let mut cursor = Cursor::new(&payload);
+        let corrupt = |err| corrupted(end_at, err);
+        let symbols_at = cursor.varint().map_err(|e| corrupt(e.into()))?;
+        let mut summary = Summary {
+            block_runs: cursor.varint().map_err(|e| corrupt(e.into()))?,
+            instructions: cursor.varint().map_err(|e| corrupt(e.into()))?,
+            accesses: cursor.varint().map_err(|e| corrupt(e.into()))?,
+            exit_code: None,
+        };
+        let code = cursor.varint().map_err(|e| corrupt(e.into()))?;
+        summary.exit_code = code.checked_sub(1).map(|code| code as u32 as i32);
+        self.summary = Some(summary);
+        if symbols_at != 0 {
+            let (kind, payload) = self.read_chunk_at(symbols_at)?;
+            if kind != ChunkKind::Symbols {
+                return Err(syntax(
+                    symbols_at,
+                    "the end record points at a chunk that is not the symbol table",
+                ));
+            }
+            let mut cursor = Cursor::new(&payload);
+            while !cursor.at_end() {
+                let tag = cursor
+                    .varint()
+                    .map_err(|e| corrupted(symbols_at, e.into()))?;
+                if tag & 3 != CONTROL {
+                    return Err(corrupted(
+                        symbols_at,
+                        Corrupt {
+                            pos: cursor.pos(),
+                            what: "a block run in the symbol table".into(),
+                        },
+                    ));
+                }
+                if let Control::Event(event) = format::get_control(&mut cursor, tag >> 2)
+                    .map_err(|e| corrupted(symbols_at, e))?
+                {
+                    self.queue.push_back(event);
+                }
+            }
+            self.symbols_loaded = true;
+        }
+        Ok(())
+    }
+
+    fn truncation(&mut self, at: u64, why: &str) -> Result<(), TraceError> {
+        if self.allow_truncated {
+            self.truncated = Some(why.to_string());
+            Ok(())
+        } else {
+            Err(syntax(at, why))
+        }
+    }
+
+    fn read_meta(&mut self) -> Result<(), TraceError> {
+        let (kind, payload) = self.read_chunk_at(HEADER_LEN as u64)?;
+        if kind != ChunkKind::Meta {
+            return Err(syntax(
+                HEADER_LEN as u64,
+                "the first chunk is not the metadata",
+            ));
+        }
+        let at = HEADER_LEN as u64;
+        let mut cursor = Cursor::new(&payload);
+        let count = cursor.varint().map_err(|e| corrupted(at, e.into()))?;
+        for _ in 0..count {
+            let key = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
+            let value = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
+            self.meta.push((
+                String::from_utf8_lossy(key).into_owned(),
+                String::from_utf8_lossy(value).into_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn seek(&mut self, at: u64) -> Result<(), TraceError> {
+        self.input
+            .seek(SeekFrom::Start(at))
+            .map(|_| ())
+            .map_err(|err| io_error(at, err))
+    }
+
+    /// Reads, checks and decompresses the chunk at `at`, and moves `next`
+    /// past it.
+    fn read_chunk_at(&mut self, at: u64) -> Result<(ChunkKind, Vec<u8>), TraceError> {
+        self.seek(at)?;
+        let mut header = [0u8; CHUNK_HEADER_LEN];
+        read_exact_or(
+            &mut self.input,
+            &mut header,
+            at,
+            "the trace ends inside a chunk header",
+        )?;
+        let header = ChunkHeader::decode(&header);
+        let kind = ChunkKind::from_code(header.kind)
+            .ok_or_else(|| syntax(at, format!("unknown chunk kind {}", header.kind)))?;
+        if header.stored_len > MAX_CHUNK || header.raw_len > MAX_CHUNK {
+            return Err(syntax(
+                at,
+                "a chunk claims to be larger than any linegrind writes",
+            ));
+        }
+        let body = at + CHUNK_HEADER_LEN as u64;
+        let mut stored = vec![0u8; header.stored_len as usize];
+        read_exact_or(
+            &mut self.input,
+            &mut stored,
+            body,
+            "the trace ends inside a chunk",
+        )?;
+        if crc32fast::hash(&stored) != header.crc {
+            return Err(syntax(
+                at,
+                "a chunk's checksum does not match: the trace is corrupt",
+            ));
+        }
+        let payload = if header.flags & FLAG_ZSTD != 0 {
+            let data = zstd::bulk::decompress(&stored, header.raw_len as usize)
+                .map_err(|err| syntax(body, format!("a chunk does not decompress: {err}")))?;
+            if data.len() != header.raw_len as usize {
+                return Err(syntax(at, "a chunk decompresses to the wrong size"));
+            }
+            data
+        } else {
+            stored
+        };
+        self.next = body + u64::from(header.stored_len);
+        Ok((kind, payload))
+    }
+
+    /// Moves to the next chunk of the stream; false at the end.
+    fn next_chunk(&mut self) -> Result<bool, TraceError> {
+        loop {
+            if self.next + TRAILER_LEN as u64 >= self.len && self.truncated.is_none() {
+                return Ok(false);
+            }
+            let at = self.next;
+            let (kind, payload) = match self.read_chunk_at(at) {
+                Ok(chunk) => chunk,
+                Err(err) if self.truncated.is_some() => {
+                    self.truncated = Some(format!("reading stopped at {err}"));
+                    return Ok(false);
+                }
+                Err(err) => return Err(err),
+            };
+            self.chunk_at = at;
+            match kind {
+                ChunkKind::Blocks => self.add_blocks(&payload, at)?,
+                ChunkKind::Events => {
+                    self.payload = payload;
+                    self.pos = 0;
+                    self.chunk += 1;
+                    self.sp_last.clear();
+                    return Ok(true);
+                }
+                ChunkKind::Symbols => {}
+                ChunkKind::End => return Ok(false),
+                ChunkKind::Meta => return Err(syntax(at, "a second metadata chunk")),
+            }
+        }
+    }
+
+    fn add_blocks(&mut self, payload: &[u8], at: u64) -> Result<(), TraceError> {
+        let mut cursor = Cursor::new(payload);
+        while !cursor.at_end() {
+            let block = format::get_block(&mut cursor).map_err(|err| corrupted(at, err))?;
+            let first_site = self.site_last.len();
+            let accesses = block.accesses();
+            self.site_last.resize(first_site + accesses, 0);
+            self.site_chunk.resize(first_site + accesses, 0);
+            self.defs.push(Def {
+                guarded: block.guarded(),
+                exits: block.exits() > 0,
+                first_site,
+                block,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the next record of the current chunk into the queue.
+    fn decode_record(&mut self) -> Result<(), TraceError> {
+        let at = self.chunk_at;
+        let mut cursor = Cursor::new(&self.payload[self.pos..]);
+        let base = self.pos;
+        let relocate = |mut err: Corrupt| {
+            err.pos += base;
+            corrupted(at, err)
+        };
+        let tag = cursor.varint().map_err(|e| relocate(e.into()))?;
+        if tag & 3 == CONTROL {
+            let control = format::get_control(&mut cursor, tag >> 2).map_err(relocate)?;
+            self.pos = base + cursor.pos();
+            match control {
+                Control::Event(Event::Thread { tid }) => {
+                    self.thread = tid;
+                    self.expander.switch(tid);
+                    self.queue.push_back(Event::Thread { tid });
+                }
+                Control::Event(Event::Module(_)) if self.symbols_loaded => {}
+                Control::Event(event) => self.queue.push_back(event),
+                Control::Recording(on) => {
+                    if on {
+                        self.expander.interrupt();
+                    }
+                }
+                Control::Resume { thread } => {
+                    self.thread = thread;
+                    self.expander.switch(thread);
+                }
+            }
+            return Ok(());
+        }
+        let id = (tag >> 2) as usize;
+        let Some(def) = self.defs.get(id) else {
+            return Err(relocate(Corrupt {
+                pos: 0,
+                what: format!("a run of block {id}, which is not described"),
+            }));
+        };
+        let run = &mut self.run;
+        run.clear();
+        run.sp = match tag & 3 {
+            RUN_NO_SP => None,
+            RUN_SP_SAME => Some(*self.sp_last.get(&self.thread).unwrap_or(&0)),
+            RUN_SP_DELTA => {
+                let base = self.sp_last.get(&self.thread).copied().unwrap_or(0);
+                let sp = cursor.delta(base).map_err(|e| relocate(e.into()))?;
+                self.sp_last.insert(self.thread, sp);
+                Some(sp)
+            }
+            _ => unreachable!("two-bit tag"),
+        };
+        if def.exits {
+            let exit = cursor.varint().map_err(|e| relocate(e.into()))?;
+            run.exit = exit.checked_sub(1).map(|exit| exit as u32);
+        }
+        for word in 0..def.guarded.div_ceil(64) {
+            let mask = cursor.varint().map_err(|e| relocate(e.into()))?;
+            let bits = (def.guarded - word * 64).min(64);
+            run.guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
+        }
+        let mut guards = run.guards.iter();
+        let (mut site, mut exits) = (def.first_site, 0u32);
+        for item in &def.block.items {
+            match *item {
+                Item::Access { guarded, .. } => {
+                    let this = site;
+                    site += 1;
+                    if guarded && !guards.next().copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let last = if self.site_chunk[this] == self.chunk {
+                        self.site_last[this]
+                    } else {
+                        self.site_chunk[this] = self.chunk;
+                        0
+                    };
+                    let addr = cursor.delta(last).map_err(|e| relocate(e.into()))?;
+                    self.site_last[this] = addr;
+                    run.addrs.push(addr);
+                }
+                Item::Exit { .. } => {
+                    if run.exit == Some(exits) {
+                        break;
+                    }
+                    exits += 1;
+                }
+            }
+        }
+        self.pos = base + cursor.pos();
+        self.scratch.clear();
+        self.expander
+            .expand(&def.block, run, &mut self.scratch)
+            .map_err(|err| syntax(at, err.0))?;
+        self.queue.extend(self.scratch.drain(..));
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> TraceRead for BinaryReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Ok(Some(event));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if self.pos < self.payload.len() {
+                self.decode_record()?;
+            } else if !self.next_chunk()? {
+                self.done = true;
+            }
+        }
+    }
+
+    fn location(&self) -> Location {
+        Location::Offset(self.chunk_at)
+    }
+}
+
+/// Whether `data` starts like a binary trace.
+pub fn is_binary(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+fn read_exact_or(
+    input: &mut impl Read,
+    buf: &mut [u8],
+    at: u64,
+    why: &str,
+) -> Result<(), TraceError> {
+    input.read_exact(buf).map_err(|err| match err.kind() {
+        io::ErrorKind::UnexpectedEof => syntax(at, why),
+        _ => io_error(at, err),
+    })
+}
+
+fn syntax(at: u64, message: impl Into<String>) -> TraceError {
+    TraceError::syntax(Location::Offset(at), message)
+}
+
+fn io_error(at: u64, err: io::Error) -> TraceError {
+    TraceError {
+        location: Location::Offset(at),
+        kind: TraceErrorKind::Io(err),
+    }
+}
+
+fn corrupted(chunk: u64, err: Corrupt) -> TraceError {
+    syntax(
+        chunk,
+        format!(
+            "corrupt chunk: {} (at byte {} of its data)",
+            err.what, err.pos
+        ),
+    )
+}

@@ -1,0 +1,296 @@
+//! Writes binary traces: block descriptions once, then block runs and
+//! control records, in independently decodable, checksummed, optionally
+//! zstd-compressed chunks.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+
+use super::format::{
+    self, CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, Control, FLAG_ZSTD, HEADER_LEN, MAGIC,
+    RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, VERSION,
+};
+use super::varint;
+use crate::trace::Event;
+use crate::trace::block::{BlockDef, BlockRun, Item};
+
+/// Raw bytes of dynamic stream per chunk.
+const EVENTS_PER_CHUNK: usize = 1 << 20;
+
+/// Totals written to the END chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub block_runs: u64,
+    pub instructions: u64,
+    pub accesses: u64,
+}
+
+/// A binary trace being written.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    offset: u64,
+    compress: bool,
+    blocks: Vec<u8>,
+    events: Vec<u8>,
+    /// Per block id: its first access site, its shape counts.
+    defs: Vec<DefInfo>,
+    /// Last address of each access site in the current chunk.
+    site_last: Vec<u64>,
+    site_chunk: Vec<u32>,
+    chunk: u32,
+    /// Last stack pointer of each thread in the current chunk.
+    sp_last: FxHashMap<u32, u64>,
+    thread: u32,
+    totals: Totals,
+}
+
+struct DefInfo {
+    first_site: usize,
+    items: Vec<Item>,
+    guarded: usize,
+    instrs: u64,
+    /// For each side exit, the instructions that ran when it is taken.
+    exit_instrs: Vec<u64>,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Writes the file header and the metadata (`key`, `value` pairs).
+    pub fn new(mut out: W, compress: bool, meta: &[(&str, String)]) -> io::Result<TraceWriter<W>> {
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        out.write_all(&header)?;
+        let mut writer = TraceWriter {
+            out,
+            offset: HEADER_LEN as u64,
+            compress,
+            blocks: Vec::new(),
+            events: Vec::with_capacity(EVENTS_PER_CHUNK + 4096),
+            defs: Vec::new(),
+            site_last: Vec::new(),
+            site_chunk: Vec::new(),
+            chunk: 1,
+            sp_last: FxHashMap::default(),
+            thread: 1,
+            totals: Totals::default(),
+        };
+        let mut payload = Vec::new();
+        varint::put(&mut payload, meta.len() as u64);
+        for (key, value) in meta {
+            varint::put_bytes(&mut payload, key.as_bytes());
+            varint::put_bytes(&mut payload, value.as_bytes());
+        }
+        writer.chunk(ChunkKind::Meta, &payload)?;
+        writer.start_events();
+        Ok(writer)
+    }
+
+    /// Describes a new block; returns its id (ids count up from 0).
+    pub fn define_block(&mut self, def: &BlockDef) -> u32 {
+        format::put_block(&mut self.blocks, def);
+        let first_site = self.site_last.len();
+        let accesses = def.accesses();
+        self.site_last.resize(first_site + accesses, 0);
+        self.site_chunk.resize(first_site + accesses, 0);
+        let exit_instrs = def
+            .instrs
+            .iter()
+            .enumerate()
+            .flat_map(|(index, instr)| {
+                let exits = def.items[instr.items.clone()]
+                    .iter()
+                    .filter(|item| matches!(item, Item::Exit { .. }));
+                exits.map(move |_| index as u64 + 1)
+            })
+            .collect();
+        self.defs.push(DefInfo {
+            first_site,
+            items: def.items.clone(),
+            guarded: def.guarded(),
+            instrs: def.instrs.len() as u64,
+            exit_instrs,
+        });
+        self.defs.len() as u32 - 1
+    }
+
+    /// Writes one run of block `id`, which must fit its description.
+    pub fn block_run(&mut self, id: u32, run: &BlockRun) -> io::Result<()> {
+        let Some(def) = self.defs.get(id as usize) else {
+            return Err(invalid(format!("a run of undefined block {id}")));
+        };
+        let tag = match run.sp {
+            None => RUN_NO_SP,
+            Some(sp) if self.sp_last.get(&self.thread) == Some(&sp) => RUN_SP_SAME,
+            Some(_) => RUN_SP_DELTA,
+        };
+        varint::put(&mut self.events, u64::from(id) << 2 | tag);
+        if tag == RUN_SP_DELTA {
+            let sp = run.sp.unwrap_or(0);
+            let base = self.sp_last.insert(self.thread, sp).unwrap_or(0);
+            varint::put_delta(&mut self.events, sp, base);
+        }
+        if !def.exit_instrs.is_empty() {
+            varint::put(
+                &mut self.events,
+                run.exit.map_or(0, |exit| u64::from(exit) + 1),
+            );
+        }
+        for word in 0..def.guarded.div_ceil(64) {
+            let bits = run.guards.iter().skip(word * 64).take(64).enumerate();
+            let mask = bits.fold(0u64, |mask, (bit, &done)| mask | u64::from(done) << bit);
+            varint::put(&mut self.events, mask);
+        }
+        let mut addrs = run.addrs.iter();
+        let mut guards = run.guards.iter();
+        let (mut site, mut exits) = (def.first_site, 0u32);
+        let mut executed = 0u64;
+        'items: for item in &def.items {
+            match *item {
+                Item::Access { guarded, .. } => {
+                    let this = site;
+                    site += 1;
+                    if guarded && !guards.next().copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let Some(&addr) = addrs.next() else {
+                        return Err(invalid(format!("block {id}: a run with too few addresses")));
+                    };
+                    let base = if self.site_chunk[this] == self.chunk {
+                        self.site_last[this]
+                    } else {
+                        self.site_chunk[this] = self.chunk;
+                        0
+                    };
+                    varint::put_delta(&mut self.events, addr, base);
+                    self.site_last[this] = addr;
+                    executed += 1;
+                }
+                Item::Exit { .. } => {
+                    if run.exit == Some(exits) {
+                        break 'items;
+                    }
+                    exits += 1;
+                }
+            }
+        }
+        if addrs.next().is_some() {
+            return Err(invalid(format!(
+                "block {id}: a run with too many addresses"
+            )));
+        }
+        let instrs = match run.exit {
+            Some(exit) => def.exit_instrs.get(exit as usize).copied().ok_or_else(|| {
+                invalid(format!(
+                    "block {id}: a run leaving by exit {exit} of {}",
+                    def.exit_instrs.len()
+                ))
+            })?,
+            None => def.instrs,
+        };
+        self.totals.block_runs += 1;
+        self.totals.instructions += instrs;
+        self.totals.accesses += executed;
+        self.maybe_flush()
+    }
+
+    /// Writes a record that is not a block run.
+    pub fn control(&mut self, control: &Control) -> io::Result<()> {
+        if let Control::Event(Event::Thread { tid }) = control {
+            self.thread = *tid;
+        }
+        format::put_control(&mut self.events, control);
+        self.maybe_flush()
+    }
+
+    /// Totals so far.
+    pub fn totals(&self) -> Totals {
+        self.totals
+    }
+
+    /// Ends the trace with the symbol table `symbols` (control records) and
+    /// the END chunk, and returns the output.
+    pub fn finish(mut self, symbols: &[Control], exit_code: Option<i32>) -> io::Result<W> {
+        self.flush_events()?;
+        let mut symbols_offset = 0;
+        if !symbols.is_empty() {
+            let mut payload = Vec::new();
+            for record in symbols {
+                format::put_control(&mut payload, record);
+            }
+            symbols_offset = self.offset;
+            self.chunk(ChunkKind::Symbols, &payload)?;
+        }
+        let mut end = Vec::new();
+        varint::put(&mut end, symbols_offset);
+        varint::put(&mut end, self.totals.block_runs);
+        varint::put(&mut end, self.totals.instructions);
+        varint::put(&mut end, self.totals.accesses);
+        varint::put(
+            &mut end,
+            exit_code.map_or(0, |code| u64::from(code as u32) + 1),
+        );
+        let end_offset = self.offset;
+        self.chunk(ChunkKind::End, &end)?;
+        self.out.write_all(&end_offset.to_le_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn maybe_flush(&mut self) -> io::Result<()> {
+        if self.events.len() >= EVENTS_PER_CHUNK {
+            self.flush_events()?;
+            self.start_events();
+        }
+        Ok(())
+    }
+
+    /// Starts a chunk of the dynamic stream: delta bases reset, and the
+    /// running thread is restated, so the chunk decodes on its own.
+    fn start_events(&mut self) {
+        self.chunk += 1;
+        self.sp_last.clear();
+        let resume = Control::Resume {
+            thread: self.thread,
+        };
+        format::put_control(&mut self.events, &resume);
+    }
+
+    fn flush_events(&mut self) -> io::Result<()> {
+        if !self.blocks.is_empty() {
+            let blocks = std::mem::take(&mut self.blocks);
+            self.chunk(ChunkKind::Blocks, &blocks)?;
+        }
+        let events = std::mem::take(&mut self.events);
+        self.chunk(ChunkKind::Events, &events)?;
+        self.events = events;
+        self.events.clear();
+        Ok(())
+    }
+
+    fn chunk(&mut self, kind: ChunkKind, payload: &[u8]) -> io::Result<()> {
+        let compressed;
+        let (stored, flags) = if self.compress && payload.len() > 64 {
+            compressed = zstd::bulk::compress(payload, 3)?;
+            (&compressed[..], FLAG_ZSTD)
+        } else {
+            (payload, 0)
+        };
+        let too_big =
+            |len: usize| u32::try_from(len).map_err(|_| invalid("a chunk over 4 GiB".into()));
+        let header = ChunkHeader {
+            kind: kind as u8,
+            flags,
+            stored_len: too_big(stored.len())?,
+            raw_len: too_big(payload.len())?,
+            crc: crc32fast::hash(stored),
+        };
+        self.out.write_all(&header.encode())?;
+        self.out.write_all(stored)?;
+        self.offset += (CHUNK_HEADER_LEN + stored.len()) as u64;
+        Ok(())
+    }
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}

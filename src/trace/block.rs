@@ -1,0 +1,349 @@
+//! Blocks: straight-line code described once, and the runs of it that make
+//! up a recorded or binary trace.
+//!
+//! A block is what Valgrind calls a superblock with chasing off: consecutive
+//! instructions ending at a branch. Its description lists each instruction
+//! and, in program order, the instruction's data accesses and side exits.
+//! A run of the block gives only what varies: the stack pointer on entry,
+//! the side exit taken (if any), which guarded accesses happened, and the
+//! addresses of the accesses that happened. [`Expander`] turns runs back
+//! into trace [`Event`]s, deriving calls and returns from how blocks end.
+
+use std::ops::Range;
+
+use rustc_hash::FxHashMap;
+
+use super::{Access, Event};
+
+/// How control leaves a block or side exit, as Valgrind's jump kinds say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JumpKind {
+    /// A jump or fall-through.
+    Boring,
+    /// A call: the next block of the thread is the callee.
+    Call,
+    /// A return.
+    Return,
+    /// A system call, client request or anything else.
+    Other,
+}
+
+impl JumpKind {
+    /// The code used in the tool's stream and the binary format.
+    pub fn code(self) -> u8 {
+        match self {
+            JumpKind::Boring => 0,
+            JumpKind::Call => 1,
+            JumpKind::Return => 2,
+            JumpKind::Other => 3,
+        }
+    }
+
+    /// The kind with code `code` (two bits).
+    pub fn from_code(code: u8) -> JumpKind {
+        match code & 3 {
+            0 => JumpKind::Boring,
+            1 => JumpKind::Call,
+            2 => JumpKind::Return,
+            _ => JumpKind::Other,
+        }
+    }
+}
+
+/// One item of an instruction, in program order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Item {
+    /// A data access; a guarded one may not happen.
+    Access {
+        access: Access,
+        size: u16,
+        guarded: bool,
+    },
+    /// A side exit: when taken, the rest of the block does not run.
+    Exit { kind: JumpKind },
+}
+
+/// One instruction of a block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockInstr {
+    pub addr: u64,
+    pub len: u8,
+    /// Its items, as a range of [`BlockDef::items`].
+    pub items: Range<usize>,
+}
+
+/// The static description of a block.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BlockDef {
+    pub instrs: Vec<BlockInstr>,
+    pub items: Vec<Item>,
+    /// How the block ends when it runs to its end.
+    pub end: JumpKind,
+}
+
+impl Default for JumpKind {
+    fn default() -> JumpKind {
+        JumpKind::Boring
+    }
+}
+
+impl BlockDef {
+    /// Address of the first instruction.
+    pub fn addr(&self) -> u64 {
+        self.instrs.first().map_or(0, |instr| instr.addr)
+    }
+
+    /// Number of side exits.
+    pub fn exits(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| matches!(item, Item::Exit { .. }))
+            .count()
+    }
+
+    /// Number of guarded accesses.
+    pub fn guarded(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| matches!(item, Item::Access { guarded: true, .. }))
+            .count()
+    }
+
+    /// Number of access items (each run gives an address for those that
+    /// happen).
+    pub fn accesses(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| matches!(item, Item::Access { .. }))
+            .count()
+    }
+}
+
+/// What varies between runs of a block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockRun {
+    /// The stack pointer on entry, when the trace has it.
+    pub sp: Option<u64>,
+    /// The side exit taken, counting exits in item order.
+    pub exit: Option<u32>,
+    /// Whether each guarded access happened, in item order.
+    pub guards: Vec<bool>,
+    /// Addresses of the accesses that happened, in item order.
+    pub addrs: Vec<u64>,
+}
+
+impl BlockRun {
+    /// Empties the run for reuse.
+    pub fn clear(&mut self) {
+        self.sp = None;
+        self.exit = None;
+        self.guards.clear();
+        self.addrs.clear();
+    }
+}
+
+/// A run that does not fit its block's description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunMismatch(pub String);
+
+/// Turns block runs into events, with calls and returns from block ends.
+///
+/// A block ending in a call makes the next block of the same thread the
+/// callee: the `call` event is given just before it, so that the call's
+/// target is known.
+#[derive(Default)]
+pub struct Expander {
+    thread: u32,
+    /// Threads whose last block ended in a call.
+    calling: FxHashMap<u32, bool>,
+}
+
+impl Expander {
+    /// Starting in thread 1.
+    pub fn new() -> Expander {
+        Expander {
+            thread: 1,
+            calling: FxHashMap::default(),
+        }
+    }
+
+    /// Follows a thread switch given by the trace.
+    pub fn switch(&mut self, tid: u32) {
+        self.thread = tid;
+    }
+
+    /// Forgets calls in flight, after recording was off for a while.
+    pub fn interrupt(&mut self) {
+        self.calling.clear();
+    }
+
+    /// The events of one run of `def`, in order.
+    pub fn expand(
+        &mut self,
+        def: &BlockDef,
+        run: &BlockRun,
+        out: &mut Vec<Event>,
+    ) -> Result<(), RunMismatch> {
+        if self.calling.remove(&self.thread).is_some() {
+            out.push(Event::Call { target: def.addr() });
+        }
+        if let Some(sp) = run.sp {
+            out.push(Event::StackPointer { sp });
+        }
+        let mut addrs = run.addrs.iter();
+        let mut guards = run.guards.iter();
+        let mut exits = 0u32;
+        let mut leaving = def.end;
+        'instrs: for instr in &def.instrs {
+            out.push(Event::Instr {
+                addr: instr.addr,
+                len: u32::from(instr.len),
+            });
+            for item in &def.items[instr.items.clone()] {
+                match *item {
+                    Item::Access {
+                        access,
+                        size,
+                        guarded,
+                    } => {
+                        if guarded && !guards.next().copied().unwrap_or(false) {
+                            continue;
+                        }
+                        let Some(&addr) = addrs.next() else {
+                            return Err(RunMismatch(format!(
+                                "the run of the block at {:#x} has too few addresses",
+                                def.addr()
+                            )));
+                        };
+                        out.push(Event::Data {
+                            access,
+                            addr,
+                            size: u32::from(size),
+                        });
+                    }
+                    Item::Exit { kind } => {
+                        if run.exit == Some(exits) {
+                            leaving = kind;
+                            break 'instrs;
+                        }
+                        exits += 1;
+                    }
+                }
+            }
+        }
+        if addrs.next().is_some() {
+            return Err(RunMismatch(format!(
+                "the run of the block at {:#x} has more addresses than its accesses",
+                def.addr()
+            )));
+        }
+        match leaving {
+            JumpKind::Call => {
+                self.calling.insert(self.thread, true);
+            }
+            JumpKind::Return => out.push(Event::Return),
+            JumpKind::Boring | JumpKind::Other => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `i 100 4 (read 8)`, `i 104 2 (exit: boring)`, `i 106 5 (write 4)`;
+    /// the block ends with a call.
+    fn block() -> BlockDef {
+        BlockDef {
+            instrs: vec![
+                BlockInstr {
+                    addr: 0x100,
+                    len: 4,
+                    items: 0..1,
+                },
+                BlockInstr {
+                    addr: 0x104,
+                    len: 2,
+                    items: 1..2,
+                },
+                BlockInstr {
+                    addr: 0x106,
+                    len: 5,
+                    items: 2..3,
+                },
+            ],
+            items: vec![
+                Item::Access {
+                    access: Access::Read,
+                    size: 8,
+                    guarded: false,
+                },
+                Item::Exit {
+                    kind: JumpKind::Boring,
+                },
+                Item::Access {
+                    access: Access::Write,
+                    size: 4,
+                    guarded: true,
+                },
+            ],
+            end: JumpKind::Call,
+        }
+    }
+
+    #[test]
+    fn a_run_to_the_end_calls_the_next_block_of_its_thread() {
+        let def = block();
+        let mut expander = Expander::new();
+        let mut out = Vec::new();
+        let run = BlockRun {
+            sp: Some(0x7000),
+            exit: None,
+            guards: vec![true],
+            addrs: vec![0x2000, 0x3000],
+        };
+        expander.expand(&def, &run, &mut out).unwrap();
+        assert_eq!(out.len(), 6);
+        assert_eq!(out[0], Event::StackPointer { sp: 0x7000 });
+        assert_eq!(
+            out[5],
+            Event::Data {
+                access: Access::Write,
+                addr: 0x3000,
+                size: 4
+            }
+        );
+        // Another thread runs first: the call belongs to thread 1.
+        out.clear();
+        expander.switch(2);
+        let skipped = BlockRun {
+            exit: Some(0),
+            addrs: vec![0x2000],
+            ..BlockRun::default()
+        };
+        expander.expand(&def, &skipped, &mut out).unwrap();
+        assert!(!out.iter().any(|e| matches!(e, Event::Call { .. })));
+        // Thread 2 left by the side exit after 2 instructions: no call.
+        assert_eq!(out.len(), 3);
+        out.clear();
+        expander.switch(1);
+        expander.expand(&def, &skipped, &mut out).unwrap();
+        assert_eq!(out[0], Event::Call { target: 0x100 });
+    }
+
+    #[test]
+    fn runs_that_do_not_fit_are_refused() {
+        let def = block();
+        let mut expander = Expander::new();
+        let mut out = Vec::new();
+        let short = BlockRun::default();
+        assert!(expander.expand(&def, &short, &mut out).is_err());
+        let long = BlockRun {
+            exit: Some(0),
+            addrs: vec![1, 2],
+            ..BlockRun::default()
+        };
+        assert!(expander.expand(&def, &long, &mut out).is_err());
+    }
+}

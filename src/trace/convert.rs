@@ -1,0 +1,199 @@
+//! Between formats: events written as text, and events grouped into blocks
+//! for the binary format.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+
+use super::binary::{Control, TraceWriter};
+use super::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
+use super::{Access, Event, MarkEdge};
+
+/// Writes events as a text trace, version 1, that reads back as the same
+/// events.
+pub struct TextWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// Writes the header.
+    pub fn new(mut out: W) -> io::Result<TextWriter<W>> {
+        writeln!(out, "linegrind-trace text 1")?;
+        Ok(TextWriter { out })
+    }
+
+    /// Writes one event as one line.
+    pub fn event(&mut self, event: &Event) -> io::Result<()> {
+        let out = &mut self.out;
+        match event {
+            Event::Instr { addr, len } => writeln!(out, "i {addr:x} {len}"),
+            Event::Data { access, addr, size } => {
+                let kind = match access {
+                    Access::Read => 'r',
+                    Access::Write => 'w',
+                    Access::Modify => 'm',
+                };
+                writeln!(out, "{kind} {addr:x} {size}")
+            }
+            Event::Call { target } => writeln!(out, "call {target:x}"),
+            Event::Return => writeln!(out, "ret"),
+            Event::StackPointer { sp } => writeln!(out, "sp {sp:x}"),
+            Event::Thread { tid } => writeln!(out, "thread {tid}"),
+            Event::Signal { signo } => writeln!(out, "signal {signo}"),
+            Event::SigReturn => writeln!(out, "sigreturn"),
+            Event::Mark { edge, name } => {
+                let edge = match edge {
+                    MarkEdge::Begin => "begin",
+                    MarkEdge::End => "end",
+                };
+                writeln!(out, "mark {edge} {}", escape(name))
+            }
+            Event::Alloc { addr, size } => writeln!(out, "alloc {addr:x} {size}"),
+            Event::Free { addr } => writeln!(out, "free {addr:x}"),
+            Event::Function(f) => {
+                write!(out, "fn {:x} {:x} {}", f.start, f.end, escape(&f.name))?;
+                if let Some(file) = &f.file {
+                    write!(out, " {} {}", escape(file), f.line)?;
+                }
+                writeln!(out)
+            }
+            Event::Line(l) => match &l.file {
+                Some(file) => writeln!(out, "line {:x} {} {}", l.addr, l.line, escape(file)),
+                None => writeln!(out, "line {:x} {}", l.addr, l.line),
+            },
+            Event::Plt { start, end } => writeln!(out, "plt {start:x} {end:x}"),
+            Event::Module(m) => {
+                write!(out, "object {} bias={:x}", escape(&m.path), m.bias)?;
+                if let Some((start, end)) = m.range {
+                    write!(out, " start={start:x} end={end:x}")?;
+                }
+                if let Some(id) = &m.build_id {
+                    write!(out, " build-id={}", crate::symbols::hex(id))?;
+                }
+                writeln!(out)
+            }
+        }
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// `text` with blanks, `#`, `%` and line breaks written as `%XX`.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            ' ' | '\t' | '#' | '%' | '\n' | '\r' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Groups a stream of events into blocks for the binary format: runs of
+/// sequential instructions with their data accesses. A block ends at a
+/// jump, a call or return, a stack pointer, or any other event. Calls and
+/// returns are written as records of their own, with their targets, so
+/// that every event comes back exactly.
+pub struct Blocker<W: Write> {
+    writer: TraceWriter<W>,
+    shapes: FxHashMap<BlockDef, u32>,
+    def: BlockDef,
+    run: BlockRun,
+    /// The instructions of the open block may still take data accesses.
+    open: bool,
+}
+
+impl<W: Write> Blocker<W> {
+    pub fn new(writer: TraceWriter<W>) -> Blocker<W> {
+        Blocker {
+            writer,
+            shapes: FxHashMap::default(),
+            def: BlockDef::default(),
+            run: BlockRun::default(),
+            open: false,
+        }
+    }
+
+    /// Adds one event.
+    pub fn event(&mut self, event: Event) -> io::Result<()> {
+        match event {
+            Event::Instr { addr, len } => {
+                let sequential = self
+                    .def
+                    .instrs
+                    .last()
+                    .is_some_and(|last| last.addr.wrapping_add(u64::from(last.len)) == addr);
+                if !self.def.instrs.is_empty() && !sequential || len > u32::from(u8::MAX) {
+                    self.flush()?;
+                }
+                if len > u32::from(u8::MAX) {
+                    // Too long for a block description: a record of its own.
+                    return self.writer.control(&Control::Event(event));
+                }
+                let at = self.def.items.len();
+                self.def.instrs.push(BlockInstr {
+                    addr,
+                    len: len as u8,
+                    items: at..at,
+                });
+                self.open = true;
+            }
+            Event::Data { access, addr, size } if self.open && size <= u32::from(u16::MAX) => {
+                self.def.items.push(Item::Access {
+                    access,
+                    size: size as u16,
+                    guarded: false,
+                });
+                if let Some(last) = self.def.instrs.last_mut() {
+                    last.items.end = self.def.items.len();
+                }
+                self.run.addrs.push(addr);
+            }
+            Event::StackPointer { sp } => {
+                self.flush()?;
+                self.run.sp = Some(sp);
+            }
+            other => {
+                self.flush()?;
+                self.writer.control(&Control::Event(other))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.open = false;
+        if self.def.instrs.is_empty() {
+            if let Some(sp) = self.run.sp.take() {
+                self.writer
+                    .control(&Control::Event(Event::StackPointer { sp }))?;
+            }
+            return Ok(());
+        }
+        self.def.end = JumpKind::Boring;
+        let id = match self.shapes.get(&self.def) {
+            Some(&id) => id,
+            None => {
+                let id = self.writer.define_block(&self.def);
+                self.shapes.insert(self.def.clone(), id);
+                id
+            }
+        };
+        self.writer.block_run(id, &self.run)?;
+        self.def.instrs.clear();
+        self.def.items.clear();
+        self.run.clear();
+        Ok(())
+    }
+
+    /// Ends the trace and returns the writer.
+    pub fn finish(mut self) -> io::Result<TraceWriter<W>> {
+        self.flush()?;
+        Ok(self.writer)
+    }
+}

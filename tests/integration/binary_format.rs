@@ -1,0 +1,210 @@
+//! The binary trace format: lossless round trips with the text format,
+//! truncation and corruption reported with an offset, never a panic.
+
+use std::io::Cursor;
+
+use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
+use linegrind::trace::{Blocker, Event, TextReader, TextWriter, TraceRead};
+
+use crate::support::example_traces;
+
+fn events(reader: &mut impl TraceRead) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Some(event) = reader.next_event().unwrap() {
+        out.push(event);
+    }
+    out
+}
+
+fn to_binary(events: &[Event], compress: bool, symbols: &[Control]) -> Vec<u8> {
+    let writer = TraceWriter::new(Vec::new(), compress, &[("cmd", "test".into())]).unwrap();
+    let mut blocker = Blocker::new(writer);
+    for event in events {
+        blocker.event(event.clone()).unwrap();
+    }
+    blocker.finish().unwrap().finish(symbols, Some(3)).unwrap()
+}
+
+/// A trace using every kind of event, with things the block grouping must
+/// keep exactly: a write after `call`, stack pointers, escapes in names.
+const EVERYTHING: &str = "linegrind-trace text 1
+object /lib/libx.so bias=7f0000000000 start=7f0000001000 end=7f0000009000 build-id=00ff
+fn 401000 401040 main m%20n.c 12
+fn 401040 4010a0 gather
+line 401004 13
+line 401040 7 vector.h
+plt 401020 401040
+thread 1
+sp 7ffff000
+i 401000 4
+w 7ff000 8
+i 401004 5
+call 401040
+w 7fffeff8 8
+sp 7fffeff8
+i 401040 4
+r 600000 8
+m 600008 4
+i 401044 1
+ret
+i 401009 3
+i 401100 2
+signal 10
+i 401060 4
+sigreturn
+thread 2
+i 401000 300
+mark begin paint
+alloc 10000000 4096
+free 10000000
+mark end paint
+";
+
+#[test]
+fn text_and_binary_round_trip_exactly() {
+    let mut sources: Vec<String> = example_traces()
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    sources.push(EVERYTHING.to_string());
+    for text in &sources {
+        let original = events(&mut TextReader::new(text.as_bytes()));
+        for compress in [false, true] {
+            let binary = to_binary(&original, compress, &[]);
+            let mut reader = BinaryReader::new(Cursor::new(&binary), false).unwrap();
+            assert_eq!(events(&mut reader), original);
+            assert_eq!(reader.summary().unwrap().exit_code, Some(3));
+        }
+        let mut text_out = TextWriter::new(Vec::new()).unwrap();
+        for event in &original {
+            text_out.event(event).unwrap();
+        }
+        let written = text_out.finish().unwrap();
+        assert_eq!(events(&mut TextReader::new(&written[..])), original);
+    }
+}
+
+#[test]
+fn symbols_come_first_and_replace_module_records_in_the_stream() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let symbols: Vec<Control> = original
+        .iter()
+        .filter(|e| matches!(e, Event::Module(_) | Event::Function(_) | Event::Line(_)))
+        .map(|e| Control::Event(e.clone()))
+        .collect();
+    let binary = to_binary(&original, true, &symbols);
+    let read = events(&mut BinaryReader::new(Cursor::new(&binary), false).unwrap());
+    assert_eq!(read[..symbols.len()], original[..symbols.len()]);
+    // The module given in the stream is not given twice.
+    let modules = read
+        .iter()
+        .filter(|e| matches!(e, Event::Module(_)))
+        .count();
+    assert_eq!(modules, 1);
+}
+
+#[test]
+fn a_truncated_trace_is_an_error_unless_allowed() {
+    let text = std::fs::read_to_string(&example_traces()[0]).unwrap();
+    let original = events(&mut TextReader::new(text.as_bytes()));
+    let binary = to_binary(&original, true, &[]);
+    let cut = &binary[..binary.len() - 20];
+    let Err(err) = BinaryReader::new(Cursor::new(cut), false) else {
+        panic!("a cut trace opened");
+    };
+    assert!(err.to_string().contains("no end record"), "{err}");
+    let mut reader = BinaryReader::new(Cursor::new(cut), true).unwrap();
+    let read = events(&mut reader);
+    assert!(reader.truncated().is_some());
+    assert!(read.len() <= original.len());
+    assert_eq!(read[..], original[..read.len()]);
+}
+
+/// xorshift64*, so that failures reproduce.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+#[test]
+fn corrupted_traces_give_errors_not_panics() {
+    let mut state = 0x5eed_u64;
+    for trace in example_traces() {
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let original = events(&mut TextReader::new(text.as_bytes()));
+        for compress in [false, true] {
+            let binary = to_binary(&original, compress, &[]);
+            for round in 0..300 {
+                let mut damaged = binary.clone();
+                match round % 3 {
+                    0 => damaged.truncate((next(&mut state) % binary.len() as u64) as usize),
+                    1 => {
+                        let at = (next(&mut state) % binary.len() as u64) as usize;
+                        damaged[at] ^= 1 << (next(&mut state) % 8);
+                    }
+                    _ => {
+                        for _ in 0..4 {
+                            let at = (next(&mut state) % binary.len() as u64) as usize;
+                            damaged[at] = next(&mut state) as u8;
+                        }
+                    }
+                }
+                for allow in [false, true] {
+                    // Reading may succeed (a flipped bit in a number that
+                    // still makes sense) or fail with a message; it must
+                    // never panic.
+                    if let Ok(mut reader) = BinaryReader::new(Cursor::new(&damaged), allow) {
+                        while let Ok(Some(_)) = reader.next_event() {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Damages the content of block and event chunks behind a valid checksum,
+/// so that the decoder itself meets garbage.
+#[test]
+fn garbage_behind_valid_checksums_gives_errors_not_panics() {
+    let mut state = 0xbad_5eed_u64;
+    let text = std::fs::read_to_string(&example_traces()[0]).unwrap();
+    let original = events(&mut TextReader::new(text.as_bytes()));
+    let binary = to_binary(&original, false, &[]);
+    // Chunk payloads: (header offset, payload range).
+    let mut chunks = Vec::new();
+    let mut at = 12;
+    while at + 16 <= binary.len() - 8 {
+        let len = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+        if matches!(binary[at], 3 | 4) {
+            chunks.push((at, at + 16..at + 16 + len));
+        }
+        at += 16 + len;
+    }
+    assert!(chunks.len() >= 2, "block and event chunks");
+    let mut errors = 0;
+    for round in 0..2000 {
+        let (header, payload) = chunks[round % chunks.len()].clone();
+        let mut damaged = binary.clone();
+        for _ in 0..1 + round % 3 {
+            let at = payload.start + (next(&mut state) % payload.len() as u64) as usize;
+            damaged[at] = next(&mut state) as u8;
+        }
+        let crc = crc32fast::hash(&damaged[payload.clone()]);
+        damaged[header + 12..header + 16].copy_from_slice(&crc.to_le_bytes());
+        let mut reader = BinaryReader::new(Cursor::new(&damaged), false).unwrap();
+        loop {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(err) => {
+                    assert!(err.to_string().starts_with("byte offset "), "{err}");
+                    errors += 1;
+                    break;
+                }
+            }
+        }
+    }
+    assert!(errors > 100, "most damage is noticed ({errors} of 2000)");
+}
