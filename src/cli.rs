@@ -1,14 +1,17 @@
 //! Command-line arguments, and their conversion into validated jobs. Clap
 //! types stay here; the library sees only [`linegrind::commands`] jobs.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Parser, Subcommand};
 use linegrind::cache::CacheGeometry;
-use linegrind::commands::SimJob;
+use linegrind::commands::{ConvertJob, SimJob};
 use linegrind::config::{ConfigError, SimConfig};
 use linegrind::output::Positions;
+use linegrind::record::RecordJob;
 use linegrind::symbols::SkipRules;
+use linegrind::trace::Format;
 
 const ABOUT: &str = "Trace-driven cache simulator with back-dated inclusive cache-use costs";
 
@@ -25,7 +28,9 @@ so KCachegrind shows them as inclusive costs.";
 const EXAMPLES: &str = "\
 Examples:
   linegrind sim traces/stream_hot_table.lgt
-  kcachegrind callgrind.out.stream_hot_table";
+  kcachegrind callgrind.out.stream_hot_table
+  linegrind record -o app.lgt -- ./app --size 1000
+  linegrind sim app.lgt --LL=2097152,16,64";
 
 #[derive(Parser, Debug)]
 #[command(name = "linegrind", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
@@ -39,6 +44,81 @@ enum Command {
     /// Simulate caches over a trace and write a callgrind-format profile.
     #[command(after_help = SIM_EXAMPLES)]
     Sim(SimArgs),
+    /// Run a program under Valgrind and record its trace.
+    #[command(after_help = RECORD_EXAMPLES)]
+    Record(RecordArgs),
+    /// Convert a trace between the text and binary formats.
+    #[command(after_help = CONVERT_EXAMPLES)]
+    Convert(ConvertArgs),
+    /// Describe a trace: format, command, modules, threads, events, size.
+    #[command(after_help = "Example:\n  linegrind info app.lgt")]
+    Info(InfoArgs),
+}
+
+const RECORD_EXAMPLES: &str = "\
+Examples:
+  linegrind record -- ./app input.dat        # writes app.lgt
+  linegrind record -o run1.lgt -- ./app
+  linegrind record --instr-atstart=no -- ./app   # record from CALLGRIND_START_INSTRUMENTATION";
+
+const CONVERT_EXAMPLES: &str = "\
+Examples:
+  linegrind convert app.lgt app.txt            # binary to text
+  linegrind convert hand.lgt hand.bin --to binary";
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// Write the trace here [default: <program file stem>.lgt]
+    /// (example: -o app.lgt).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Record from the start, or only from the program's
+    /// CALLGRIND_START_INSTRUMENTATION (example: --instr-atstart=no).
+    #[arg(long = "instr-atstart", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    instr_atstart: bool,
+
+    /// The program to run and its arguments (example: -- ./app input.dat).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    program: Vec<OsString>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ConvertArgs {
+    /// The trace to read (text or binary).
+    input: PathBuf,
+    /// The trace to write.
+    output: PathBuf,
+    /// The output format [default: the other one] (example: --to text).
+    #[arg(long, value_name = "text|binary", value_parser = format)]
+    to: Option<Format>,
+    /// Convert what a binary trace without its end holds
+    /// (example: --allow-truncated).
+    #[arg(long)]
+    allow_truncated: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct InfoArgs {
+    /// The trace to describe.
+    trace: PathBuf,
+    /// Describe what a binary trace without its end holds
+    /// (example: --allow-truncated).
+    #[arg(long)]
+    allow_truncated: bool,
+}
+
+fn format(text: &str) -> Result<Format, String> {
+    match text {
+        "text" => Ok(Format::Text),
+        "binary" => Ok(Format::Binary),
+        _ => Err(format!("expected `text` or `binary`, found `{text}`")),
+    }
 }
 
 const SIM_EXAMPLES: &str = "\
@@ -117,6 +197,11 @@ struct SimArgs {
     #[arg(long = "show-inlined", value_name = "yes|no", default_value = "no", value_parser = yes_no, action = ArgAction::Set)]
     show_inlined: bool,
 
+    /// Simulate what a binary trace without its end holds, with a warning
+    /// (example: --allow-truncated).
+    #[arg(long)]
+    allow_truncated: bool,
+
     /// Skip PLT stubs, as Callgrind does by default (example: --skip-plt=no).
     #[arg(long = "skip-plt", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     skip_plt: bool,
@@ -133,6 +218,12 @@ fn yes_no(text: &str) -> Result<bool, String> {
 /// A validated command.
 pub enum Job {
     Sim(SimJob),
+    Record(RecordJob),
+    Convert(ConvertJob),
+    Info {
+        trace: PathBuf,
+        allow_truncated: bool,
+    },
 }
 
 impl Args {
@@ -166,8 +257,29 @@ impl Args {
                         line: args.dump_line,
                     },
                     top: args.top,
+                    allow_truncated: args.allow_truncated,
                 }))
             }
+            Command::Record(args) => {
+                let output = args
+                    .output
+                    .unwrap_or_else(|| RecordJob::default_output(Path::new(&args.program[0])));
+                Ok(Job::Record(RecordJob {
+                    output,
+                    program: args.program,
+                    instr_atstart: args.instr_atstart,
+                }))
+            }
+            Command::Convert(args) => Ok(Job::Convert(ConvertJob {
+                input: args.input,
+                output: args.output,
+                to: args.to,
+                allow_truncated: args.allow_truncated,
+            })),
+            Command::Info(args) => Ok(Job::Info {
+                trace: args.trace,
+                allow_truncated: args.allow_truncated,
+            }),
         }
     }
 }

@@ -54,6 +54,7 @@ pub mod cost;
 pub mod output;
 pub mod profile;
 pub mod program;
+pub mod record;
 pub mod simulator;
 pub mod symbols;
 pub mod trace;

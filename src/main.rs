@@ -20,10 +20,22 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut stdout = stdout.lock();
     let result = match &job {
-        cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()),
+        cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()).map(|()| 0),
+        cli::Job::Record(job) => commands::record(job, &mut io::stderr()),
+        cli::Job::Convert(job) => commands::convert(job).map(|()| 0),
+        cli::Job::Info {
+            trace,
+            allow_truncated,
+        } => commands::info(trace, *allow_truncated, &mut stdout).map(|()| 0),
     };
-    match result.and_then(|()| stdout.flush().map_err(|err| Failure::Other(err.into()))) {
-        Ok(()) => ExitCode::SUCCESS,
+    let flushed = |code| {
+        stdout
+            .flush()
+            .map(|()| code)
+            .map_err(|err| Failure::Other(err.into()))
+    };
+    match result.and_then(flushed) {
+        Ok(code) => ExitCode::from(code),
         Err(failure) if is_closed_pipe(&failure) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("linegrind: {failure}");

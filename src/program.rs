@@ -429,7 +429,11 @@ impl Program {
                 };
                 self.unresolved.insert(entry);
                 let module = self.symbolizer.module_at(entry).or(module);
-                let name = format!("0x{entry:x}");
+                // In an object, Callgrind's name: the ELF address, 16 digits.
+                let name = match module {
+                    Some(id) => format!("0x{:016x}", self.symbolizer.modules().get(id).svma(entry)),
+                    None => format!("0x{entry:x}"),
+                };
                 self.function_id(FnKey::Unnamed(module, entry), name, module, found.plt)
             }
         };

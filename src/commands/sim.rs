@@ -2,14 +2,14 @@
 //! summary.
 
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
 use crate::config::SimConfig;
 use crate::output::{Positions, write_atomically, write_callgrind, write_summary};
 use crate::simulator::simulate;
-use crate::trace::TextReader;
+use crate::trace::AnyReader;
 
 /// A validated `sim` invocation.
 #[derive(Clone, Debug)]
@@ -22,6 +22,8 @@ pub struct SimJob {
     pub positions: Positions,
     /// Functions listed in each top list of the summary.
     pub top: usize,
+    /// Simulate what a binary trace without its end holds.
+    pub allow_truncated: bool,
 }
 
 impl SimJob {
@@ -40,9 +42,18 @@ impl SimJob {
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let name = job.trace.display();
     let file = File::open(&job.trace).input(format!("cannot open {name}"))?;
-    let mut reader = TextReader::new(BufReader::with_capacity(1 << 20, file));
+    let mut reader = AnyReader::new(file, job.allow_truncated).input(&name)?;
     let profile = simulate(&mut reader, job.config.clone()).input(&name)?;
-    for warning in profile.program.symbolizer().warnings() {
+    let truncated = reader
+        .truncated()
+        .map(|why| format!("{name} is truncated: {why}"));
+    let warnings = profile
+        .program
+        .symbolizer()
+        .warnings()
+        .iter()
+        .chain(&truncated);
+    for warning in warnings {
         writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
     }
     let cmd = job.trace.to_string_lossy();

@@ -45,16 +45,54 @@ pub struct ElfObject {
 /// Sections holding PLT stubs, which Callgrind skips by default.
 const PLT_SECTIONS: [&str; 4] = [".plt", ".plt.sec", ".plt.got", ".iplt"];
 
+/// Where separate debug files live, as gdb and Valgrind look for them.
+const DEBUG_DIR: &str = "/usr/lib/debug";
+
+fn map(path: &Path) -> Result<memmap2::Mmap, String> {
+    let file = File::open(path).map_err(|err| err.to_string())?;
+    // SAFETY: the map is read-only and private; if another process truncates
+    // the file meanwhile, reads may fault, as with any reader of a changing
+    // file.
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|err| err.to_string())
+}
+
+/// The separate debug file of an object, if one is installed: by build-id
+/// (`/usr/lib/debug/.build-id/ab/cdef….debug`), else by its debug link
+/// (next to it, in `.debug/`, or under `/usr/lib/debug`).
+fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
+    if let Ok(Some(id)) = elf.build_id() {
+        if id.len() > 1 {
+            let hex = super::hex(id);
+            let candidate = Path::new(DEBUG_DIR)
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            if candidate.exists() {
+                return Some(candidate);
+            }
+        }
+    }
+    let (name, _) = elf.gnu_debuglink().ok()??;
+    let name = std::str::from_utf8(name).ok()?;
+    let dir = path.parent()?;
+    let under_debug = Path::new(DEBUG_DIR).join(dir.strip_prefix("/").unwrap_or(dir));
+    [
+        dir.join(name),
+        dir.join(".debug").join(name),
+        under_debug.join(name),
+    ]
+    .into_iter()
+    .find(|candidate| candidate.exists() && candidate != path)
+}
+
 impl ElfObject {
-    /// Reads and parses the object at `path`.
+    /// Reads and parses the object at `path`, with its separate debug file
+    /// when one is installed.
     pub fn open(path: &Path) -> Result<ElfObject, String> {
-        let file = File::open(path).map_err(|err| err.to_string())?;
-        // SAFETY: the map is read-only and private; if another process
-        // truncates the file meanwhile, reads may fault, as with any reader
-        // of a changing file.
-        let data = unsafe { memmap2::Mmap::map(&file) }.map_err(|err| err.to_string())?;
+        let data = map(path)?;
         let elf = object::File::parse(&*data).map_err(|err| err.to_string())?;
         let build_id = elf.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let debug = debug_file(path, &elf);
         let load_range = elf.segments().fold(None, |range, segment| {
             let (start, end) = (segment.address(), segment.address() + segment.size());
             Some(match range {
@@ -71,8 +109,23 @@ impl ElfObject {
             })
             .map(|section| (section.address(), section.address() + section.size()))
             .collect();
-        let functions = function_symbols(&elf);
-        let dwarf = addr2line::Loader::new(path).map_err(|err| err.to_string())?;
+        let mut functions = function_symbols(&elf);
+        let mut dwarf = None;
+        if let Some(debug) = &debug {
+            if let Ok(debug_data) = map(debug) {
+                if let Ok(debug_elf) = object::File::parse(&*debug_data) {
+                    let more = function_symbols(&debug_elf);
+                    if more.len() > functions.len() {
+                        functions = more;
+                    }
+                }
+            }
+            dwarf = addr2line::Loader::new(debug).ok();
+        }
+        let dwarf = match dwarf {
+            Some(dwarf) => dwarf,
+            None => addr2line::Loader::new(path).map_err(|err| err.to_string())?,
+        };
         Ok(ElfObject {
             build_id,
             functions,
@@ -155,6 +208,11 @@ impl ElfObject {
         })
     }
 
+    /// The PLT sections' ELF address ranges.
+    pub fn plt_sections(&self) -> &[(u64, u64)] {
+        &self.plt
+    }
+
     /// True for addresses in a PLT section.
     pub fn is_plt(&self, svma: u64) -> bool {
         self.plt
@@ -164,57 +222,51 @@ impl ElfObject {
 }
 
 /// The text symbols of `elf` as functions, demangled, sorted, one per start
-/// address; a symbol without a size reaches to the next one, or to the end
-/// of its section.
+/// address, each ending where the next begins at the latest.
 fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     let symbols = if elf.symbols().next().is_some() {
         elf.symbols()
     } else {
         elf.dynamic_symbols()
     };
-    let section_end = |s: &object::Symbol| {
-        let index = s.section_index()?;
-        let section = elf.section_by_index(index).ok()?;
-        Some(section.address() + section.size())
-    };
-    let mut candidates: Vec<(u64, u64, u8, String)> = symbols
-        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.address() != 0)
-        .filter_map(|s| {
-            let name = s.name().ok()?;
-            let rank = if s.is_weak() {
-                1
-            } else if s.is_global() {
-                0
-            } else {
-                2
-            };
-            let size = match s.size() {
-                0 => section_end(&s)?.saturating_sub(s.address()),
-                size => size,
-            };
-            Some((s.address(), size, rank, name.to_string()))
-        })
+    // `is_definition` leaves out GNU indirect functions (strlen and the like
+    // in glibc), which are code all the same. Symbols without a size are
+    // left out, as Valgrind leaves them out (crt's frame_dummy and such).
+    let mut candidates: Vec<(u64, u64, String)> = symbols
+        .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
+        .filter(|s| s.size() > 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
         .collect();
-    // Among aliases at one address prefer a global, then fewer leading
-    // underscores, then the shorter name: `qsort` over `__qsort`.
-    candidates.sort_by(|a, b| {
-        let underscores = |name: &str| name.len() - name.trim_start_matches('_').len();
-        (a.0, a.2, underscores(&a.3), a.3.len(), &a.3).cmp(&(
-            b.0,
-            b.2,
-            underscores(&b.3),
-            b.3.len(),
-            &b.3,
-        ))
-    });
+    // Among aliases at one address, the name Valgrind shows: fewer leading
+    // underscores, then a default-versioned name (`@@`), then the shorter
+    // name, then the first in byte order: `qsort` over `__qsort`, `bcmp`
+    // over `memcmp`, `__libc_start_main@@GLIBC_2.34` over its other
+    // versions, `_Exit` over `_exit`.
+    let key = |(_, _, name): &(u64, u64, String)| {
+        let underscores = name.len() - name.trim_start_matches('_').len();
+        let (base, version) = match name.find('@') {
+            Some(at) if name[at..].starts_with("@@") => (at, 0),
+            Some(at) => (at, 2),
+            None => (name.len(), 1),
+        };
+        (underscores, version, base, name.clone())
+    };
+    candidates.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a).cmp(&key(b))));
     candidates.dedup_by_key(|c| c.0);
     let mut functions: Vec<ElfFunction> = Vec::with_capacity(candidates.len());
-    for (i, (start, size, _, name)) in candidates.iter().enumerate() {
+    for (i, (start, size, name)) in candidates.iter().enumerate() {
         let next = candidates.get(i + 1).map_or(u64::MAX, |c| c.0);
+        let name = match name.as_str() {
+            // The C library's code below main, named as Valgrind names it.
+            "__libc_start_main" | "__libc_start_call_main" | "generic_start_main" | "_start" => {
+                "(below main)".to_string()
+            }
+            name => addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned(),
+        };
         functions.push(ElfFunction {
             start: *start,
             end: (start + size).min(next),
-            name: addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned(),
+            name,
         });
     }
     functions

@@ -8,10 +8,12 @@ pub mod binary;
 pub mod block;
 mod convert;
 mod error;
+mod open;
 mod text;
 
 pub use convert::{Blocker, TextWriter};
 pub use error::{Location, TraceError, TraceErrorKind};
+pub use open::{AnyReader, Format};
 pub use text::TextReader;
 
 /// A data access kind. A modify reads and writes the same bytes in one

@@ -157,7 +157,11 @@ fn events(ops: &[Op]) -> Vec<Event> {
                 });
             }
             Op::Call { func } => {
-                if needs_fresh {
+                // The return address must stay inside the caller.
+                let near_end = ctx
+                    .last
+                    .is_some_and(|(addr, len)| addr + len >= base(ctx.func) + 0xf0);
+                if needs_fresh || near_end {
                     instr(ctx, 0x10, &mut out);
                 }
                 let (addr, len) = ctx.last.unwrap();

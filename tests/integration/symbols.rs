@@ -409,9 +409,13 @@ fn missing_objects_and_build_id_mismatches_are_warnings() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].starts_with("cannot read /nonexistent/libother.so"));
     assert!(warnings[1].starts_with("cannot read /nonexistent/libgone.so"));
-    // The run goes on with address-named functions in the object.
+    // The run goes on with address-named functions in the object, named
+    // as Callgrind names them: the ELF address, 16 digits.
     let (name, file, _) = position(&profile, 0x10014);
-    assert_eq!((name.as_str(), file.as_str()), ("0x10010", "???"));
+    assert_eq!(
+        (name.as_str(), file.as_str()),
+        ("0x0000000000000010", "???")
+    );
     assert!(callgrind(&profile).contains("ob=(1) /nonexistent/libgone.so\n"));
 
     let Some(libc) = libc() else {
@@ -437,8 +441,8 @@ fn a_stripped_executable_falls_back_to_addresses() {
     let Some(binary) = compile("cc", "symbols.c", dir.path(), &["-s"]) else {
         return;
     };
-    // A stripped executable keeps no symbol for `work`; its code is named
-    // after the address it was called at.
+    // A stripped executable keeps no symbol for its code, which is named
+    // after the (ELF) address its frame was entered at.
     let Some(disassembly) = binutils("objdump", &["-d"], &binary) else {
         return;
     };
@@ -455,7 +459,7 @@ fn a_stripped_executable_falls_back_to_addresses() {
     );
     let profile = run(&trace);
     let (name, file, line) = position(&profile, entry + 4 + BIAS);
-    assert_eq!(name, format!("0x{:x}", entry + BIAS));
+    assert_eq!(name, format!("0x{entry:016x}"));
     assert_eq!((file.as_str(), line), ("???", 0));
 }
 

@@ -1,0 +1,95 @@
+//! `linegrind info`: what a trace holds.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use rustc_hash::FxHashSet;
+
+use super::failure::{Failure, InputContext};
+use crate::output::grouped;
+use crate::trace::{AnyReader, Event, Format, TraceRead};
+
+/// Reads the trace at `path` through and describes it on `out`.
+pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    let name = path.display();
+    let file = File::open(path).input(format!("cannot open {name}"))?;
+    let mut reader = AnyReader::new(file, allow_truncated).input(&name)?;
+    let file_len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let (mut instrs, mut accesses, mut transfers, mut others) = (0u64, 0u64, 0u64, 0u64);
+    let mut threads = FxHashSet::default();
+    threads.insert(1);
+    let mut modules = Vec::new();
+    let mut functions = 0u64;
+    while let Some(event) = reader.next_event().input(&name)? {
+        match event {
+            Event::Instr { .. } => instrs += 1,
+            Event::Data { .. } => accesses += 1,
+            Event::Call { .. } | Event::Return => transfers += 1,
+            Event::Thread { tid } => {
+                threads.insert(tid);
+            }
+            Event::Module(module) => modules.push(module),
+            Event::Function(_) => functions += 1,
+            _ => others += 1,
+        }
+    }
+    let write = |out: &mut dyn Write| -> std::io::Result<()> {
+        match &reader {
+            AnyReader::Text(_) => writeln!(out, "format:         text, version 1")?,
+            AnyReader::Binary(binary) => {
+                writeln!(out, "format:         binary, version 1")?;
+                for (key, value) in binary.meta() {
+                    writeln!(out, "{:<15} {value}", format!("{key}:"))?;
+                }
+                match binary.summary().and_then(|s| s.exit_code) {
+                    Some(code) => writeln!(out, "exit code:      {code}")?,
+                    None => writeln!(out, "exit code:      unknown")?,
+                }
+            }
+        }
+        if let Some(why) = reader.truncated() {
+            writeln!(out, "truncated:      {why}")?;
+        }
+        writeln!(out, "modules:        {}", modules.len())?;
+        for module in &modules {
+            write!(out, "  {}  bias {:#x}", module.path, module.bias)?;
+            if let Some((start, end)) = module.range {
+                write!(out, "  {start:#x}-{end:#x}")?;
+            }
+            if let Some(id) = &module.build_id {
+                write!(out, "  build-id {}", crate::symbols::hex(id))?;
+            }
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "functions:      {} (symbols in the trace)",
+            grouped(functions)
+        )?;
+        writeln!(out, "threads:        {}", threads.len())?;
+        writeln!(out, "instructions:   {}", grouped(instrs))?;
+        writeln!(out, "data accesses:  {}", grouped(accesses))?;
+        writeln!(out, "calls, returns: {}", grouped(transfers))?;
+        writeln!(out, "other events:   {}", grouped(others))?;
+        let events = instrs + accesses;
+        let per_event = if events == 0 {
+            0.0
+        } else {
+            file_len as f64 / events as f64
+        };
+        writeln!(
+            out,
+            "size:           {} bytes, {per_event:.2} bytes per instruction or access",
+            grouped(file_len)
+        )?;
+        if reader.format() == Format::Text {
+            writeln!(
+                out,
+                "(convert it to binary with `linegrind convert` for a compact trace)"
+            )?;
+        }
+        Ok(())
+    };
+    write(out).other("cannot write the description")
+}

@@ -1,0 +1,222 @@
+//! `linegrind record`: runs a program under the linegrind Valgrind tool and
+//! writes its binary trace.
+//!
+//! The tool (src/record/valgrind) observes and writes a raw stream into a
+//! FIFO; this side reads it as it comes, encodes it into the binary format
+//! (compact, compressed, checksummed), and when the program has exited
+//! embeds the symbols of the code that ran, read from the binaries on this
+//! machine. The trace is written to a temporary file and renamed into
+//! place. Forked children are not recorded: the tool stops writing in them.
+
+mod raw;
+mod symbols;
+mod tool;
+
+use std::ffi::{CString, OsString};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::thread;
+
+pub use raw::RawError;
+pub use tool::ToolError;
+
+use crate::trace::binary::{Totals, TraceWriter};
+
+/// A validated `record` invocation.
+#[derive(Clone, Debug)]
+pub struct RecordJob {
+    /// The trace to write.
+    pub output: PathBuf,
+    /// The program and its arguments.
+    pub program: Vec<OsString>,
+    /// Record from the start, or only once the program asks
+    /// (CALLGRIND_START_INSTRUMENTATION).
+    pub instr_atstart: bool,
+}
+
+impl RecordJob {
+    /// `<program file stem>.lgt` in the current directory.
+    pub fn default_output(program: &Path) -> PathBuf {
+        let stem = program
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".to_string());
+        PathBuf::from(format!("{stem}.lgt"))
+    }
+}
+
+/// What a recording produced.
+#[derive(Debug)]
+pub struct Recording {
+    /// How the program (under Valgrind) ended.
+    pub status: ExitStatus,
+    pub totals: Totals,
+    /// Size of the trace file.
+    pub bytes: u64,
+}
+
+/// Why a recording failed.
+#[derive(Debug)]
+pub enum RecordError {
+    /// The recorder cannot run here.
+    Tool(ToolError),
+    /// Valgrind did not start the program; it said why on stderr.
+    NotStarted(ExitStatus),
+    Raw(RawError),
+    Io(String, io::Error),
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Tool(err) => err.fmt(f),
+            RecordError::NotStarted(status) => write!(
+                f,
+                "Valgrind did not run the program ({status}); see its message above"
+            ),
+            RecordError::Raw(err) => err.fmt(f),
+            RecordError::Io(what, err) => write!(f, "{what}: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
+    let what = what.into();
+    move |err| RecordError::Io(what, err)
+}
+
+/// Runs `job`: the program's stdin, stdout and stderr are its own.
+pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
+    let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
+    let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
+    let fifo = scratch.path().join("events");
+    make_fifo(&fifo).map_err(io_error("cannot make a FIFO for the tool"))?;
+    // The read end is opened first, without waiting for a writer; a write
+    // end kept open here makes reads wait for the tool instead of seeing an
+    // end of file before it starts.
+    let reader = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .map_err(io_error("cannot open the FIFO"))?;
+    set_blocking(&reader).map_err(io_error("cannot set up the FIFO"))?;
+    let keep_open = OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .map_err(io_error("cannot open the FIFO"))?;
+
+    let dir = match job.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(".linegrind-")
+        .suffix(".lgt.tmp")
+        .tempfile_in(&dir)
+        .map_err(io_error(format!("cannot write in {}", dir.display())))?;
+    let file = temp
+        .as_file()
+        .try_clone()
+        .map_err(io_error("cannot write the trace"))?;
+    let cmd: Vec<String> = job
+        .program
+        .iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let meta = [
+        ("cmd", cmd.join(" ")),
+        (
+            "creator",
+            format!("linegrind-{}", env!("CARGO_PKG_VERSION")),
+        ),
+    ];
+    let convert = thread::spawn(move || {
+        let mut writer = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
+            .map_err(io_error("cannot write the trace"))?;
+        let recorded = raw::convert(reader, &mut writer).map_err(RecordError::Raw)?;
+        Ok::<_, RecordError>((writer, recorded))
+    });
+
+    let mut valgrind = Command::new("valgrind");
+    valgrind
+        .env("VALGRIND_LIB", &valgrind_lib)
+        .arg("--tool=linegrind")
+        .arg("-q")
+        .arg(format!("--lg-out={}", fifo.display()));
+    if !job.instr_atstart {
+        valgrind.arg("--instr-atstart=no");
+    }
+    let status = valgrind
+        .arg("--")
+        .args(&job.program)
+        .status()
+        .map_err(|err| match err.kind() {
+            io::ErrorKind::NotFound => RecordError::Tool(ToolError::NoValgrind),
+            _ => RecordError::Io("cannot run valgrind".into(), err),
+        });
+    drop(keep_open);
+    let converted = convert.join().unwrap_or_else(|_| {
+        Err(RecordError::Io(
+            "the trace writer failed".into(),
+            io::Error::other("panic"),
+        ))
+    });
+    let status = status?;
+    let (writer, recorded) = match converted {
+        Err(RecordError::Raw(RawError::Empty)) => {
+            return Err(RecordError::NotStarted(status));
+        }
+        other => other?,
+    };
+    let totals = writer.totals();
+    let symbols = symbols::embed(&recorded.modules, recorded.instr_addrs);
+    let exit_code = if recorded.finished {
+        status.code()
+    } else {
+        None
+    };
+    let file = writer
+        .finish(&symbols, exit_code)
+        .map_err(io_error("cannot write the trace"))?;
+    file.into_inner()
+        .map_err(|err| RecordError::Io("cannot write the trace".into(), err.into_error()))?
+        .sync_all()
+        .map_err(io_error("cannot write the trace"))?;
+    let bytes = temp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
+    temp.persist(&job.output).map_err(|err| {
+        RecordError::Io(format!("cannot write {}", job.output.display()), err.error)
+    })?;
+    Ok(Recording {
+        status,
+        totals,
+        bytes,
+    })
+}
+
+fn make_fifo(path: &Path) -> io::Result<()> {
+    let name = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: `name` is a valid NUL-terminated path.
+    if unsafe { libc::mkfifo(name.as_ptr(), 0o600) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn set_blocking(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file`.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; clearing O_NONBLOCK on our own descriptor.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

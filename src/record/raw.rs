@@ -1,0 +1,345 @@
+//! The Valgrind tool's raw stream (src/record/valgrind/README.md), turned
+//! into a binary trace as it arrives.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+
+use rustc_hash::FxHashMap;
+
+use crate::symbols::ElfObject;
+use crate::trace::binary::{Control, TraceWriter};
+use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
+use crate::trace::{Access, Event, MarkEdge, ModuleMapping};
+
+/// What went wrong reading the tool's stream.
+#[derive(Debug)]
+pub enum RawError {
+    Io(io::Error),
+    /// Nothing arrived: the tool did not start.
+    Empty,
+    /// The stream does not follow the format, at this byte.
+    Malformed {
+        offset: u64,
+        what: String,
+    },
+}
+
+impl fmt::Display for RawError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RawError::Io(err) => write!(f, "reading the recorder's stream: {err}"),
+            RawError::Empty => write!(f, "the recorder's tool did not start"),
+            RawError::Malformed { offset, what } => {
+                write!(
+                    f,
+                    "the recorder's stream is malformed at byte {offset}: {what}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RawError {}
+
+impl From<io::Error> for RawError {
+    fn from(err: io::Error) -> RawError {
+        RawError::Io(err)
+    }
+}
+
+/// What the recording saw, besides the trace itself.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Every object reported, in order.
+    pub modules: Vec<ModuleMapping>,
+    /// Every instruction address described (with repeats).
+    pub instr_addrs: Vec<u64>,
+    /// The tool saw the program end (its last record).
+    pub finished: bool,
+}
+
+/// Tool item kinds (see the tool's README).
+const ITEM_ACCESS: u8 = 3;
+const ITEM_GUARDED: u8 = 4;
+const ITEM_EXIT: u8 = 8;
+
+struct Described {
+    id: u32,
+    /// For each item: its ordinal among the guarded accesses.
+    guard_of: Vec<Option<u32>>,
+    guarded: usize,
+}
+
+/// Reads the tool's stream from `input` and writes it to `writer`.
+pub fn convert<R: Read, W: Write>(
+    input: R,
+    writer: &mut TraceWriter<W>,
+) -> Result<Recorded, RawError> {
+    let mut stream = Stream {
+        input: io::BufReader::with_capacity(1 << 20, input),
+        offset: 0,
+    };
+    let mut recorded = Recorded::default();
+    let mut header = [0u8; 4];
+    if !stream.fill(&mut header)? {
+        return Err(RawError::Empty);
+    }
+    if &header != b"LGR1" {
+        return Err(stream.malformed("not a linegrind tool stream"));
+    }
+    let mut blocks: FxHashMap<u32, Described> = FxHashMap::default();
+    let mut run = BlockRun::default();
+    let mut running: Option<u32> = None;
+    loop {
+        let Some(tag) = stream.tag()? else { break };
+        // Records that continue the current block run.
+        match tag {
+            b'A' | b'G' | b'X' => {
+                let Some(tool_id) = running else {
+                    return Err(stream.malformed("an access outside any block"));
+                };
+                let block = &blocks[&tool_id];
+                match tag {
+                    b'A' => run.addrs.push(stream.u64()?),
+                    b'G' => {
+                        let item = stream.u16()? as usize;
+                        let Some(&Some(ordinal)) = block.guard_of.get(item) else {
+                            return Err(stream.malformed("a guarded access that is not guarded"));
+                        };
+                        run.guards.resize(block.guarded, false);
+                        run.guards[ordinal as usize] = true;
+                        run.addrs.push(stream.u64()?);
+                    }
+                    _ => run.exit = Some(u32::from(stream.u16()?)),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        // Anything else ends the run in progress.
+        if let Some(tool_id) = running.take() {
+            let block = &blocks[&tool_id];
+            run.guards.resize(block.guarded, false);
+            writer.block_run(block.id, &run)?;
+        }
+        match tag {
+            b'B' => {
+                let tool_id = stream.u32()?;
+                if !blocks.contains_key(&tool_id) {
+                    return Err(stream.malformed(format!("a run of undescribed block {tool_id}")));
+                }
+                run.clear();
+                run.sp = Some(stream.u64()?);
+                running = Some(tool_id);
+            }
+            b'D' => {
+                let (tool_id, def) = describe(&mut stream)?;
+                recorded
+                    .instr_addrs
+                    .extend(def.instrs.iter().map(|instr| instr.addr));
+                let mut guarded = 0;
+                let guard_of = def
+                    .items
+                    .iter()
+                    .map(|item| match item {
+                        Item::Access { guarded: true, .. } => {
+                            guarded += 1;
+                            Some(guarded - 1)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let id = writer.define_block(&def);
+                blocks.insert(
+                    tool_id,
+                    Described {
+                        id,
+                        guard_of,
+                        guarded: guarded as usize,
+                    },
+                );
+            }
+            b'T' => event(writer, Event::Thread { tid: stream.u32()? })?,
+            b'S' => event(
+                writer,
+                Event::Signal {
+                    signo: stream.u32()?,
+                },
+            )?,
+            b'R' => {
+                stream.u32()?;
+                event(writer, Event::SigReturn)?;
+            }
+            b'M' => {
+                let edge = match stream.u8()? {
+                    0 => MarkEdge::Begin,
+                    _ => MarkEdge::End,
+                };
+                let name = stream.string()?;
+                event(writer, Event::Mark { edge, name })?;
+            }
+            b'O' => {
+                let bias = stream.u64()?;
+                let text = stream.u64()?;
+                let size = stream.u64()?;
+                let path = stream.string()?;
+                let module = mapping(path, bias, (text, text.wrapping_add(size)));
+                recorded.modules.push(module.clone());
+                event(writer, Event::Module(Box::new(module)))?;
+            }
+            b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
+            b'E' => recorded.finished = true,
+            other => {
+                return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));
+            }
+        }
+    }
+    if let Some(tool_id) = running {
+        let block = &blocks[&tool_id];
+        run.guards.resize(block.guarded, false);
+        writer.block_run(block.id, &run)?;
+    }
+    Ok(recorded)
+}
+
+fn event<W: Write>(writer: &mut TraceWriter<W>, event: Event) -> io::Result<()> {
+    writer.control(&Control::Event(event))
+}
+
+/// An object as mapped: its whole loadable range and build-id from the
+/// file when it can be read here, else the text range Valgrind reported.
+fn mapping(path: String, bias: u64, text: (u64, u64)) -> ModuleMapping {
+    let object = ElfObject::open(std::path::Path::new(&path)).ok();
+    let range = object
+        .as_ref()
+        .and_then(ElfObject::load_range)
+        .map(|(start, end)| (start.wrapping_add(bias), end.wrapping_add(bias)))
+        .unwrap_or(text);
+    ModuleMapping {
+        build_id: object
+            .as_ref()
+            .and_then(|o| o.build_id())
+            .map(<[u8]>::to_vec),
+        path,
+        bias,
+        range: Some(range),
+    }
+}
+
+/// A `D` record: a block's description.
+fn describe<R: Read>(stream: &mut Stream<R>) -> Result<(u32, BlockDef), RawError> {
+    let id = stream.u32()?;
+    let start = stream.u64()?;
+    let count = stream.u16()?;
+    let end = JumpKind::from_code(stream.u8()?);
+    let mut def = BlockDef {
+        instrs: Vec::with_capacity(usize::from(count)),
+        items: Vec::new(),
+        end,
+    };
+    for _ in 0..count {
+        let offset = stream.u16()?;
+        let len = stream.u8()?;
+        let items = stream.u16()?;
+        let first = def.items.len();
+        for _ in 0..items {
+            let kind = stream.u8()?;
+            let size = stream.u16()?;
+            let item = if kind & ITEM_EXIT != 0 {
+                Item::Exit {
+                    kind: JumpKind::from_code(kind),
+                }
+            } else {
+                let access = match kind & ITEM_ACCESS {
+                    1 => Access::Read,
+                    2 => Access::Write,
+                    3 => Access::Modify,
+                    _ => return Err(stream.malformed("an access of no kind")),
+                };
+                if size == 0 {
+                    return Err(stream.malformed("an access of 0 bytes"));
+                }
+                Item::Access {
+                    access,
+                    size,
+                    guarded: kind & ITEM_GUARDED != 0,
+                }
+            };
+            def.items.push(item);
+        }
+        def.instrs.push(BlockInstr {
+            addr: start.wrapping_add(u64::from(offset)),
+            len,
+            items: first..def.items.len(),
+        });
+    }
+    Ok((id, def))
+}
+
+struct Stream<R: Read> {
+    input: io::BufReader<R>,
+    offset: u64,
+}
+
+impl<R: Read> Stream<R> {
+    fn malformed(&self, what: impl Into<String>) -> RawError {
+        RawError::Malformed {
+            offset: self.offset,
+            what: what.into(),
+        }
+    }
+
+    /// Fills `buf`; false at a clean end of stream before the first byte.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<bool, RawError> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.input.read(&mut buf[done..]) {
+                Ok(0) if done == 0 => return Ok(false),
+                Ok(0) => return Err(self.malformed("the stream ends inside a record")),
+                Ok(n) => done += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        self.offset += buf.len() as u64;
+        Ok(true)
+    }
+
+    fn bytes<const N: usize>(&mut self) -> Result<[u8; N], RawError> {
+        let mut buf = [0u8; N];
+        if !self.fill(&mut buf)? {
+            return Err(self.malformed("the stream ends inside a record"));
+        }
+        Ok(buf)
+    }
+
+    fn tag(&mut self) -> Result<Option<u8>, RawError> {
+        let mut tag = [0u8; 1];
+        Ok(self.fill(&mut tag)?.then_some(tag[0]))
+    }
+
+    fn u8(&mut self) -> Result<u8, RawError> {
+        Ok(self.bytes::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, RawError> {
+        Ok(u16::from_le_bytes(self.bytes()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, RawError> {
+        Ok(u32::from_le_bytes(self.bytes()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, RawError> {
+        Ok(u64::from_le_bytes(self.bytes()?))
+    }
+
+    fn string(&mut self) -> Result<String, RawError> {
+        let len = self.u16()?;
+        let mut buf = vec![0u8; usize::from(len)];
+        if len > 0 && !self.fill(&mut buf)? {
+            return Err(self.malformed("the stream ends inside a name"));
+        }
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}

@@ -1,0 +1,121 @@
+//! The symbol table a recording carries, so that its trace symbolicates on
+//! a machine without the binaries: the objects, the function ranges that
+//! contain code that ran, the PLT ranges, and a source line for every
+//! instruction that ran.
+
+use std::path::Path;
+
+use crate::symbols::ElfObject;
+use crate::trace::binary::Control;
+use crate::trace::{Event, FunctionSymbol, LineSymbol, ModuleMapping};
+
+/// Symbols for the instructions at `addrs` (any order, repeats allowed) in
+/// `modules`, as control records for the trace's symbol table.
+pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
+    addrs.sort_unstable();
+    addrs.dedup();
+    let mut out: Vec<Control> = modules
+        .iter()
+        .map(|module| Control::Event(Event::Module(Box::new(module.clone()))))
+        .collect();
+    // Later mappings win where objects overlap, as in the module map.
+    let owner = |addr: u64| {
+        modules.iter().rposition(|m| {
+            m.range
+                .is_some_and(|(start, end)| start <= addr && addr < end)
+        })
+    };
+    for (index, module) in modules.iter().enumerate() {
+        let Some((start, end)) = module.range else {
+            continue;
+        };
+        let Ok(object) = ElfObject::open(Path::new(&module.path)) else {
+            continue;
+        };
+        let first = addrs.partition_point(|&addr| addr < start);
+        let last = addrs.partition_point(|&addr| addr < end);
+        let mine: Vec<u64> = addrs[first..last]
+            .iter()
+            .copied()
+            .filter(|&addr| owner(addr) == Some(index))
+            .collect();
+        embed_object(&object, module.bias, &mine, &mut out);
+    }
+    out
+}
+
+/// The PLT sections, functions and lines of one object's executed code at
+/// `addrs` (sorted).
+fn embed_object(object: &ElfObject, bias: u64, addrs: &[u64], out: &mut Vec<Control>) {
+    for &(start, end) in object.plt_sections() {
+        out.push(Control::Event(Event::Plt {
+            start: start.wrapping_add(bias),
+            end: end.wrapping_add(bias),
+        }));
+    }
+    let mut functions: Vec<FunctionSymbol> = Vec::new();
+    let mut lines = Vec::with_capacity(addrs.len());
+    // The previous address was in the last function, a DWARF-only one.
+    let mut in_dwarf_function = false;
+    for &addr in addrs {
+        let svma = addr.wrapping_sub(bias);
+        let source = object.source(svma);
+        match object.function(svma) {
+            Some(f) => {
+                in_dwarf_function = false;
+                let start = f.start.wrapping_add(bias);
+                if functions.last().is_none_or(|last| last.start != start) {
+                    let entry = object.source(f.start);
+                    functions.push(FunctionSymbol {
+                        start,
+                        end: f.end.wrapping_add(bias),
+                        name: f.name.clone(),
+                        file: entry.as_ref().map(|s| s.file.clone()),
+                        line: entry.map_or(0, |s| s.line),
+                    });
+                }
+            }
+            // Only DWARF names it: a range over the consecutive code that
+            // ran, which no symbol's range can overlap.
+            None => match object.dwarf_function(svma) {
+                Some(name) => {
+                    match functions.last_mut() {
+                        Some(last) if in_dwarf_function && last.name == name => last.end = addr + 1,
+                        _ => functions.push(FunctionSymbol {
+                            start: addr,
+                            end: addr + 1,
+                            name,
+                            file: source.as_ref().map(|s| s.file.clone()),
+                            line: source.as_ref().map_or(0, |s| s.line),
+                        }),
+                    }
+                    in_dwarf_function = true;
+                }
+                None => in_dwarf_function = false,
+            },
+        }
+        lines.push((addr, source));
+    }
+    let mut current = 0;
+    for (addr, source) in lines {
+        while current < functions.len() && functions[current].end <= addr {
+            current += 1;
+        }
+        let Some(source) = source else { continue };
+        let own = functions
+            .get(current)
+            .filter(|f| f.start <= addr)
+            .and_then(|f| f.file.as_deref());
+        let file = (own != Some(source.file.as_str())).then_some(source.file);
+        out.push(Control::Event(Event::Line(Box::new(LineSymbol {
+            addr,
+            line: source.line,
+            file,
+        }))));
+    }
+    out.extend(
+        functions
+            .into_iter()
+            .map(|f| Control::Event(Event::Function(Box::new(f)))),
+    );
+}
