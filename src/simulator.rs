@@ -5,14 +5,15 @@ use std::fmt;
 
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::{Hierarchy, L1Kind, Level, LineUse, Loader, Release, UseSink};
+use crate::cache::{ByteMask, Caches, L1Kind, Level, LineUse, Loader, Release, UseSink};
 use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{FnId, InstrId, Program, SymbolError};
-use crate::trace::{Access, Event, TraceError, TraceRead};
+use crate::trace::block::{JumpKind, Step, WalkError};
+use crate::trace::{Access, BlockItem, Event, TraceError, TraceItem, TraceRead};
 
 /// Events that are well formed but impossible where they stand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum SimError {
     NoHandler,
     /// A function symbol that cannot be added.
     Symbol(SymbolError),
+    /// A block run that does not fit its block.
+    Run(String),
 }
 
 impl fmt::Display for SimError {
@@ -47,6 +50,7 @@ impl fmt::Display for SimError {
                 )
             }
             SimError::Symbol(err) => err.fmt(f),
+            SimError::Run(why) => f.write_str(why),
         }
     }
 }
@@ -67,10 +71,12 @@ pub fn run<B: Backdate>(
     reader: &mut impl TraceRead,
     mut simulator: Simulator<B>,
 ) -> Result<Profile, TraceError> {
-    while let Some(event) = reader.next_event()? {
-        simulator
-            .apply(event)
-            .map_err(|err| TraceError::semantic(reader.location(), err))?;
+    while let Some(item) = reader.next_item()? {
+        let done = match item {
+            TraceItem::Event(event) => simulator.apply(event),
+            TraceItem::Block(block) => simulator.block(&block),
+        };
+        done.map_err(|err| TraceError::semantic(reader.location(), err))?;
     }
     Ok(simulator.finish())
 }
@@ -79,13 +85,16 @@ pub fn run<B: Backdate>(
 pub struct Simulator<B: Backdate> {
     config: SimConfig,
     program: Program,
-    caches: Hierarchy<B::Line>,
+    caches: Caches<B::Line>,
     threads: Threads<B::Cursor>,
     arcs: Arcs,
     backdate: B,
     /// Self cost of every instruction, indexed by [`InstrId`].
     self_cost: Vec<Cost>,
     instructions: u64,
+    /// The instructions of each block of a block-structured trace, by block
+    /// number, once a run went through all of them.
+    block_instrs: Vec<Vec<InstrId>>,
 }
 
 impl<B: Backdate> Simulator<B> {
@@ -93,7 +102,7 @@ impl<B: Backdate> Simulator<B> {
     pub fn new(config: SimConfig, mut backdate: B) -> Simulator<B> {
         let threads = Threads::new(&mut backdate);
         Simulator {
-            caches: Hierarchy::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
+            caches: Caches::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
@@ -101,6 +110,7 @@ impl<B: Backdate> Simulator<B> {
             backdate,
             self_cost: Vec::new(),
             instructions: 0,
+            block_instrs: Vec::new(),
         }
     }
 
@@ -108,7 +118,9 @@ impl<B: Backdate> Simulator<B> {
     pub fn apply(&mut self, event: Event) -> Result<(), SimError> {
         let now = self.instructions;
         match event {
-            Event::Instr { addr, len } => self.instruction(addr, len),
+            Event::Instr { addr, len } => {
+                self.instruction(addr, len);
+            }
             Event::Data { access, addr, size } => return self.data(access, addr, size),
             Event::Call { target } => return self.call(target),
             Event::Return => {
@@ -150,7 +162,9 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
-    fn instruction(&mut self, addr: u64, len: u32) {
+    /// One instruction: first what control did to reach it (calls,
+    /// returns, jumps into functions), then the instruction itself.
+    fn instruction(&mut self, addr: u64, len: u32) -> InstrId {
         let now = self.instructions;
         let context = self.threads.current();
         let sp = context.take_sp();
@@ -224,6 +238,16 @@ impl<B: Backdate> Simulator<B> {
                 context.enter_inlined(call.func, arc, addr, &mut self.backdate, now);
             }
         }
+        self.execute(instr, addr, len);
+        instr
+    }
+
+    /// Runs instruction `instr`, reached by sequential flow or after the
+    /// control transfers were applied: its fetch and its costs.
+    #[inline]
+    fn execute(&mut self, instr: InstrId, addr: u64, len: u32) {
+        let now = self.instructions;
+        let context = self.threads.current();
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
         let id = context.charged(instr);
@@ -244,6 +268,54 @@ impl<B: Backdate> Simulator<B> {
             target[EventKind::I1mr] += u64::from(outcome.l1_miss);
             target[EventKind::ILmr] += u64::from(outcome.ll_miss);
         }
+    }
+
+    /// Simulates one run of a block: the call that enters it, its
+    /// instructions and accesses, and the return that leaves it. The second
+    /// and later runs of a block skip looking its instructions up: only the
+    /// first instruction, where control arrives, needs the full treatment.
+    pub fn block(&mut self, item: &BlockItem) -> Result<(), SimError> {
+        if let Some(target) = item.call {
+            self.call(target)?;
+        }
+        if let Some(sp) = item.run.sp {
+            self.threads.current().set_sp(sp);
+        }
+        let id = item.id as usize;
+        if self.block_instrs.len() <= id {
+            self.block_instrs.resize(id + 1, Vec::new());
+        }
+        let known = std::mem::take(&mut self.block_instrs[id]);
+        let fast = known.len() == item.def.instrs.len() && !self.program.shows_inlined();
+        let mut seen = Vec::new();
+        let mut index = 0;
+        let walked = item.def.walk(item.run, |step| match step {
+            Step::Instr { addr, len } => {
+                if fast && index > 0 {
+                    self.execute(known[index], addr, len);
+                } else {
+                    let instr = self.instruction(addr, len);
+                    if !fast {
+                        seen.push(instr);
+                    }
+                }
+                index += 1;
+                Ok(())
+            }
+            Step::Data { access, addr, size } => self.data(access, addr, size),
+        });
+        self.block_instrs[id] = if fast { known } else { seen };
+        match walked {
+            Ok(()) => {}
+            Err(WalkError::Step(err)) => return Err(err),
+            Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
+        }
+        if item.leaving == JumpKind::Return {
+            let context = self.threads.current();
+            check_can_transfer(context, "`ret`")?;
+            context.mark_return();
+        }
+        Ok(())
     }
 
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
@@ -389,7 +461,14 @@ struct Charger<'a, B> {
 }
 
 impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
-    fn release(&mut self, level: Level, loader: Loader<B::Line>, used: &LineUse, line_size: u32) {
+    #[inline]
+    fn release<M: ByteMask>(
+        &mut self,
+        level: Level,
+        loader: Loader<B::Line>,
+        used: &LineUse<M>,
+        line_size: u32,
+    ) {
         let cost = use_cost(level, used, line_size);
         self.self_cost[loader.instr.0 as usize] += &cost;
         self.backdate.charge(loader.handle, &cost, self.now);
@@ -404,7 +483,14 @@ struct Sink<'a, B: Backdate> {
 }
 
 impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
-    fn release(&mut self, level: Level, loader: Loader<B::Line>, used: &LineUse, line_size: u32) {
+    #[inline]
+    fn release<M: ByteMask>(
+        &mut self,
+        level: Level,
+        loader: Loader<B::Line>,
+        used: &LineUse<M>,
+        line_size: u32,
+    ) {
         self.charger.release(level, loader, used, line_size);
     }
 }
@@ -420,7 +506,7 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
 
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
 /// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
-pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> UseCost {
+pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> UseCost {
     let (temporal, wasted, loaded, used_bytes) = match level {
         Level::L1 => (
             EventKind::AcCost1,
@@ -436,7 +522,7 @@ pub fn use_cost(level: Level, used: &LineUse, line_size: u32) -> UseCost {
         ),
     };
     debug_assert!(used.count > 0, "a residency without accesses");
-    let bytes = u64::from(used.mask.count());
+    let bytes = u64::from(used.bytes());
     let mut cost = UseCost::default();
     cost.set(temporal, 1000 / used.count.max(1));
     cost.set(wasted, u64::from(line_size) - bytes);

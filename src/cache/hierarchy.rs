@@ -48,7 +48,13 @@ pub struct Loader<H> {
 pub trait Release<H> {
     /// A residency at `level` ended with `line_use` on lines of `line_size`
     /// bytes; the line gives up `loader.handle`.
-    fn release(&mut self, level: Level, loader: Loader<H>, line_use: &LineUse, line_size: u32);
+    fn release<M: ByteMask>(
+        &mut self,
+        level: Level,
+        loader: Loader<H>,
+        line_use: &LineUse<M>,
+        line_size: u32,
+    );
 }
 
 /// Receives the start and end of every residency when use tracking is on.
@@ -65,38 +71,40 @@ pub struct Outcome {
 }
 
 #[derive(Clone, Copy, Default)]
-struct L1Line<H> {
+struct L1Line<H, M> {
     loader: Loader<H>,
     /// Use during this L1 residency.
-    used: LineUse,
+    used: LineUse<M>,
     /// Use not yet handed to the LL residency of the same line.
-    pending: LineUse,
+    pending: LineUse<M>,
 }
 
 #[derive(Clone, Copy, Default)]
-struct LlLine<H> {
+struct LlLine<H, M> {
     loader: Loader<H>,
-    used: LineUse,
+    used: LineUse<M>,
 }
 
-struct FirstLevel<H> {
+struct FirstLevel<H, M> {
     cache: SetAssocCache,
-    lines: Vec<L1Line<H>>,
+    lines: Vec<L1Line<H, M>>,
+    line_bits: u32,
 }
 
-struct LastLevel<H> {
+struct LastLevel<H, M> {
     cache: SetAssocCache,
-    lines: Vec<LlLine<H>>,
+    lines: Vec<LlLine<H, M>>,
 }
 
-/// The simulated I1, D1 and LL caches.
-pub struct Hierarchy<H> {
-    l1: [FirstLevel<H>; 2],
-    ll: LastLevel<H>,
+/// The simulated I1, D1 and LL caches, with use masks of type `M` (which
+/// must cover the line size).
+pub struct Hierarchy<H, M> {
+    l1: [FirstLevel<H, M>; 2],
+    ll: LastLevel<H, M>,
     track_use: bool,
 }
 
-impl<H: Copy + Default> Hierarchy<H> {
+impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// Empty caches. With `track_use`, all three line sizes must be equal
     /// (the configuration checks this), as L1 use merges into LL lines byte
     /// for byte.
@@ -105,10 +113,12 @@ impl<H: Copy + Default> Hierarchy<H> {
         let first = |g: CacheGeometry| FirstLevel {
             cache: SetAssocCache::new(g),
             lines: vec![L1Line::default(); slots(&g)],
+            line_bits: g.line_bits(),
         };
         debug_assert!(
             !track_use || (i1.line_size() == ll.line_size() && d1.line_size() == ll.line_size())
         );
+        debug_assert!(!track_use || ll.line_size() <= M::LINE_LIMIT);
         Hierarchy {
             l1: [first(i1), first(d1)],
             ll: LastLevel {
@@ -129,19 +139,35 @@ impl<H: Copy + Default> Hierarchy<H> {
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
         let k = kind as usize;
-        let bits = self.l1[k].cache.geometry().line_bits();
+        let bits = self.l1[k].line_bits;
+        let line_size = 1u64 << bits;
+        let offset = addr & (line_size - 1);
+        let mut outcome = Outcome::default();
+        if offset + u64::from(size) <= line_size {
+            // Within one line: the common case.
+            let bytes = if self.track_use {
+                M::range(offset as u32, size)
+            } else {
+                M::default()
+            };
+            self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
+            return outcome;
+        }
         let mut end = addr + u64::from(size);
         let first = addr >> bits;
         if ((end - 1) >> bits) - first > 1 {
-            end = addr + (1u64 << bits);
+            end = addr + line_size;
         }
         let last = (end - 1) >> bits;
-        let mut outcome = Outcome::default();
         for line in first..=last {
             let line_start = line << bits;
             let from = addr.max(line_start);
-            let to = end.min(line_start + (1u64 << bits));
-            let bytes = ByteMask::range((from - line_start) as u32, (to - from) as u32);
+            let to = end.min(line_start + line_size);
+            let bytes = if self.track_use {
+                M::range((from - line_start) as u32, (to - from) as u32)
+            } else {
+                M::default()
+            };
             self.access_line(k, line, &bytes, sink, &mut outcome);
         }
         outcome
@@ -152,7 +178,7 @@ impl<H: Copy + Default> Hierarchy<H> {
         &mut self,
         k: usize,
         line: u64,
-        bytes: &ByteMask,
+        bytes: &M,
         sink: &mut impl UseSink<H>,
         outcome: &mut Outcome,
     ) {
@@ -185,7 +211,7 @@ impl<H: Copy + Default> Hierarchy<H> {
 
     /// Looks up in LL the line `l1_line` of L1 cache `k`; true on a miss.
     fn ll_access(&mut self, k: usize, l1_line: u64, sink: &mut impl UseSink<H>) -> bool {
-        let addr = l1_line << self.l1[k].cache.geometry().line_bits();
+        let addr = l1_line << self.l1[k].line_bits;
         let line = addr >> self.ll.cache.geometry().line_bits();
         let Lookup::Miss { slot, victim } = self.ll.cache.access(line) else {
             return false;
@@ -270,13 +296,19 @@ mod tests {
     }
 
     impl Release<()> for Recorder {
-        fn release(&mut self, level: Level, loader: Loader<()>, used: &LineUse, _: u32) {
+        fn release<M: ByteMask>(
+            &mut self,
+            level: Level,
+            loader: Loader<()>,
+            used: &LineUse<M>,
+            _: u32,
+        ) {
             self.ended
-                .push((level, loader.instr.0, used.count, used.mask.count()));
+                .push((level, loader.instr.0, used.count, used.bytes()));
         }
     }
 
-    fn caches(l1: &str, ll: &str) -> Hierarchy<()> {
+    fn caches(l1: &str, ll: &str) -> Hierarchy<(), WideMask> {
         Hierarchy::new(
             l1.parse().unwrap(),
             l1.parse().unwrap(),
@@ -284,6 +316,8 @@ mod tests {
             true,
         )
     }
+
+    use crate::cache::line_use::WideMask;
 
     #[test]
     fn straddling_access_misses_once_and_touches_both_lines() {
@@ -388,7 +422,7 @@ mod tests {
     #[test]
     fn without_use_tracking_the_sink_is_never_called() {
         let g: CacheGeometry = "64,1,64".parse().unwrap();
-        let mut h: Hierarchy<()> = Hierarchy::new(g, g, "64,1,16".parse().unwrap(), false);
+        let mut h: Hierarchy<(), u64> = Hierarchy::new(g, g, "64,1,16".parse().unwrap(), false);
         struct Never;
         impl UseSink<()> for Never {
             fn hold(&mut self) -> Loader<()> {
@@ -396,7 +430,7 @@ mod tests {
             }
         }
         impl Release<()> for Never {
-            fn release(&mut self, _: Level, _: Loader<()>, _: &LineUse, _: u32) {
+            fn release<M: ByteMask>(&mut self, _: Level, _: Loader<()>, _: &LineUse<M>, _: u32) {
                 panic!("release called")
             }
         }

@@ -1,12 +1,14 @@
 //! The cache model: geometry, one set-associative cache, the I1/D1/LL
 //! hierarchy and the per-line use state.
 
+mod caches;
 mod geometry;
 mod hierarchy;
 mod line_use;
 mod set_assoc;
 
+pub use caches::Caches;
 pub use geometry::{CacheGeometry, GeometryError, MAX_USE_LINE_SIZE, MIN_LINE_SIZE};
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, Outcome, Release, UseSink};
-pub use line_use::{ByteMask, LineUse};
+pub use line_use::{ByteMask, LineUse, NarrowMask, WideMask};
 pub use set_assoc::{Lookup, SetAssocCache, Slot};

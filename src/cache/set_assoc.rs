@@ -37,6 +37,9 @@ pub struct SetAssocCache {
     assoc: usize,
     /// `assoc` ways per set, most recently used first.
     ways: Vec<Way>,
+    /// The line accessed last and its slot: it is its set's most recently
+    /// used, so accessing it again needs no search and changes no order.
+    last: Way,
 }
 
 impl SetAssocCache {
@@ -54,6 +57,10 @@ impl SetAssocCache {
             set_mask: geometry.sets() - 1,
             assoc: geometry.assoc() as usize,
             ways,
+            last: Way {
+                line: EMPTY,
+                slot: 0,
+            },
         }
     }
 
@@ -65,9 +72,13 @@ impl SetAssocCache {
     /// Looks `line` up, making it most recently used and loading it on a miss.
     #[inline]
     pub fn access(&mut self, line: u64) -> Lookup {
+        if self.last.line == line {
+            return Lookup::Hit(self.last.slot as Slot);
+        }
         let start = (line & self.set_mask) as usize * self.assoc;
         let set = &mut self.ways[start..start + self.assoc];
         if set[0].line == line {
+            self.last = set[0];
             return Lookup::Hit(set[0].slot as Slot);
         }
         for i in 1..set.len() {
@@ -75,18 +86,20 @@ impl SetAssocCache {
                 let way = set[i];
                 set.copy_within(0..i, 1);
                 set[0] = way;
+                self.last = way;
                 return Lookup::Hit(way.slot as Slot);
             }
         }
-        let last = set[set.len() - 1];
+        let oldest = set[set.len() - 1];
         set.copy_within(0..set.len() - 1, 1);
         set[0] = Way {
             line,
-            slot: last.slot,
+            slot: oldest.slot,
         };
+        self.last = set[0];
         Lookup::Miss {
-            slot: last.slot as Slot,
-            victim: (last.line != EMPTY).then_some(last.line),
+            slot: oldest.slot as Slot,
+            victim: (oldest.line != EMPTY).then_some(oldest.line),
         }
     }
 

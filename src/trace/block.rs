@@ -146,11 +146,102 @@ impl BlockRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunMismatch(pub String);
 
-/// Turns block runs into events, with calls and returns from block ends.
-///
-/// A block ending in a call makes the next block of the same thread the
-/// callee: the `call` event is given just before it, so that the call's
-/// target is known.
+/// One step of a run: an instruction, or a data access that happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Instr {
+        addr: u64,
+        len: u32,
+    },
+    Data {
+        access: Access,
+        addr: u64,
+        size: u32,
+    },
+}
+
+impl BlockDef {
+    /// How a run leaves the block: by the side exit it took, or the end.
+    pub fn leaving(&self, run: &BlockRun) -> JumpKind {
+        let Some(taken) = run.exit else {
+            return self.end;
+        };
+        let mut exits = self.items.iter().filter_map(|item| match item {
+            Item::Exit { kind } => Some(*kind),
+            Item::Access { .. } => None,
+        });
+        exits.nth(taken as usize).unwrap_or(self.end)
+    }
+
+    /// Calls `step` for every instruction of `run` and every access that
+    /// happened, in order, up to the side exit taken.
+    #[inline]
+    pub fn walk<E>(
+        &self,
+        run: &BlockRun,
+        mut step: impl FnMut(Step) -> Result<(), E>,
+    ) -> Result<(), WalkError<E>> {
+        let mut addrs = run.addrs.iter();
+        let mut guards = run.guards.iter();
+        let mut exits = 0u32;
+        'instrs: for instr in &self.instrs {
+            step(Step::Instr {
+                addr: instr.addr,
+                len: u32::from(instr.len),
+            })
+            .map_err(WalkError::Step)?;
+            for item in &self.items[instr.items.clone()] {
+                match *item {
+                    Item::Access {
+                        access,
+                        size,
+                        guarded,
+                    } => {
+                        if guarded && !guards.next().copied().unwrap_or(false) {
+                            continue;
+                        }
+                        let Some(&addr) = addrs.next() else {
+                            return Err(WalkError::Mismatch(RunMismatch(format!(
+                                "the run of the block at {:#x} has too few addresses",
+                                self.addr()
+                            ))));
+                        };
+                        step(Step::Data {
+                            access,
+                            addr,
+                            size: u32::from(size),
+                        })
+                        .map_err(WalkError::Step)?;
+                    }
+                    Item::Exit { .. } => {
+                        if run.exit == Some(exits) {
+                            break 'instrs;
+                        }
+                        exits += 1;
+                    }
+                }
+            }
+        }
+        if addrs.next().is_some() {
+            return Err(WalkError::Mismatch(RunMismatch(format!(
+                "the run of the block at {:#x} has more addresses than its accesses",
+                self.addr()
+            ))));
+        }
+        Ok(())
+    }
+}
+
+/// Why a walk stopped: the run does not fit, or a step failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WalkError<E> {
+    Mismatch(RunMismatch),
+    Step(E),
+}
+
+/// Derives calls from how blocks end: a block ending in a call makes the
+/// next block of the same thread the callee, so the call is given just
+/// before that block, when its target is known.
 #[derive(Default)]
 pub struct Expander {
     thread: u32,
@@ -177,6 +268,19 @@ impl Expander {
         self.calling.clear();
     }
 
+    /// A run of `def` starts: the target of the call that enters it, if the
+    /// thread's previous block ended in a call.
+    pub fn enter(&mut self, def: &BlockDef) -> Option<u64> {
+        self.calling.remove(&self.thread).map(|_| def.addr())
+    }
+
+    /// The run ended by `leaving`.
+    pub fn leave(&mut self, leaving: JumpKind) {
+        if leaving == JumpKind::Call {
+            self.calling.insert(self.thread, true);
+        }
+    }
+
     /// The events of one run of `def`, in order.
     pub fn expand(
         &mut self,
@@ -184,66 +288,27 @@ impl Expander {
         run: &BlockRun,
         out: &mut Vec<Event>,
     ) -> Result<(), RunMismatch> {
-        if self.calling.remove(&self.thread).is_some() {
-            out.push(Event::Call { target: def.addr() });
+        if let Some(target) = self.enter(def) {
+            out.push(Event::Call { target });
         }
         if let Some(sp) = run.sp {
             out.push(Event::StackPointer { sp });
         }
-        let mut addrs = run.addrs.iter();
-        let mut guards = run.guards.iter();
-        let mut exits = 0u32;
-        let mut leaving = def.end;
-        'instrs: for instr in &def.instrs {
-            out.push(Event::Instr {
-                addr: instr.addr,
-                len: u32::from(instr.len),
+        let walked = def.walk(run, |step| {
+            out.push(match step {
+                Step::Instr { addr, len } => Event::Instr { addr, len },
+                Step::Data { access, addr, size } => Event::Data { access, addr, size },
             });
-            for item in &def.items[instr.items.clone()] {
-                match *item {
-                    Item::Access {
-                        access,
-                        size,
-                        guarded,
-                    } => {
-                        if guarded && !guards.next().copied().unwrap_or(false) {
-                            continue;
-                        }
-                        let Some(&addr) = addrs.next() else {
-                            return Err(RunMismatch(format!(
-                                "the run of the block at {:#x} has too few addresses",
-                                def.addr()
-                            )));
-                        };
-                        out.push(Event::Data {
-                            access,
-                            addr,
-                            size: u32::from(size),
-                        });
-                    }
-                    Item::Exit { kind } => {
-                        if run.exit == Some(exits) {
-                            leaving = kind;
-                            break 'instrs;
-                        }
-                        exits += 1;
-                    }
-                }
-            }
+            Ok::<(), ()>(())
+        });
+        if let Err(WalkError::Mismatch(mismatch)) = walked {
+            return Err(mismatch);
         }
-        if addrs.next().is_some() {
-            return Err(RunMismatch(format!(
-                "the run of the block at {:#x} has more addresses than its accesses",
-                def.addr()
-            )));
+        let leaving = def.leaving(run);
+        if leaving == JumpKind::Return {
+            out.push(Event::Return);
         }
-        match leaving {
-            JumpKind::Call => {
-                self.calling.insert(self.thread, true);
-            }
-            JumpKind::Return => out.push(Event::Return),
-            JumpKind::Boring | JumpKind::Other => {}
-        }
+        self.leave(leaving);
         Ok(())
     }
 }

@@ -108,6 +108,25 @@ pub enum Event {
     Plt { start: u64, end: u64 },
 }
 
+/// One run of a block, as a block-structured trace gives it.
+pub struct BlockItem<'a> {
+    /// The block's number in its trace.
+    pub id: u32,
+    pub def: &'a block::BlockDef,
+    pub run: &'a block::BlockRun,
+    /// The target of the call that enters this block, if the thread's
+    /// previous block ended in a call: the event before the block.
+    pub call: Option<u64>,
+    /// How the run leaves the block.
+    pub leaving: block::JumpKind,
+}
+
+/// What a trace gives next: an event, or a whole block run.
+pub enum TraceItem<'a> {
+    Event(Event),
+    Block(BlockItem<'a>),
+}
+
 /// A streaming source of events.
 pub trait TraceRead {
     /// The next event, or `None` at the end of the trace.
@@ -115,4 +134,11 @@ pub trait TraceRead {
 
     /// Where the last event returned came from.
     fn location(&self) -> Location;
+
+    /// The next event or block run. Block-structured traces give runs whole,
+    /// which the simulator takes much faster than their events one by one.
+    /// A reader is read either by events or by items, not both.
+    fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
+        Ok(self.next_event()?.map(TraceItem::Event))
+    }
 }

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek};
 
 use super::binary::{BinaryReader, is_binary};
-use super::{Event, Location, TextReader, TraceError, TraceRead};
+use super::{Event, Location, TextReader, TraceError, TraceItem, TraceRead};
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +62,14 @@ impl TraceRead for AnyReader {
         match self {
             AnyReader::Text(reader) => reader.next_event(),
             AnyReader::Binary(reader) => reader.next_event(),
+        }
+    }
+
+    #[inline]
+    fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
+        match self {
+            AnyReader::Text(reader) => reader.next_item(),
+            AnyReader::Binary(reader) => reader.next_item(),
         }
     }
 

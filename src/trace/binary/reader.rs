@@ -16,7 +16,7 @@ use super::format::{
 };
 use super::varint::Cursor;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item};
-use crate::trace::{Event, Location, TraceError, TraceErrorKind, TraceRead};
+use crate::trace::{BlockItem, Event, Location, TraceError, TraceErrorKind, TraceItem, TraceRead};
 
 /// What the END chunk says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -346,8 +346,10 @@ impl<R: Read + Seek> BinaryReader<R> {
         Ok(())
     }
 
-    /// Decodes the next record of the current chunk into the queue.
-    fn decode_record(&mut self) -> Result<(), TraceError> {
+    /// Decodes the next record of the current chunk: a control record goes
+    /// to the queue; a block run is decoded into `self.run` and its block's
+    /// number returned.
+    fn decode_record(&mut self) -> Result<Option<usize>, TraceError> {
         let at = self.chunk_at;
         let mut cursor = Cursor::new(&self.payload[self.pos..]);
         let base = self.pos;
@@ -377,7 +379,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.expander.switch(thread);
                 }
             }
-            return Ok(());
+            return Ok(None);
         }
         let id = (tag >> 2) as usize;
         let Some(def) = self.defs.get(id) else {
@@ -437,28 +439,64 @@ impl<R: Read + Seek> BinaryReader<R> {
             }
         }
         self.pos = base + cursor.pos();
-        self.scratch.clear();
-        self.expander
-            .expand(&def.block, run, &mut self.scratch)
-            .map_err(|err| syntax(at, err.0))?;
-        self.queue.extend(self.scratch.drain(..));
-        Ok(())
+        Ok(Some(id))
+    }
+
+    /// Moves on until an event is queued or a block run decoded; `None` at
+    /// the end of the trace.
+    fn advance(&mut self) -> Result<Option<Option<usize>>, TraceError> {
+        loop {
+            if !self.queue.is_empty() {
+                return Ok(Some(None));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if self.pos < self.payload.len() {
+                if let Some(id) = self.decode_record()? {
+                    return Ok(Some(Some(id)));
+                }
+            } else if !self.next_chunk()? {
+                self.done = true;
+            }
+        }
     }
 }
 
 impl<R: Read + Seek> TraceRead for BinaryReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Ok(Some(event));
+            match self.advance()? {
+                None => return Ok(None),
+                Some(None) => return Ok(self.queue.pop_front()),
+                Some(Some(id)) => {
+                    self.scratch.clear();
+                    let def = &self.defs[id].block;
+                    self.expander
+                        .expand(def, &self.run, &mut self.scratch)
+                        .map_err(|err| syntax(self.chunk_at, err.0))?;
+                    self.queue.extend(self.scratch.drain(..));
+                }
             }
-            if self.done {
-                return Ok(None);
-            }
-            if self.pos < self.payload.len() {
-                self.decode_record()?;
-            } else if !self.next_chunk()? {
-                self.done = true;
+        }
+    }
+
+    fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
+        match self.advance()? {
+            None => Ok(None),
+            Some(None) => Ok(self.queue.pop_front().map(TraceItem::Event)),
+            Some(Some(id)) => {
+                let def = &self.defs[id].block;
+                let call = self.expander.enter(def);
+                let leaving = def.leaving(&self.run);
+                self.expander.leave(leaving);
+                Ok(Some(TraceItem::Block(BlockItem {
+                    id: id as u32,
+                    def,
+                    run: &self.run,
+                    call,
+                    leaving,
+                })))
             }
         }
     }
