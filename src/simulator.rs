@@ -119,7 +119,7 @@ impl<B: Backdate> Simulator<B> {
         let now = self.instructions;
         match event {
             Event::Instr { addr, len } => {
-                self.instruction(addr, len);
+                self.instruction(addr, len, None);
             }
             Event::Data { access, addr, size } => return self.data(access, addr, size),
             Event::Call { target } => return self.call(target),
@@ -163,8 +163,9 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// One instruction: first what control did to reach it (calls,
-    /// returns, jumps into functions), then the instruction itself.
-    fn instruction(&mut self, addr: u64, len: u32) -> InstrId {
+    /// returns, jumps into functions), then the instruction itself. `known`
+    /// is its id when a block run already looked it up.
+    fn instruction(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
         let now = self.instructions;
         let context = self.threads.current();
         let sp = context.take_sp();
@@ -203,7 +204,14 @@ impl<B: Backdate> Simulator<B> {
             });
             if left == 0 {
                 if let Some(last) = context.last_instr {
-                    let call = entered_by_jump(&mut self.program, last, addr, sp.is_some(), forced);
+                    let call = entered_by_jump(
+                        &mut self.program,
+                        last,
+                        addr,
+                        known,
+                        sp.is_some(),
+                        forced,
+                    );
                     if let Some(callee) = call {
                         let site = context.charged(last);
                         let (arc, charge_to) =
@@ -220,8 +228,13 @@ impl<B: Backdate> Simulator<B> {
                 }
             }
         }
-        let entry = context.entry(addr);
-        let instr = self.program.intern(addr, len, entry);
+        let instr = match known {
+            Some(instr) => instr,
+            None => {
+                let entry = context.entry(addr);
+                self.program.intern(addr, len, entry)
+            }
+        };
         if self.self_cost.len() < self.program.instrs().len() {
             // New instructions, and with inlined functions shown, made-up
             // call sites of inlined calls.
@@ -291,13 +304,12 @@ impl<B: Backdate> Simulator<B> {
         let mut index = 0;
         let walked = item.def.walk(item.run, |step| match step {
             Step::Instr { addr, len } => {
-                if fast && index > 0 {
-                    self.execute(known[index], addr, len);
+                if !fast {
+                    seen.push(self.instruction(addr, len, None));
+                } else if index == 0 {
+                    self.instruction(addr, len, Some(known[0]));
                 } else {
-                    let instr = self.instruction(addr, len);
-                    if !fast {
-                        seen.push(instr);
-                    }
+                    self.execute(known[index], addr, len);
                 }
                 index += 1;
                 Ok(())
@@ -406,11 +418,18 @@ fn entered_by_jump(
     program: &mut Program,
     last: InstrId,
     addr: u64,
+    known: Option<InstrId>,
     with_sp: bool,
     forced: bool,
 ) -> Option<FnId> {
     let from = program.instr(last).func;
-    let (func, object) = program.function_at(addr);
+    let (func, object) = match known {
+        Some(instr) => {
+            let func = program.instr(instr).func;
+            (Some(func), program.function(func).object)
+        }
+        None => program.function_at(addr),
+    };
     let Some(func) = func else {
         return forced.then(|| program.callee(addr));
     };

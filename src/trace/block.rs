@@ -245,8 +245,10 @@ pub enum WalkError<E> {
 #[derive(Default)]
 pub struct Expander {
     thread: u32,
-    /// Threads whose last block ended in a call.
-    calling: FxHashMap<u32, bool>,
+    /// Whether the running thread's last block ended in a call.
+    calling: bool,
+    /// The same for the other threads.
+    others: FxHashMap<u32, bool>,
 }
 
 impl Expander {
@@ -254,31 +256,37 @@ impl Expander {
     pub fn new() -> Expander {
         Expander {
             thread: 1,
-            calling: FxHashMap::default(),
+            calling: false,
+            others: FxHashMap::default(),
         }
     }
 
     /// Follows a thread switch given by the trace.
     pub fn switch(&mut self, tid: u32) {
-        self.thread = tid;
+        if tid != self.thread {
+            self.others.insert(self.thread, self.calling);
+            self.calling = self.others.remove(&tid).unwrap_or(false);
+            self.thread = tid;
+        }
     }
 
     /// Forgets calls in flight, after recording was off for a while.
     pub fn interrupt(&mut self) {
-        self.calling.clear();
+        self.calling = false;
+        self.others.clear();
     }
 
     /// A run of `def` starts: the target of the call that enters it, if the
     /// thread's previous block ended in a call.
+    #[inline]
     pub fn enter(&mut self, def: &BlockDef) -> Option<u64> {
-        self.calling.remove(&self.thread).map(|_| def.addr())
+        std::mem::take(&mut self.calling).then(|| def.addr())
     }
 
     /// The run ended by `leaving`.
+    #[inline]
     pub fn leave(&mut self, leaving: JumpKind) {
-        if leaving == JumpKind::Call {
-            self.calling.insert(self.thread, true);
-        }
+        self.calling = leaving == JumpKind::Call;
     }
 
     /// The events of one run of `def`, in order.
