@@ -41,6 +41,9 @@ use crate::program::{FnId, InlineCall, InstrId};
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call {
+    /// The call site it is counted from: the call instruction, or for a
+    /// call made inside a skipped function, the nearest shown caller's.
+    pub site: InstrId,
     /// The arc called along; `None` when the callee is skipped.
     pub arc: Option<ArcId>,
     /// Address of the instruction after the call site.
@@ -186,6 +189,27 @@ impl<C> Context<C> {
         self.push_frame(call, sp, tail, None, backdate, now);
     }
 
+    /// The stack pointer of the innermost frame, when the trace gives it.
+    pub fn top_sp(&self) -> Option<u64> {
+        self.frames.last().and_then(|frame| frame.sp)
+    }
+
+    /// Leaves the innermost frame, as Callgrind does when the runtime
+    /// linker's resolver jumps to the function it resolved: the jump is
+    /// then a call from the resolver's own call site, with its stack
+    /// pointer, which this returns.
+    pub fn pop_for_jump<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> Option<(InstrId, Option<u64>)> {
+        let frame = self.frames.last()?;
+        let popped = (frame.call.site, frame.sp);
+        self.pop(arcs, backdate, now);
+        Some(popped)
+    }
+
     /// Callgrind's test whether a `ret` arriving at `addr` with stack
     /// pointer `sp` is a real return: it is when it leaves the innermost
     /// frame, or keeps its stack pointer and lands on the return address of
@@ -285,12 +309,14 @@ impl<C> Context<C> {
     pub fn enter_inlined<B: Backdate<Cursor = C>>(
         &mut self,
         func: FnId,
+        site: InstrId,
         (arc, charge_to): (Option<ArcId>, Option<InstrId>),
         entry: u64,
         backdate: &mut B,
         now: u64,
     ) {
         let call = Call {
+            site,
             arc,
             return_addr: u64::MAX,
             entry,

@@ -55,6 +55,7 @@ pub mod output;
 pub mod profile;
 pub mod program;
 pub mod record;
+pub mod report;
 pub mod simulator;
 pub mod symbols;
 pub mod trace;

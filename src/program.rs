@@ -65,7 +65,14 @@ pub struct Function {
     pub plt: bool,
     /// Skipped: its cost and calls are its caller's (`--fn-skip`).
     pub skip: bool,
+    /// The runtime linker's lazy-binding resolver: its jump to the function
+    /// it resolved is a call from its own caller, as Callgrind sees it.
+    pub pop_on_jump: bool,
 }
+
+/// Names of glibc's lazy-binding resolvers (`_dl_runtime_resolve_xsavec`
+/// and its kin), matched by prefix as Callgrind matches them.
+const RESOLVER: &str = "_dl_runtime_resolve";
 
 /// What makes two addresses belong to the same function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -241,6 +248,7 @@ impl Program {
         let file = file.map(|file| self.file_id(file));
         self.functions.push(Function {
             skip: self.skip.skips(&name, false),
+            pop_on_jump: name.starts_with(RESOLVER),
             name,
             object: self.symbolizer.module_at(start),
             file,
@@ -473,6 +481,7 @@ impl Program {
         let id = FnId(self.functions.len() as u32);
         self.functions.push(Function {
             skip: self.skip.skips(&name, plt),
+            pop_on_jump: name.starts_with(RESOLVER),
             name,
             object,
             file,

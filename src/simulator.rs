@@ -175,8 +175,8 @@ impl<B: Backdate> Simulator<B> {
         let mut forced = false;
         match context.take_pending() {
             Pending::Call(call) => {
-                // Callgrind leaves frames the stack pointer has left first,
-                // and then takes the transfer for a return.
+                // Callgrind leaves the frames the stack pointer has left
+                // first, and a call that left any is taken for a return.
                 let left = sp.map_or(0, |sp| {
                     context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
                 });
@@ -198,34 +198,44 @@ impl<B: Backdate> Simulator<B> {
                     && (sp.is_some() || context.last_end != Some(addr));
             }
         }
-        if jumped {
+        if let (true, Some(last)) = (jumped, context.last_instr) {
+            let with_sp = sp.is_some();
+            let callee = entered_by_jump(&mut self.program, last, addr, known, with_sp, forced);
+            let mut site = context.charged(last);
+            if callee.is_some()
+                && with_sp
+                && self
+                    .program
+                    .function(self.program.instr(last).func)
+                    .pop_on_jump
+            {
+                if let Some((from, _)) =
+                    context.pop_for_jump(&mut self.arcs, &mut self.backdate, now)
+                {
+                    site = from;
+                }
+            }
             let left = sp.map_or(0, |sp| {
                 context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
             });
-            if left == 0 {
-                if let Some(last) = context.last_instr {
-                    let call = entered_by_jump(
-                        &mut self.program,
-                        last,
-                        addr,
-                        known,
-                        sp.is_some(),
-                        forced,
-                    );
-                    if let Some(callee) = call {
-                        let site = context.charged(last);
-                        let (arc, charge_to) =
-                            enter(&self.program, &mut self.arcs, site, callee, addr);
-                        let instr = self.program.instr(last);
-                        let call = Call {
-                            arc,
-                            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
-                            entry: addr,
-                            charge_to,
-                        };
-                        context.push(call, sp, sp.is_none(), &mut self.backdate, now);
-                    }
-                }
+            if let (0, Some(callee)) = (left, callee) {
+                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
+                let call = Call {
+                    site,
+                    arc,
+                    // Callgrind gives calls made by jumps no return address,
+                    // and the stack pointer of the frame they run in, so
+                    // that they return with it.
+                    return_addr: 0,
+                    entry: addr,
+                    charge_to,
+                };
+                let frame_sp = if with_sp {
+                    context.top_sp().or(sp)
+                } else {
+                    None
+                };
+                context.push(call, frame_sp, !with_sp, &mut self.backdate, now);
             }
         }
         let instr = match known {
@@ -248,7 +258,7 @@ impl<B: Backdate> Simulator<B> {
             for call in &chain[keep..] {
                 let site = context.charged(call.site);
                 let arc = enter(&self.program, &mut self.arcs, site, call.func, addr);
-                context.enter_inlined(call.func, arc, addr, &mut self.backdate, now);
+                context.enter_inlined(call.func, site, arc, addr, &mut self.backdate, now);
             }
         }
         self.execute(instr, addr, len);
@@ -371,8 +381,10 @@ impl<B: Backdate> Simulator<B> {
             callee,
             target,
         );
+        let site = context.charged(instr);
         let instr = self.program.instr(instr);
         context.mark_call(Call {
+            site,
             arc,
             return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
             entry: target,

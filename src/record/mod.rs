@@ -25,6 +25,13 @@ use std::thread;
 pub use raw::RawError;
 pub use tool::ToolError;
 
+/// The private `VALGRIND_LIB` folder the recorder runs Valgrind with, set
+/// up on first use; running Callgrind with it gives it the very same
+/// environment, for side-by-side comparisons.
+pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
+    tool::install()
+}
+
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.

@@ -5,6 +5,7 @@ mod attribution;
 mod backdate_reference;
 mod binary_format;
 mod cli;
+mod fidelity;
 mod golden;
 mod hand_computed;
 mod support;

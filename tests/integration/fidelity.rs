@@ -1,0 +1,294 @@
+//! Fidelity against real Callgrind: small C and C++ programs are compiled,
+//! recorded and simulated, and compared with `valgrind --tool=callgrind
+//! --cacheuse=yes` on the same cache configuration, run with the same
+//! environment (the recorder's Valgrind folder), so the program does the
+//! same work under both.
+//!
+//! Compared: totals of Ir, Dr and Dw; per function, for functions above 1%
+//! of all Ir, self Ir within 0.5% and L1 misses within 3%; and the call
+//! arcs between the program's own functions with their call counts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linegrind::config::SimConfig;
+use linegrind::output::{Positions, write_callgrind};
+use linegrind::report::ProfileFile;
+use linegrind::simulator::simulate;
+use linegrind::trace::AnyReader;
+
+use crate::support::{linegrind, root};
+
+const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
+
+struct Program {
+    source: &'static str,
+    /// Extra compiler flags.
+    flags: &'static [&'static str],
+    /// The program's own functions, whose arcs must match.
+    functions: &'static [&'static str],
+    /// Instructions Callgrind leaves out that a trace has (see `compare`).
+    uncounted: u64,
+}
+
+const PROGRAMS: &[Program] = &[
+    Program {
+        source: "recursion.c",
+        flags: &["-O1"],
+        functions: &["main", "fib", "is_even", "is_odd"],
+        uncounted: 0,
+    },
+    Program {
+        source: "libc_calls.c",
+        flags: &["-O1"],
+        functions: &["main", "fill", "compare"],
+        uncounted: 0,
+    },
+    Program {
+        source: "longjmp.c",
+        flags: &["-O1"],
+        functions: &["main", "level1", "level2", "level3", "leaf"],
+        uncounted: 0,
+    },
+    Program {
+        source: "exception.cpp",
+        flags: &["-O1"],
+        functions: &["main", "outer(int)", "middle(int)", "thrower(int)"],
+        uncounted: 0,
+    },
+    Program {
+        source: "threads.c",
+        flags: &["-O1", "-pthread"],
+        functions: &["main", "worker", "sum_array"],
+        uncounted: 0,
+    },
+    Program {
+        source: "signal.c",
+        flags: &["-O1"],
+        functions: &["main", "main_work", "on_signal", "handler_work"],
+        // The two instructions of the C library's signal return trampoline
+        // (`__restore_rt`: `mov $15, %eax; syscall`) run after each of the
+        // 300 handlers; Callgrind does not count them, the trace has them.
+        uncounted: 2 * 300,
+    },
+    Program {
+        source: "tailcall.c",
+        flags: &["-O2"],
+        functions: &["main", "dispatch", "step"],
+        uncounted: 0,
+    },
+];
+
+/// Why the comparison cannot run here, if it cannot.
+fn missing_tools() -> Option<String> {
+    let works = |tool: &str, arg: &str| {
+        Command::new(tool)
+            .arg(arg)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !works("valgrind", "--version") {
+        return Some("valgrind is not installed".into());
+    }
+    if !works("cc", "--version") || !works("c++", "--version") {
+        return Some("no C and C++ compilers".into());
+    }
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        return Some(err.to_string());
+    }
+    None
+}
+
+fn compile(program: &Program, dir: &Path) -> PathBuf {
+    let source = root().join("tests/programs/fidelity").join(program.source);
+    let compiler = if program.source.ends_with(".cpp") {
+        "c++"
+    } else {
+        "cc"
+    };
+    let out = dir.join(program.source.replace('.', "_"));
+    let status = Command::new(compiler)
+        .arg("-g")
+        .args(program.flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{compiler} {}", program.source);
+    out
+}
+
+/// Our profile of `binary`, recorded and simulated, read back.
+fn ours(binary: &Path, dir: &Path) -> ProfileFile {
+    let trace = dir.join("trace.lgt");
+    let output = linegrind(
+        dir,
+        &[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            binary.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("linegrind: recorded "), "{stderr}");
+    let g = |arg: &str| arg.split_once('=').unwrap().1.parse().unwrap();
+    let config = SimConfig::new(g(CACHES[0]), g(CACHES[1]), g(CACHES[2]), true, true).unwrap();
+    let file = std::fs::File::open(&trace).unwrap();
+    let profile = simulate(&mut AnyReader::new(file, false).unwrap(), config).unwrap();
+    let mut out = Vec::new();
+    write_callgrind(&mut out, &profile, "test", Positions::default()).unwrap();
+    ProfileFile::parse(&out[..]).unwrap()
+}
+
+/// Callgrind's profile of `binary`, run as the recorder runs its tool.
+fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
+    let out = dir.join("callgrind.out");
+    let status = Command::new("valgrind")
+        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap())
+        .args([
+            "--tool=callgrind",
+            "-q",
+            "--cacheuse=yes",
+            "--separate-recs=1",
+        ])
+        .args(CACHES)
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(binary)
+        .status()
+        .unwrap();
+    assert!(status.code().is_some(), "callgrind ran");
+    ProfileFile::parse(std::io::BufReader::new(std::fs::File::open(&out).unwrap())).unwrap()
+}
+
+/// Self cost per function name (summed over objects and files).
+fn by_name(file: &ProfileFile) -> HashMap<String, Vec<u64>> {
+    let mut costs: HashMap<String, Vec<u64>> = HashMap::new();
+    for function in &file.functions {
+        let cost = costs
+            .entry(function.key.name.clone())
+            .or_insert_with(|| vec![0; file.events.len()]);
+        for (sum, value) in cost.iter_mut().zip(&function.self_cost) {
+            *sum += value;
+        }
+    }
+    costs
+}
+
+fn event(file: &ProfileFile, name: &str) -> usize {
+    file.event(name)
+        .unwrap_or_else(|| panic!("no event {name}"))
+}
+
+/// Calls between `functions` with their counts.
+fn arcs(file: &ProfileFile, functions: &[&str]) -> HashMap<(String, String), u64> {
+    let mut arcs = HashMap::new();
+    for call in &file.calls {
+        let caller = &file.functions[call.caller].key.name;
+        let callee = &file.functions[call.callee].key.name;
+        if functions.contains(&caller.as_str()) && functions.contains(&callee.as_str()) {
+            *arcs.entry((caller.clone(), callee.clone())).or_insert(0) += call.count;
+        }
+    }
+    arcs
+}
+
+/// The functions whose self Ir differs most, for failure messages.
+fn differences(ours: &ProfileFile, theirs: &ProfileFile) -> String {
+    let (a, b) = (by_name(ours), by_name(theirs));
+    let ir = |file: &ProfileFile, map: &HashMap<String, Vec<u64>>, name: &str| {
+        map.get(name).map_or(0, |cost| cost[event(file, "Ir")])
+    };
+    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut rows: Vec<(u64, String)> = names
+        .iter()
+        .map(|name| {
+            let (x, y) = (ir(ours, &a, name), ir(theirs, &b, name));
+            (
+                x.abs_diff(y),
+                format!("  {name}: ours {x}, Callgrind's {y}"),
+            )
+        })
+        .filter(|(diff, _)| *diff > 0)
+        .collect();
+    rows.sort_by(|x, y| y.0.cmp(&x.0));
+    rows.into_iter().take(12).map(|row| row.1 + "\n").collect()
+}
+
+fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
+    let name = program.source;
+    for event_name in ["Ir", "Dr", "Dw"] {
+        let (a, b) = (
+            ours.totals[event(ours, event_name)],
+            theirs.totals[event(theirs, event_name)],
+        );
+        // Callgrind starts counting a few instructions into the run and
+        // stops a few before its end (Valgrind's own startup and exit code
+        // paths); a residual of a few dozen out of millions.
+        let residual = a.abs_diff(b);
+        let allowed = 64
+            + if event_name == "Ir" {
+                program.uncounted
+            } else {
+                0
+            };
+        assert!(
+            residual <= allowed,
+            "{name}: total {event_name} {a} against Callgrind's {b}\n{}",
+            differences(ours, theirs)
+        );
+    }
+    let total_ir = theirs.totals[event(theirs, "Ir")] as f64;
+    let (ours_by, theirs_by) = (by_name(ours), by_name(theirs));
+    let misses = |file: &ProfileFile, cost: &[u64]| -> u64 {
+        ["I1mr", "D1mr", "D1mw"]
+            .iter()
+            .map(|e| cost[event(file, e)])
+            .sum()
+    };
+    for (function, their_cost) in &theirs_by {
+        let their_ir = their_cost[event(theirs, "Ir")];
+        if (their_ir as f64) < total_ir * 0.01 {
+            continue;
+        }
+        let our_cost = ours_by
+            .get(function)
+            .unwrap_or_else(|| panic!("{name}: no function {function} in our profile"));
+        let our_ir = our_cost[event(ours, "Ir")];
+        assert!(
+            our_ir.abs_diff(their_ir) as f64 <= their_ir as f64 * 0.005,
+            "{name}: {function} self Ir {our_ir} against Callgrind's {their_ir}\n{}",
+            differences(ours, theirs)
+        );
+        let (a, b) = (misses(ours, our_cost), misses(theirs, their_cost));
+        assert!(
+            a.abs_diff(b) as f64 <= (b as f64 * 0.03).max(3.0),
+            "{name}: {function} L1 misses {a} against Callgrind's {b}"
+        );
+    }
+    assert_eq!(
+        arcs(ours, program.functions),
+        arcs(theirs, program.functions),
+        "{name}: calls between the program's functions"
+    );
+}
+
+#[test]
+fn recordings_simulate_like_callgrind() {
+    if let Some(why) = missing_tools() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for program in PROGRAMS {
+        let dir = tempfile::tempdir().unwrap();
+        let binary = compile(program, dir.path());
+        let ours = ours(&binary, dir.path());
+        let theirs = callgrinds(&binary, dir.path());
+        compare(program, &ours, &theirs);
+    }
+}
