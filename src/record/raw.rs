@@ -188,6 +188,17 @@ pub fn convert<R: Read, W: Write>(
                 event(writer, Event::Module(Box::new(module)))?;
             }
             b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
+            b'H' => {
+                let addr = stream.u64()?;
+                let size = stream.u64()?;
+                event(writer, Event::Alloc { addr, size })?;
+            }
+            b'F' => event(
+                writer,
+                Event::Free {
+                    addr: stream.u64()?,
+                },
+            )?,
             b'E' => recorded.finished = true,
             other => {
                 return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));

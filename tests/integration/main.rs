@@ -8,6 +8,7 @@ mod cli;
 mod fidelity;
 mod golden;
 mod hand_computed;
+mod recorder;
 mod support;
 mod symbols;
 mod tree_memory;

@@ -7,7 +7,9 @@
    its id and the stack pointer, then the address of every data access as it
    happens, and an exit record when a side exit is taken. Thread switches,
    signal delivery and return, mapped objects, section markers and
-   instrumentation toggles are written as they happen. Records go into a
+   instrumentation toggles are written as they happen, and so are heap
+   blocks, observed at the entries and returns of malloc, calloc, realloc,
+   free and C++'s operator new and delete. Records go into a
    large buffer written out with VG_(write) when full (format: README.md).
 
    Copyright (C) 2026 the linegrind authors.
@@ -29,6 +31,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_threadstate.h"
+#include "libvex_guest_offsets.h"
 #include "valgrind.h"
 #include "callgrind.h"
 #include "linegrind.h"
@@ -107,11 +110,109 @@ static void put_string(const HChar* s, UInt max)
 }
 
 /* ------------------------------------------------------------------ */
+/* Heap events, observed at the allocation functions' entries and      */
+/* returns: the allocator itself runs as it would without the tool     */
+/* ------------------------------------------------------------------ */
+
+#define ALLOC_NONE    0
+#define ALLOC_MALLOC  1   /* size in the first argument */
+#define ALLOC_CALLOC  2   /* count and size */
+#define ALLOC_REALLOC 3   /* old block and new size */
+#define ALLOC_FREE    4   /* block in the first argument */
+
+#define MAX_THREADS 1024
+#define MAX_PENDING 16
+
+typedef struct {
+   UWord kind, size, old, ret_addr, sp;
+} PendingAlloc;
+
+static PendingAlloc pending[MAX_THREADS][MAX_PENDING];
+static UInt n_pending[MAX_THREADS];
+static ThreadId last_tid = VG_INVALID_THREADID;
+
+static UWord alloc_kind(const HChar* name)
+{
+   if (VG_(strcmp)(name, "malloc") == 0
+       || VG_(strncmp)(name, "operator new(", 13) == 0
+       || VG_(strncmp)(name, "operator new[](", 15) == 0)
+      return ALLOC_MALLOC;
+   if (VG_(strcmp)(name, "calloc") == 0)
+      return ALLOC_CALLOC;
+   if (VG_(strcmp)(name, "realloc") == 0)
+      return ALLOC_REALLOC;
+   if (VG_(strcmp)(name, "free") == 0
+       || VG_(strncmp)(name, "operator delete(", 16) == 0
+       || VG_(strncmp)(name, "operator delete[](", 18) == 0)
+      return ALLOC_FREE;
+   return ALLOC_NONE;
+}
+
+static void put_free(UWord block)
+{
+   if (!recording || block == 0)
+      return;
+   room(RECORD_MAX);
+   put_u8('F');
+   put_u64(block);
+}
+
+/* At an allocation function's entry: a free is written at once; an
+   allocation waits for its return, to learn the block's address. */
+static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
+{
+   if (kind == ALLOC_FREE) {
+      put_free(arg0);
+      return;
+   }
+   ThreadId tid = VG_(get_running_tid)();
+   if (tid >= MAX_THREADS)
+      return;
+   if (n_pending[tid] == MAX_PENDING) {
+      /* Returns never seen (a longjmp out of the allocator): forget the
+         oldest. */
+      VG_(memmove)(&pending[tid][0], &pending[tid][1],
+                   (MAX_PENDING - 1) * sizeof(PendingAlloc));
+      n_pending[tid]--;
+   }
+   PendingAlloc* p = &pending[tid][n_pending[tid]++];
+   p->kind = kind;
+   p->size = kind == ALLOC_CALLOC ? arg0 * arg1 : kind == ALLOC_REALLOC ? arg1 : arg0;
+   p->old = kind == ALLOC_REALLOC ? arg0 : 0;
+   p->ret_addr = *(UWord*)sp;
+   p->sp = sp;
+}
+
+/* A block starting at `addr` with stack pointer `sp`: the return of the
+   innermost pending allocation of the running thread? */
+static inline void check_alloc_return(Addr addr, UWord sp)
+{
+   ThreadId tid = last_tid;
+   if (tid >= MAX_THREADS || n_pending[tid] == 0)
+      return;
+   PendingAlloc* p = &pending[tid][n_pending[tid] - 1];
+   if (addr != p->ret_addr || sp <= p->sp)
+      return;
+   n_pending[tid]--;
+   UWord block = 0;
+   VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
+   if (p->kind == ALLOC_REALLOC && block != 0)
+      put_free(p->old);
+   if (!recording || block == 0)
+      return;
+   room(RECORD_MAX);
+   put_u8('H');
+   put_u64(block);
+   put_u64(p->size);
+}
+
+/* ------------------------------------------------------------------ */
 /* Runtime helpers, called from instrumented code                      */
 /* ------------------------------------------------------------------ */
 
-static VG_REGPARM(2) void lg_block(UWord id, UWord sp)
+static VG_REGPARM(3) void lg_block(UWord id, UWord sp, UWord addr)
 {
+   check_alloc_return(addr, sp);
    if (!recording)
       return;
    room(RECORD_MAX);
@@ -327,9 +428,24 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
    /* The block's run: its id and the stack pointer on entry. */
    IRTemp sp = newIRTemp(sb->tyenv, word_ty);
    addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, word_ty)));
-   call_helper(sb, "lg_block", lg_block, 2,
-               mkIRExprVec_2(mkIRExpr_HWord(id), IRExpr_RdTmp(sp)), NULL);
+   call_helper(sb, "lg_block", lg_block, 3,
+               mkIRExprVec_3(mkIRExpr_HWord(id), IRExpr_RdTmp(sp), mkIRExpr_HWord(start)),
+               NULL);
    report_object(start);
+   const HChar* name;
+   if (VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), start, &name)) {
+      UWord kind = alloc_kind(name);
+      if (kind != ALLOC_NONE) {
+         IRTemp arg0 = newIRTemp(sb->tyenv, word_ty);
+         IRTemp arg1 = newIRTemp(sb->tyenv, word_ty);
+         addStmtToIRSB(sb, IRStmt_WrTmp(arg0, IRExpr_Get(OFFSET_amd64_RDI, word_ty)));
+         addStmtToIRSB(sb, IRStmt_WrTmp(arg1, IRExpr_Get(OFFSET_amd64_RSI, word_ty)));
+         call_helper(sb, "lg_alloc_entry", lg_alloc_entry, 0,
+                     mkIRExprVec_4(mkIRExpr_HWord(kind), IRExpr_RdTmp(arg0),
+                                   IRExpr_RdTmp(arg1), IRExpr_RdTmp(sp)),
+                     NULL);
+      }
+   }
 
    for (; i < sb_in->stmts_used; i++) {
       IRStmt* st = sb_in->stmts[i];
@@ -426,8 +542,6 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
 /* ------------------------------------------------------------------ */
 /* Threads, signals, client requests, fork                              */
 /* ------------------------------------------------------------------ */
-
-static ThreadId last_tid = VG_INVALID_THREADID;
 
 static void lg_start_client_code(ThreadId tid, ULong blocks_done)
 {

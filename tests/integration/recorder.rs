@@ -1,0 +1,136 @@
+//! `linegrind record` on small programs: what it records and what it leaves
+//! out, what it forwards, and how it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
+
+use crate::support::{linegrind, root};
+
+/// Compiles tests/programs/recorder/`source`, or says why the recorder
+/// tests cannot run here.
+fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        eprintln!("skipped: {err}");
+        return None;
+    }
+    let out = dir.join(source.trim_end_matches(".c"));
+    let status = Command::new("cc")
+        .args(["-g", "-O1", "-o"])
+        .arg(&out)
+        .arg(root().join("tests/programs/recorder").join(source))
+        .arg("-I")
+        .arg(root().join("src/record/valgrind"))
+        .status();
+    match status {
+        Ok(status) if status.success() => Some(out),
+        Ok(status) => panic!("cc {source} failed: {status}"),
+        Err(_) => {
+            eprintln!("skipped: no C compiler");
+            None
+        }
+    }
+}
+
+fn events(trace: &Path) -> Vec<Event> {
+    let file = std::fs::File::open(trace).unwrap();
+    let mut reader = AnyReader::new(file, false).unwrap();
+    std::iter::from_fn(|| reader.next_event().unwrap()).collect()
+}
+
+/// Instructions executed in function `name` (by the trace's symbols).
+fn instructions_in(events: &[Event], name: &str) -> usize {
+    let Some((start, end)) = events.iter().find_map(|event| match event {
+        Event::Function(f) if f.name == name => Some((f.start, f.end)),
+        _ => None,
+    }) else {
+        return 0;
+    };
+    events
+        .iter()
+        .filter(|event| matches!(event, Event::Instr { addr, .. } if (start..end).contains(addr)))
+        .count()
+}
+
+#[test]
+fn records_only_between_start_and_stop_with_markers_and_heap_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("markers.c", dir.path()) else {
+        return;
+    };
+    let trace = dir.path().join("m.lgt");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--instr-atstart=no",
+            "--",
+            program.to_str().unwrap(),
+        ],
+    );
+    // The program's exit code and output are forwarded.
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "hello from the program\n"
+    );
+    let events = events(&trace);
+    assert_eq!(instructions_in(&events, "unrecorded"), 0);
+    assert!(instructions_in(&events, "recorded") > 1000 * 3);
+    let marks: Vec<(MarkEdge, &str)> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Mark { edge, name } => Some((*edge, name.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        [(MarkEdge::Begin, "paint"), (MarkEdge::End, "paint")]
+    );
+    let allocated = events.iter().find_map(|event| match event {
+        Event::Alloc { addr, size: 4000 } => Some(*addr),
+        _ => None,
+    });
+    let allocated = allocated.expect("malloc(4000) was observed");
+    assert!(events.contains(&Event::Free { addr: allocated }));
+}
+
+#[test]
+fn a_forked_child_is_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("fork.c", dir.path()) else {
+        return;
+    };
+    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The default name: the program's file stem.
+    let events = events(&dir.path().join("fork.lgt"));
+    assert!(instructions_in(&events, "parent_work") > 1000 * 3);
+    assert_eq!(instructions_in(&events, "child_work"), 0);
+}
+
+#[test]
+fn without_valgrind_record_says_how_to_get_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir.path())
+        .env("PATH", dir.path())
+        .args(["record", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("install Valgrind") || stderr.contains("install it"),
+        "{stderr}"
+    );
+}

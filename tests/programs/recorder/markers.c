@@ -1,0 +1,32 @@
+/* Section markers, recording switched on and off, heap events, output and
+   an exit code, for the recorder's tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <valgrind/callgrind.h>
+#include "linegrind.h"
+
+static volatile long sink;
+
+__attribute__((noinline)) void unrecorded(void) {
+    for (int i = 0; i < 100000; i++)
+        sink += i;
+}
+
+__attribute__((noinline)) void recorded(void) {
+    for (int i = 0; i < 1000; i++)
+        sink += i;
+}
+
+int main(void) {
+    unrecorded();
+    CALLGRIND_START_INSTRUMENTATION;
+    LINEGRIND_BEGIN("paint");
+    char *block = malloc(4000);
+    recorded();
+    free(block);
+    LINEGRIND_END("paint");
+    CALLGRIND_STOP_INSTRUMENTATION;
+    unrecorded();
+    printf("hello from the program\n");
+    return 3;
+}
