@@ -80,6 +80,7 @@ fn symbolize(c: &mut Criterion) {
         bias,
         range: None,
         build_id: None,
+        embedded: false,
     }))];
     mapped.extend(instructions.iter().cloned());
     eprintln!(

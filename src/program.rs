@@ -13,6 +13,7 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
+use crate::trace::ModuleMapping;
 
 /// Index into [`Program::instrs`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -214,14 +215,8 @@ impl Program {
     }
 
     /// Maps an ELF object (see [`Symbolizer::add_module`]).
-    pub fn add_module(
-        &mut self,
-        path: &str,
-        bias: u64,
-        range: Option<(u64, u64)>,
-        build_id: Option<Vec<u8>>,
-    ) {
-        self.symbolizer.add_module(path, bias, range, build_id);
+    pub fn add_module(&mut self, mapping: &ModuleMapping) {
+        self.symbolizer.add_module(mapping);
     }
 
     /// Adds the function `[start, end)` given by the trace. It must come

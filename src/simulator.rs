@@ -152,10 +152,7 @@ impl<B: Backdate> Simulator<B> {
                 .add_line(symbol.addr, symbol.line, symbol.file)
                 .map_err(SimError::Symbol)?,
             Event::Plt { start, end } => self.program.add_plt(start, end),
-            Event::Module(module) => {
-                self.program
-                    .add_module(&module.path, module.bias, module.range, module.build_id)
-            }
+            Event::Module(module) => self.program.add_module(&module),
             // Sections and heap events do not change the simulation.
             Event::Mark { .. } | Event::Alloc { .. } | Event::Free { .. } => {}
         }

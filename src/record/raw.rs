@@ -234,6 +234,7 @@ fn mapping(path: String, bias: u64, text: (u64, u64)) -> ModuleMapping {
         path,
         bias,
         range: Some(range),
+        embedded: false,
     }
 }
 

@@ -14,9 +14,22 @@ use crate::trace::{Event, FunctionSymbol, LineSymbol, ModuleMapping};
 pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
     addrs.sort_unstable();
     addrs.dedup();
+    // Objects that cannot be read here keep their symbols to `sim` time.
+    let objects: Vec<Option<ElfObject>> = modules
+        .iter()
+        .map(|module| ElfObject::open(Path::new(&module.path)).ok())
+        .collect();
     let mut out: Vec<Control> = modules
         .iter()
-        .map(|module| Control::Event(Event::Module(Box::new(module.clone()))))
+        .zip(&objects)
+        .map(|(module, object)| {
+            let embedded = object.is_some() && module.range.is_some();
+            let module = ModuleMapping {
+                embedded,
+                ..module.clone()
+            };
+            Control::Event(Event::Module(Box::new(module)))
+        })
         .collect();
     // Later mappings win where objects overlap, as in the module map.
     let owner = |addr: u64| {
@@ -25,11 +38,8 @@ pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
                 .is_some_and(|(start, end)| start <= addr && addr < end)
         })
     };
-    for (index, module) in modules.iter().enumerate() {
-        let Some((start, end)) = module.range else {
-            continue;
-        };
-        let Ok(object) = ElfObject::open(Path::new(&module.path)) else {
+    for (index, (module, object)) in modules.iter().zip(&objects).enumerate() {
+        let (Some((start, end)), Some(object)) = (module.range, object) else {
             continue;
         };
         let first = addrs.partition_point(|&addr| addr < start);
@@ -39,7 +49,7 @@ pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
             .copied()
             .filter(|&addr| owner(addr) == Some(index))
             .collect();
-        embed_object(&object, module.bias, &mine, &mut out);
+        embed_object(object, module.bias, &mine, &mut out);
     }
     out
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::elf::{ElfObject, InlineFrame, SourceLine};
 use super::module_map::{Module, ModuleId, ModuleMap};
+use crate::trace::ModuleMapping;
 
 /// What symbols say about one runtime address.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub struct Resolution {
 
 enum Loaded {
     NotYet,
+    /// The trace carries the symbols; the object is not read.
+    Embedded,
     Ok(Box<ElfObject>),
     Failed,
 }
@@ -54,18 +57,18 @@ impl Symbolizer {
         }
     }
 
-    /// Maps the object at `path` with `bias`. Without a runtime `range`, the
-    /// object's loadable segments give it, and an object that cannot be read
-    /// is not mapped (with a warning).
-    pub fn add_module(
-        &mut self,
-        path: &str,
-        bias: u64,
-        range: Option<(u64, u64)>,
-        build_id: Option<Vec<u8>>,
-    ) -> Option<ModuleId> {
-        let mut loaded = Loaded::NotYet;
-        let range = match range {
+    /// Maps an object. Without a runtime range, the object's loadable
+    /// segments give it, and an object that cannot be read is not mapped
+    /// (with a warning). An object whose symbols the trace embeds is never
+    /// read.
+    pub fn add_module(&mut self, mapping: &ModuleMapping) -> Option<ModuleId> {
+        let path = &mapping.path;
+        let bias = mapping.bias;
+        let mut loaded = match mapping.embedded {
+            true => Loaded::Embedded,
+            false => Loaded::NotYet,
+        };
+        let range = match mapping.range {
             Some(range) => range,
             None => {
                 let object = match ElfObject::open(Path::new(path)) {
@@ -84,11 +87,11 @@ impl Symbolizer {
             }
         };
         let id = self.modules.add(Module {
-            path: path.to_string(),
+            path: path.clone(),
             start: range.0,
             end: range.1,
             bias,
-            build_id,
+            build_id: mapping.build_id.clone(),
         });
         self.objects.push(loaded);
         if let Loaded::Ok(object) = &self.objects[id.0 as usize] {

@@ -70,6 +70,9 @@ impl<W: Write> TextWriter<W> {
                 if let Some(id) = &m.build_id {
                     write!(out, " build-id={}", crate::symbols::hex(id))?;
                 }
+                if m.embedded {
+                    write!(out, " symbols=embedded")?;
+                }
                 writeln!(out)
             }
         }

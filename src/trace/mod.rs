@@ -56,6 +56,9 @@ pub struct ModuleMapping {
     pub range: Option<(u64, u64)>,
     /// The object's GNU build-id, to check the file against.
     pub build_id: Option<Vec<u8>>,
+    /// Whether the trace carries this object's symbols for all the code
+    /// that ran, so the object itself is never read.
+    pub embedded: bool,
 }
 
 /// The source position of one instruction, carried in the trace.

@@ -226,7 +226,8 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             Event::Plt { start, end }
         }
         b"object" => {
-            tokens.usage = "object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]";
+            tokens.usage =
+                "object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX] [symbols=embedded]";
             object(tokens)?
         }
         other => {
@@ -246,7 +247,8 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
     Ok(event)
 }
 
-/// `object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]`.
+/// `object PATH [bias=HEX] [start=HEX end=HEX] [build-id=HEX]
+/// [symbols=embedded]`.
 fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
     let path = tokens.text("PATH")?;
     let mut mapping = ModuleMapping {
@@ -254,6 +256,7 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
         bias: 0,
         range: None,
         build_id: None,
+        embedded: false,
     };
     let (mut start, mut end) = (None, None);
     while let Some(option) = tokens.next() {
@@ -286,6 +289,14 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
                     ))
                 })?;
                 mapping.build_id = Some(id);
+            }
+            b"symbols" if value == b"embedded" => mapping.embedded = true,
+            b"symbols" => {
+                return Err(tokens.error(format!(
+                    "bad symbols `{}` in `{}`: the only value is `embedded`",
+                    String::from_utf8_lossy(value),
+                    tokens.usage
+                )));
             }
             other => {
                 let other = String::from_utf8_lossy(other);
@@ -513,7 +524,7 @@ mod tests {
              alloc 10000000 4096\n\
              free 10000000\n\
              object /usr/lib/libc.so.6 bias=7f0000000000 build-id=0aFF\n\
-             object ./app start=1000 end=2000\n\
+             object ./app start=1000 end=2000 symbols=embedded\n\
              line 401004 13\n\
              line 401008 7 vector.h\n\
              plt 401020 401040\n",
@@ -578,13 +589,15 @@ mod tests {
                     path: "/usr/lib/libc.so.6".into(),
                     bias: 0x7f0000000000,
                     range: None,
-                    build_id: Some(vec![0x0a, 0xff])
+                    build_id: Some(vec![0x0a, 0xff]),
+                    embedded: false,
                 })),
                 Event::Module(Box::new(ModuleMapping {
                     path: "./app".into(),
                     bias: 0,
                     range: Some((0x1000, 0x2000)),
-                    build_id: None
+                    build_id: None,
+                    embedded: true,
                 })),
                 Event::Line(Box::new(LineSymbol {
                     addr: 0x401004,
@@ -626,6 +639,9 @@ mod tests {
         );
         assert!(error(&format!("{head}object app build-id=abc\n")).contains("bad build-id"));
         assert!(error(&format!("{head}object app size=1\n")).contains("unknown option `size`"));
+        assert!(
+            error(&format!("{head}object app symbols=dwarf\n")).contains("bad symbols `dwarf`")
+        );
         assert!(error(&format!("{head}object\n")).contains("missing PATH"));
     }
 

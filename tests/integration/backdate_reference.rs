@@ -157,11 +157,15 @@ fn events(ops: &[Op]) -> Vec<Event> {
                 });
             }
             Op::Call { func } => {
-                // The return address must stay inside the caller.
+                if needs_fresh {
+                    instr(ctx, 0x10, &mut out);
+                }
+                // The return address must stay inside the caller (the fresh
+                // instruction may have been a return near its end).
                 let near_end = ctx
                     .last
                     .is_some_and(|(addr, len)| addr + len >= base(ctx.func) + 0xf0);
-                if needs_fresh || near_end {
+                if near_end {
                     instr(ctx, 0x10, &mut out);
                 }
                 let (addr, len) = ctx.last.unwrap();

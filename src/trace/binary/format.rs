@@ -218,6 +218,7 @@ pub fn put_control(out: &mut Vec<u8>, control: &Control) {
                 }
                 None => out.push(0),
             }
+            out.push(u8::from(module.embedded));
         }
         Event::Function(function) => {
             tag(out, control::FUNCTION);
@@ -341,11 +342,13 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
                 0 => None,
                 _ => Some(cursor.bytes()?.to_vec()),
             };
+            let embedded = cursor.byte()? != 0;
             Event::Module(Box::new(ModuleMapping {
                 path,
                 bias,
                 range,
                 build_id,
+                embedded,
             }))
         }
         control::FUNCTION => Event::Function(Box::new(FunctionSymbol {
