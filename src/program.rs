@@ -71,6 +71,9 @@ pub struct Function {
     pub pop_on_jump: bool,
 }
 
+/// A source file (unknown for code without one) and line.
+type SourcePos = (Option<FileId>, u32);
+
 /// Names of glibc's lazy-binding resolvers (`_dl_runtime_resolve_xsavec`
 /// and its kin), matched by prefix as Callgrind matches them.
 const RESOLVER: &str = "_dl_runtime_resolve";
@@ -400,11 +403,7 @@ impl Program {
 
     /// The function of `addr` and, from the object's debug information, its
     /// source position and (when shown) the functions inlined there.
-    fn resolve(
-        &mut self,
-        addr: u64,
-        entry: u64,
-    ) -> (FnId, Option<(Option<FileId>, u32)>, Vec<InlineFrame>) {
+    fn resolve(&mut self, addr: u64, entry: u64) -> (FnId, Option<SourcePos>, Vec<InlineFrame>) {
         if let Some(id) = self.ranges.find(addr) {
             return (id, None, Vec::new());
         }

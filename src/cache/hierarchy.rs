@@ -441,7 +441,7 @@ mod tests {
                 ll_miss: true
             }
         );
-        assert_eq!(h.access(L1Kind::Data, 64, 4, &mut Never).l1_miss, true);
+        assert!(h.access(L1Kind::Data, 64, 4, &mut Never).l1_miss);
         // LL has 16-byte lines in four sets: line 4 (address 64) evicted
         // line 0, so this misses both levels again.
         assert_eq!(

@@ -90,8 +90,7 @@ pub fn convert<R: Read, W: Write>(
     let mut blocks: FxHashMap<u32, Described> = FxHashMap::default();
     let mut run = BlockRun::default();
     let mut running: Option<u32> = None;
-    loop {
-        let Some(tag) = stream.tag()? else { break };
+    while let Some(tag) = stream.tag()? {
         // Records that continue the current block run.
         match tag {
             b'A' | b'G' | b'X' => {

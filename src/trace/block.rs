@@ -16,9 +16,10 @@ use rustc_hash::FxHashMap;
 use super::{Access, Event};
 
 /// How control leaves a block or side exit, as Valgrind's jump kinds say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum JumpKind {
     /// A jump or fall-through.
+    #[default]
     Boring,
     /// A call: the next block of the thread is the callee.
     Call,
@@ -79,12 +80,6 @@ pub struct BlockDef {
     pub items: Vec<Item>,
     /// How the block ends when it runs to its end.
     pub end: JumpKind,
-}
-
-impl Default for JumpKind {
-    fn default() -> JumpKind {
-        JumpKind::Boring
-    }
 }
 
 impl BlockDef {

@@ -16,7 +16,7 @@ pub enum Format {
 /// A trace being read, in its format.
 pub enum AnyReader {
     Text(TextReader<BufReader<File>>),
-    Binary(BinaryReader<BufReader<File>>),
+    Binary(Box<BinaryReader<BufReader<File>>>),
 }
 
 impl AnyReader {
@@ -30,10 +30,8 @@ impl AnyReader {
         let mut input = BufReader::with_capacity(1 << 20, file);
         let start = input.fill_buf().map_err(io)?;
         if is_binary(start) {
-            return Ok(AnyReader::Binary(BinaryReader::new(
-                input,
-                allow_truncated,
-            )?));
+            let reader = BinaryReader::new(input, allow_truncated)?;
+            return Ok(AnyReader::Binary(Box::new(reader)));
         }
         input.rewind().map_err(io)?;
         Ok(AnyReader::Text(TextReader::new(input)))

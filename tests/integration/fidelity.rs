@@ -216,7 +216,7 @@ fn differences(ours: &ProfileFile, theirs: &ProfileFile) -> String {
         })
         .filter(|(diff, _)| *diff > 0)
         .collect();
-    rows.sort_by(|x, y| y.0.cmp(&x.0));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     rows.into_iter().take(12).map(|row| row.1 + "\n").collect()
 }
 
