@@ -10,6 +10,19 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    let mut temp = temp_file_beside(path)?;
+    {
+        let mut out = BufWriter::new(temp.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
+    }
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// A new temporary file in the folder of `path`, readable by others as a
+/// finished output should be, to be renamed onto `path` when complete.
+pub fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -21,14 +34,7 @@ pub fn write_atomically(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o644));
     }
-    let mut temp = builder.tempfile_in(dir)?;
-    {
-        let mut out = BufWriter::new(temp.as_file_mut());
-        write(&mut out)?;
-        out.flush()?;
-    }
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    builder.tempfile_in(dir)
 }
 
 #[cfg(test)]

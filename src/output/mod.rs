@@ -6,7 +6,7 @@ mod callgrind;
 mod number;
 mod summary;
 
-pub use atomic::write_atomically;
+pub use atomic::{temp_file_beside, write_atomically};
 pub use callgrind::{Positions, write_callgrind};
 pub use number::{grouped, percent};
 pub use summary::write_summary;

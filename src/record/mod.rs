@@ -32,6 +32,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
+use crate::output::temp_file_beside;
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.
@@ -119,15 +120,10 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
         .open(&fifo)
         .map_err(io_error("cannot open the FIFO"))?;
 
-    let dir = match job.output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let temp = tempfile::Builder::new()
-        .prefix(".linegrind-")
-        .suffix(".lgt.tmp")
-        .tempfile_in(&dir)
-        .map_err(io_error(format!("cannot write in {}", dir.display())))?;
+    let temp = temp_file_beside(&job.output).map_err(io_error(format!(
+        "cannot write beside {}",
+        job.output.display()
+    )))?;
     let file = temp
         .as_file()
         .try_clone()

@@ -7,15 +7,12 @@ use std::fs;
 
 use linegrind::config::SimConfig;
 use linegrind::output::{Positions, write_callgrind};
-use linegrind::simulator::simulate;
-use linegrind::trace::TextReader;
 
-use crate::support::{example_traces, root};
+use crate::support::{example_traces, root, simulate_file};
 
 /// The callgrind file for `trace` (a path relative to the repository root).
 fn render(trace: &str) -> Vec<u8> {
-    let text = fs::read(root().join(trace)).unwrap();
-    let profile = simulate(&mut TextReader::new(&text[..]), SimConfig::default()).unwrap();
+    let profile = simulate_file(&root().join(trace), SimConfig::default());
     let mut out = Vec::new();
     write_callgrind(&mut out, &profile, trace, Positions::default()).unwrap();
     out

@@ -9,7 +9,7 @@ use linegrind::config::SimConfig;
 use linegrind::cost::{Cost, EventKind};
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
-use linegrind::trace::TextReader;
+use linegrind::trace::{AnyReader, Format, TextReader};
 
 /// Simulates a text trace held in a string.
 pub fn simulate_text(text: &str, config: SimConfig) -> Profile {
@@ -77,6 +77,20 @@ pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("linegrind runs")
+}
+
+/// Simulates the trace file at `path`, text or binary.
+pub fn simulate_file(path: &Path, config: SimConfig) -> Profile {
+    let file = std::fs::File::open(path).unwrap();
+    let mut reader = AnyReader::new(file, false).unwrap();
+    simulate(&mut reader, config).unwrap()
+}
+
+/// Whether the trace at `path` was recorded from a real program (binary),
+/// where `main` is not the root of the call graph.
+pub fn is_recorded(path: &Path) -> bool {
+    let file = std::fs::File::open(path).unwrap();
+    AnyReader::new(file, false).unwrap().format() == Format::Binary
 }
 
 /// Every example trace shipped in `traces/`.
