@@ -4,8 +4,6 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 
-use rustc_hash::FxHashMap;
-
 use crate::symbols::ElfObject;
 use crate::trace::binary::{Control, TraceWriter};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
@@ -58,6 +56,9 @@ pub struct Recorded {
     pub finished: bool,
 }
 
+/// More superblocks than any run instruments: a larger id is corruption.
+const MAX_BLOCKS: usize = 1 << 28;
+
 /// Tool item kinds (see the tool's README).
 const ITEM_ACCESS: u8 = 3;
 const ITEM_GUARDED: u8 = 4;
@@ -75,61 +76,80 @@ pub fn convert<R: Read, W: Write>(
     input: R,
     writer: &mut TraceWriter<W>,
 ) -> Result<Recorded, RawError> {
-    let mut stream = Stream {
-        input: io::BufReader::with_capacity(1 << 20, input),
-        offset: 0,
-    };
+    let mut stream = Stream::new(input);
     let mut recorded = Recorded::default();
-    let mut header = [0u8; 4];
-    if !stream.fill(&mut header)? {
+    if !stream.ensure(1)? {
         return Err(RawError::Empty);
     }
-    if &header != b"LGR1" {
+    if stream.bytes::<4>()? != *b"LGR1" {
         return Err(stream.malformed("not a linegrind tool stream"));
     }
-    let mut blocks: FxHashMap<u32, Described> = FxHashMap::default();
+    // Indexed by the tool's block id (the tool counts them up from 0).
+    let mut blocks: Vec<Option<Described>> = Vec::new();
     let mut run = BlockRun::default();
-    let mut running: Option<u32> = None;
+    let mut running: Option<usize> = None;
     while let Some(tag) = stream.tag()? {
         // Records that continue the current block run.
         match tag {
-            b'A' | b'G' | b'X' => {
-                let Some(tool_id) = running else {
+            b'A' => {
+                run.addrs.push(stream.u64()?);
+                continue;
+            }
+            b'G' | b'X' => {
+                let Some(index) = running else {
                     return Err(stream.malformed("an access outside any block"));
                 };
-                let block = &blocks[&tool_id];
-                match tag {
-                    b'A' => run.addrs.push(stream.u64()?),
-                    b'G' => {
-                        let item = stream.u16()? as usize;
-                        let Some(&Some(ordinal)) = block.guard_of.get(item) else {
-                            return Err(stream.malformed("a guarded access that is not guarded"));
-                        };
-                        run.guards.resize(block.guarded, false);
-                        run.guards[ordinal as usize] = true;
-                        run.addrs.push(stream.u64()?);
-                    }
-                    _ => run.exit = Some(u32::from(stream.u16()?)),
+                let block = blocks[index]
+                    .as_ref()
+                    .expect("a running block is described");
+                if tag == b'G' {
+                    let item = stream.u16()? as usize;
+                    let Some(&Some(ordinal)) = block.guard_of.get(item) else {
+                        return Err(stream.malformed("a guarded access that is not guarded"));
+                    };
+                    run.guards.resize(block.guarded, false);
+                    run.guards[ordinal as usize] = true;
+                    run.addrs.push(stream.u64()?);
+                } else {
+                    run.exit = Some(u32::from(stream.u16()?));
                 }
+                continue;
+            }
+            // Heap events come from helpers at the block's start (an
+            // allocation function's entry, an allocation's return): they
+            // precede the run's instructions and do not end it.
+            b'H' => {
+                let addr = stream.u64()?;
+                let size = stream.u64()?;
+                event(writer, Event::Alloc { addr, size })?;
+                continue;
+            }
+            b'F' => {
+                let addr = stream.u64()?;
+                event(writer, Event::Free { addr })?;
                 continue;
             }
             _ => {}
         }
         // Anything else ends the run in progress.
-        if let Some(tool_id) = running.take() {
-            let block = &blocks[&tool_id];
+        if let Some(index) = running.take() {
+            let block = blocks[index]
+                .as_ref()
+                .expect("a running block is described");
             run.guards.resize(block.guarded, false);
             writer.block_run(block.id, &run)?;
+            run.clear();
+        } else if !run.addrs.is_empty() {
+            return Err(stream.malformed("an access outside any block"));
         }
         match tag {
             b'B' => {
                 let tool_id = stream.u32()?;
-                if !blocks.contains_key(&tool_id) {
+                if !matches!(blocks.get(tool_id as usize), Some(Some(_))) {
                     return Err(stream.malformed(format!("a run of undescribed block {tool_id}")));
                 }
-                run.clear();
                 run.sp = Some(stream.u64()?);
-                running = Some(tool_id);
+                running = Some(tool_id as usize);
             }
             b'D' => {
                 let (tool_id, def) = describe(&mut stream)?;
@@ -149,14 +169,18 @@ pub fn convert<R: Read, W: Write>(
                     })
                     .collect();
                 let id = writer.define_block(&def);
-                blocks.insert(
-                    tool_id,
-                    Described {
-                        id,
-                        guard_of,
-                        guarded: guarded as usize,
-                    },
-                );
+                let index = tool_id as usize;
+                if index >= MAX_BLOCKS {
+                    return Err(stream.malformed(format!("block id {tool_id} is out of range")));
+                }
+                if blocks.len() <= index {
+                    blocks.resize_with(index + 1, || None);
+                }
+                blocks[index] = Some(Described {
+                    id,
+                    guard_of,
+                    guarded: guarded as usize,
+                });
             }
             b'T' => event(writer, Event::Thread { tid: stream.u32()? })?,
             b'S' => event(
@@ -187,25 +211,16 @@ pub fn convert<R: Read, W: Write>(
                 event(writer, Event::Module(Box::new(module)))?;
             }
             b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
-            b'H' => {
-                let addr = stream.u64()?;
-                let size = stream.u64()?;
-                event(writer, Event::Alloc { addr, size })?;
-            }
-            b'F' => event(
-                writer,
-                Event::Free {
-                    addr: stream.u64()?,
-                },
-            )?,
             b'E' => recorded.finished = true,
             other => {
                 return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));
             }
         }
     }
-    if let Some(tool_id) = running {
-        let block = &blocks[&tool_id];
+    if let Some(index) = running {
+        let block = blocks[index]
+            .as_ref()
+            .expect("a running block is described");
         run.guards.resize(block.guarded, false);
         writer.block_run(block.id, &run)?;
     }
@@ -287,70 +302,113 @@ fn describe<R: Read>(stream: &mut Stream<R>) -> Result<(u32, BlockDef), RawError
     Ok((id, def))
 }
 
+/// The tool's stream, read in large slices; records are decoded in place.
 struct Stream<R: Read> {
-    input: io::BufReader<R>,
-    offset: u64,
+    input: R,
+    buf: Vec<u8>,
+    /// Next byte to decode, and end of the bytes read, in `buf`.
+    pos: usize,
+    end: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
 }
 
 impl<R: Read> Stream<R> {
+    fn new(input: R) -> Stream<R> {
+        Stream {
+            input,
+            buf: vec![0; 4 << 20],
+            pos: 0,
+            end: 0,
+            base: 0,
+        }
+    }
+
     fn malformed(&self, what: impl Into<String>) -> RawError {
         RawError::Malformed {
-            offset: self.offset,
+            offset: self.base + self.pos as u64,
             what: what.into(),
         }
     }
 
-    /// Fills `buf`; false at a clean end of stream before the first byte.
-    fn fill(&mut self, buf: &mut [u8]) -> Result<bool, RawError> {
-        let mut done = 0;
-        while done < buf.len() {
-            match self.input.read(&mut buf[done..]) {
-                Ok(0) if done == 0 => return Ok(false),
-                Ok(0) => return Err(self.malformed("the stream ends inside a record")),
-                Ok(n) => done += n,
+    /// Makes `n` bytes available at `pos`; false when the stream ends
+    /// before.
+    #[inline]
+    fn ensure(&mut self, n: usize) -> Result<bool, RawError> {
+        if self.end - self.pos >= n {
+            return Ok(true);
+        }
+        self.refill(n)
+    }
+
+    #[cold]
+    fn refill(&mut self, n: usize) -> Result<bool, RawError> {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.base += self.pos as u64;
+        self.end -= self.pos;
+        self.pos = 0;
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        while self.end < n {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => return Ok(false),
+                Ok(read) => self.end += read,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Err(err.into()),
             }
         }
-        self.offset += buf.len() as u64;
         Ok(true)
     }
 
+    #[inline]
     fn bytes<const N: usize>(&mut self) -> Result<[u8; N], RawError> {
-        let mut buf = [0u8; N];
-        if !self.fill(&mut buf)? {
+        if !self.ensure(N)? {
             return Err(self.malformed("the stream ends inside a record"));
         }
-        Ok(buf)
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.buf[self.pos..self.pos + N]);
+        self.pos += N;
+        Ok(out)
     }
 
+    /// The next record's tag; `None` at the end of the stream.
+    #[inline]
     fn tag(&mut self) -> Result<Option<u8>, RawError> {
-        let mut tag = [0u8; 1];
-        Ok(self.fill(&mut tag)?.then_some(tag[0]))
+        if !self.ensure(1)? {
+            return Ok(None);
+        }
+        self.pos += 1;
+        Ok(Some(self.buf[self.pos - 1]))
     }
 
+    #[inline]
     fn u8(&mut self) -> Result<u8, RawError> {
         Ok(self.bytes::<1>()?[0])
     }
 
+    #[inline]
     fn u16(&mut self) -> Result<u16, RawError> {
         Ok(u16::from_le_bytes(self.bytes()?))
     }
 
+    #[inline]
     fn u32(&mut self) -> Result<u32, RawError> {
         Ok(u32::from_le_bytes(self.bytes()?))
     }
 
+    #[inline]
     fn u64(&mut self) -> Result<u64, RawError> {
         Ok(u64::from_le_bytes(self.bytes()?))
     }
 
     fn string(&mut self) -> Result<String, RawError> {
-        let len = self.u16()?;
-        let mut buf = vec![0u8; usize::from(len)];
-        if len > 0 && !self.fill(&mut buf)? {
+        let len = usize::from(self.u16()?);
+        if !self.ensure(len)? {
             return Err(self.malformed("the stream ends inside a name"));
         }
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        let text = String::from_utf8_lossy(&self.buf[self.pos..self.pos + len]).into_owned();
+        self.pos += len;
+        Ok(text)
     }
 }

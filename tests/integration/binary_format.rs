@@ -4,9 +4,19 @@
 use std::io::Cursor;
 
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
-use linegrind::trace::{Blocker, Event, TextReader, TextWriter, TraceRead};
+use linegrind::trace::{AnyReader, Blocker, Event, TextReader, TextWriter, TraceRead};
 
-use crate::support::example_traces;
+use crate::support::{example_traces, is_recorded, root};
+
+/// The example traces written as text.
+fn text_example_traces() -> Vec<std::path::PathBuf> {
+    let traces: Vec<_> = example_traces()
+        .into_iter()
+        .filter(|path| !is_recorded(path))
+        .collect();
+    assert!(!traces.is_empty());
+    traces
+}
 
 fn events(reader: &mut impl TraceRead) -> Vec<Event> {
     let mut out = Vec::new();
@@ -62,7 +72,7 @@ mark end paint
 
 #[test]
 fn text_and_binary_round_trip_exactly() {
-    let mut sources: Vec<String> = example_traces()
+    let mut sources: Vec<String> = text_example_traces()
         .iter()
         .map(|path| std::fs::read_to_string(path).unwrap())
         .collect();
@@ -82,6 +92,24 @@ fn text_and_binary_round_trip_exactly() {
         let written = text_out.finish().unwrap();
         assert_eq!(events(&mut TextReader::new(&written[..])), original);
     }
+}
+
+#[test]
+fn a_recording_converts_to_text_and_back_exactly() {
+    // The smallest recorded example; the others are the same kind, larger.
+    let trace = root().join("traces/stream_table.lgt");
+    let file = std::fs::File::open(&trace).unwrap();
+    let original = events(&mut AnyReader::new(file, false).unwrap());
+    let mut text_out = TextWriter::new(Vec::new()).unwrap();
+    for event in &original {
+        text_out.event(event).unwrap();
+    }
+    let text = text_out.finish().unwrap();
+    let from_text = events(&mut TextReader::new(&text[..]));
+    assert!(from_text == original, "text differs");
+    let binary = to_binary(&from_text, true, &[]);
+    let from_binary = events(&mut BinaryReader::new(Cursor::new(&binary), false).unwrap());
+    assert!(from_binary == original, "binary differs");
 }
 
 #[test]
@@ -131,13 +159,23 @@ fn next(state: &mut u64) -> u64 {
 #[test]
 fn corrupted_traces_give_errors_not_panics() {
     let mut state = 0x5eed_u64;
-    for trace in example_traces() {
+    let mut binaries = Vec::new();
+    for trace in text_example_traces() {
         let text = std::fs::read_to_string(&trace).unwrap();
         let original = events(&mut TextReader::new(text.as_bytes()));
         for compress in [false, true] {
-            let binary = to_binary(&original, compress, &[]);
-            for round in 0..300 {
-                let mut damaged = binary.clone();
+            binaries.push((to_binary(&original, compress, &[]), 300));
+        }
+    }
+    // A real recording, with its symbol table.
+    binaries.push((
+        std::fs::read(root().join("traces/stream_table.lgt")).unwrap(),
+        60,
+    ));
+    for (binary, rounds) in binaries {
+        for round in 0..rounds {
+            let mut damaged = binary.clone();
+            {
                 match round % 3 {
                     0 => damaged.truncate((next(&mut state) % binary.len() as u64) as usize),
                     1 => {

@@ -30,6 +30,8 @@ struct Program {
     functions: &'static [&'static str],
     /// Instructions Callgrind leaves out that a trace has (see `compare`).
     uncounted: u64,
+    /// How much the totals vary from one run of the program to the next.
+    varies: u64,
 }
 
 const PROGRAMS: &[Program] = &[
@@ -38,30 +40,39 @@ const PROGRAMS: &[Program] = &[
         flags: &["-O1"],
         functions: &["main", "fib", "is_even", "is_odd"],
         uncounted: 0,
+        varies: 0,
     },
     Program {
         source: "libc_calls.c",
         flags: &["-O1"],
         functions: &["main", "fill", "compare"],
         uncounted: 0,
+        varies: 0,
     },
     Program {
         source: "longjmp.c",
         flags: &["-O1"],
         functions: &["main", "level1", "level2", "level3", "leaf"],
         uncounted: 0,
+        varies: 0,
     },
     Program {
         source: "exception.cpp",
         flags: &["-O1"],
         functions: &["main", "outer(int)", "middle(int)", "thrower(int)"],
         uncounted: 0,
+        varies: 0,
     },
     Program {
         source: "threads.c",
         flags: &["-O1", "-pthread"],
         functions: &["main", "worker", "sum_array"],
         uncounted: 0,
+        // How long pthread_join waits for a worker (futex calls and spins
+        // in the C library) depends on when the host wakes the threads: a
+        // few hundred instructions and accesses, differing between any two
+        // runs, Callgrind's included.
+        varies: 1000,
     },
     Program {
         source: "signal.c",
@@ -71,12 +82,14 @@ const PROGRAMS: &[Program] = &[
         // (`__restore_rt`: `mov $15, %eax; syscall`) run after each of the
         // 300 handlers; Callgrind does not count them, the trace has them.
         uncounted: 2 * 300,
+        varies: 0,
     },
     Program {
         source: "tailcall.c",
         flags: &["-O2"],
         functions: &["main", "dispatch", "step"],
         uncounted: 0,
+        varies: 0,
     },
 ];
 
@@ -232,6 +245,7 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
         // paths); a residual of a few dozen out of millions.
         let residual = a.abs_diff(b);
         let allowed = 64
+            + program.varies
             + if event_name == "Ir" {
                 program.uncounted
             } else {

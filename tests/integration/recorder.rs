@@ -15,8 +15,12 @@ fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
         eprintln!("skipped: {err}");
         return None;
     }
-    let out = dir.join(source.trim_end_matches(".c"));
-    let status = Command::new("cc")
+    let (stem, compiler) = match source.strip_suffix(".cpp") {
+        Some(stem) => (stem, "c++"),
+        None => (source.trim_end_matches(".c"), "cc"),
+    };
+    let out = dir.join(stem);
+    let status = Command::new(compiler)
         .args(["-g", "-O1", "-o"])
         .arg(&out)
         .arg(root().join("tests/programs/recorder").join(source))
@@ -25,9 +29,9 @@ fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
         .status();
     match status {
         Ok(status) if status.success() => Some(out),
-        Ok(status) => panic!("cc {source} failed: {status}"),
+        Ok(status) => panic!("{compiler} {source} failed: {status}"),
         Err(_) => {
-            eprintln!("skipped: no C compiler");
+            eprintln!("skipped: no {compiler} compiler");
             None
         }
     }
@@ -97,6 +101,58 @@ fn records_only_between_start_and_stop_with_markers_and_heap_events() {
     });
     let allocated = allocated.expect("malloc(4000) was observed");
     assert!(events.contains(&Event::Free { addr: allocated }));
+}
+
+#[test]
+fn each_heap_block_is_seen_once_however_the_allocators_nest() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("heap.cpp", dir.path()) else {
+        return;
+    };
+    let trace = dir.path().join("heap.lgt");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            program.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&trace);
+    let marked = events
+        .iter()
+        .skip_while(|event| !matches!(event, Event::Mark { .. }))
+        .skip(1)
+        .take_while(|event| !matches!(event, Event::Mark { .. }));
+    let heap: Vec<&Event> = marked
+        .filter(|event| matches!(event, Event::Alloc { .. } | Event::Free { .. }))
+        .collect();
+    let (mut blocks, mut sizes, mut freed) = (Vec::new(), Vec::new(), Vec::new());
+    for event in &heap {
+        match **event {
+            Event::Alloc { addr, size } => {
+                blocks.push(addr);
+                sizes.push(size);
+            }
+            Event::Free { addr } => freed.push(addr),
+            _ => unreachable!(),
+        }
+    }
+    // new[], new, calloc, malloc, realloc: once each, with the sizes asked.
+    assert_eq!(sizes, [4004, 8, 3000, 2002, 50005], "{heap:?}");
+    // realloc frees the old block; then b, a, c and the reallocated d.
+    assert_eq!(
+        freed,
+        [blocks[3], blocks[1], blocks[0], blocks[2], blocks[4]],
+        "{heap:?}"
+    );
 }
 
 #[test]

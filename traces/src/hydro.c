@@ -13,7 +13,10 @@
 #define NY 192
 #define NVAR 4
 #define SLICES 8
+/* Sweeps; benches/record_vs_callgrind.sh sets more. */
+#ifndef STEPS
 #define STEPS 3
+#endif
 
 static double uold[NVAR][NY][NX];
 static double u[NVAR][SLICES][NY];

@@ -148,9 +148,17 @@ static UWord alloc_kind(const HChar* name)
    return ALLOC_NONE;
 }
 
-static void put_free(UWord block)
+/* The block each thread freed last, until it allocates again: a free of
+   the same block right after is the same free seen again one level down
+   (operator delete calling free). */
+static UWord last_free[MAX_THREADS];
+
+static void put_free(ThreadId tid, UWord block)
 {
-   if (!recording || block == 0)
+   if (block == 0 || block == last_free[tid])
+      return;
+   last_free[tid] = block;
+   if (!recording)
       return;
    room(RECORD_MAX);
    put_u8('F');
@@ -158,18 +166,23 @@ static void put_free(UWord block)
 }
 
 /* At an allocation function's entry: a free is written at once; an
-   allocation waits for its return, to learn the block's address. */
+   allocation waits for its return, to learn the block's address. Calls
+   made inside an allocation that is still running (operator new calling
+   malloc, or new[] jumping to new with the same stack pointer) are its
+   implementation and are not written again. */
 static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
 {
-   if (kind == ALLOC_FREE) {
-      put_free(arg0);
-      return;
-   }
    ThreadId tid = VG_(get_running_tid)();
    if (tid >= MAX_THREADS)
       return;
+   if (n_pending[tid] > 0 && sp <= pending[tid][n_pending[tid] - 1].sp)
+      return;
+   if (kind == ALLOC_FREE) {
+      put_free(tid, arg0);
+      return;
+   }
    if (n_pending[tid] == MAX_PENDING) {
-      /* Returns never seen (a longjmp out of the allocator): forget the
+      /* Deeper than any real program nests allocations: forget the
          oldest. */
       VG_(memmove)(&pending[tid][0], &pending[tid][1],
                    (MAX_PENDING - 1) * sizeof(PendingAlloc));
@@ -183,27 +196,34 @@ static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
    p->sp = sp;
 }
 
-/* A block starting at `addr` with stack pointer `sp`: the return of the
-   innermost pending allocation of the running thread? */
+/* A block starting at `addr` with stack pointer `sp` in the running
+   thread. A pending allocation entered with a lower stack pointer has
+   ended: by returning, if this is its return address, or else by a longjmp
+   or an exception leaving it, which allocates nothing. */
 static inline void check_alloc_return(Addr addr, UWord sp)
 {
    ThreadId tid = last_tid;
-   if (tid >= MAX_THREADS || n_pending[tid] == 0)
+   if (tid >= MAX_THREADS)
       return;
-   PendingAlloc* p = &pending[tid][n_pending[tid] - 1];
-   if (addr != p->ret_addr || sp <= p->sp)
+   while (n_pending[tid] > 0 && sp > pending[tid][n_pending[tid] - 1].sp) {
+      PendingAlloc* p = &pending[tid][--n_pending[tid]];
+      if (addr != p->ret_addr)
+         continue;
+      UWord block = 0;
+      VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
+      if (block == 0)
+         return;
+      if (p->kind == ALLOC_REALLOC)
+         put_free(tid, p->old);
+      last_free[tid] = 0;
+      if (!recording)
+         return;
+      room(RECORD_MAX);
+      put_u8('H');
+      put_u64(block);
+      put_u64(p->size);
       return;
-   n_pending[tid]--;
-   UWord block = 0;
-   VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
-   if (p->kind == ALLOC_REALLOC && block != 0)
-      put_free(p->old);
-   if (!recording || block == 0)
-      return;
-   room(RECORD_MAX);
-   put_u8('H');
-   put_u64(block);
-   put_u64(p->size);
+   }
 }
 
 /* ------------------------------------------------------------------ */

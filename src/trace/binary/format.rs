@@ -2,6 +2,8 @@
 //! `docs/binary-format.md`): the file header, chunks with checksums, block
 //! descriptions and control records.
 
+use rustc_hash::FxHashMap;
+
 use super::varint::{self, Cursor, Malformed};
 use crate::trace::block::{BlockDef, BlockInstr, Item, JumpKind};
 use crate::trace::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping};
@@ -92,6 +94,46 @@ pub const RUN_NO_SP: u64 = 0;
 pub const RUN_SP_DELTA: u64 = 1;
 pub const CONTROL: u64 = 2;
 pub const RUN_SP_SAME: u64 = 3;
+
+/// The base of each thread's stack-pointer deltas: its previous stack
+/// pointer in the chunk, 0 at the chunk's start. The running thread's is at
+/// hand; the others wait in a map until they run again.
+#[derive(Default)]
+pub struct SpBases {
+    thread: u32,
+    current: u64,
+    others: FxHashMap<u32, u64>,
+}
+
+impl SpBases {
+    /// Every base 0, in thread `thread`.
+    pub fn reset(&mut self, thread: u32) {
+        self.thread = thread;
+        self.current = 0;
+        self.others.clear();
+    }
+
+    /// Thread `tid` runs next.
+    pub fn switch(&mut self, tid: u32) {
+        if tid != self.thread {
+            self.others.insert(self.thread, self.current);
+            self.current = self.others.remove(&tid).unwrap_or(0);
+            self.thread = tid;
+        }
+    }
+
+    /// The running thread's base.
+    #[inline]
+    pub fn get(&self) -> u64 {
+        self.current
+    }
+
+    /// Sets the running thread's base.
+    #[inline]
+    pub fn set(&mut self, sp: u64) {
+        self.current = sp;
+    }
+}
 
 /// Control record subtypes.
 mod control {

@@ -8,11 +8,10 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use rustc_hash::FxHashMap;
-
 use super::format::{
     self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
-    HEADER_LEN, MAGIC, MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, TRAILER_LEN, VERSION,
+    HEADER_LEN, MAGIC, MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, TRAILER_LEN,
+    VERSION,
 };
 use super::varint::Cursor;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item};
@@ -51,10 +50,9 @@ pub struct BinaryReader<R> {
     symbols_loaded: bool,
     done: bool,
     defs: Vec<Def>,
+    /// Last address of each access site in the current chunk.
     site_last: Vec<u64>,
-    site_chunk: Vec<u32>,
-    chunk: u32,
-    sp_last: FxHashMap<u32, u64>,
+    sp_bases: SpBases,
     thread: u32,
     payload: Vec<u8>,
     pos: usize,
@@ -108,9 +106,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             done: false,
             defs: Vec::new(),
             site_last: Vec::new(),
-            site_chunk: Vec::new(),
-            chunk: 0,
-            sp_last: FxHashMap::default(),
+            sp_bases: SpBases::default(),
             thread: 1,
             payload: Vec::new(),
             pos: 0,
@@ -317,8 +313,8 @@ impl<R: Read + Seek> BinaryReader<R> {
                 ChunkKind::Events => {
                     self.payload = payload;
                     self.pos = 0;
-                    self.chunk += 1;
-                    self.sp_last.clear();
+                    self.site_last.fill(0);
+                    self.sp_bases.reset(self.thread);
                     return Ok(true);
                 }
                 ChunkKind::Symbols => {}
@@ -335,7 +331,6 @@ impl<R: Read + Seek> BinaryReader<R> {
             let first_site = self.site_last.len();
             let accesses = block.accesses();
             self.site_last.resize(first_site + accesses, 0);
-            self.site_chunk.resize(first_site + accesses, 0);
             self.defs.push(Def {
                 guarded: block.guarded(),
                 exits: block.exits() > 0,
@@ -364,6 +359,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             match control {
                 Control::Event(Event::Thread { tid }) => {
                     self.thread = tid;
+                    self.sp_bases.switch(tid);
                     self.expander.switch(tid);
                     self.queue.push_back(Event::Thread { tid });
                 }
@@ -376,6 +372,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                 }
                 Control::Resume { thread } => {
                     self.thread = thread;
+                    self.sp_bases.switch(thread);
                     self.expander.switch(thread);
                 }
             }
@@ -392,11 +389,12 @@ impl<R: Read + Seek> BinaryReader<R> {
         run.clear();
         run.sp = match tag & 3 {
             RUN_NO_SP => None,
-            RUN_SP_SAME => Some(*self.sp_last.get(&self.thread).unwrap_or(&0)),
+            RUN_SP_SAME => Some(self.sp_bases.get()),
             RUN_SP_DELTA => {
-                let base = self.sp_last.get(&self.thread).copied().unwrap_or(0);
-                let sp = cursor.delta(base).map_err(|e| relocate(e.into()))?;
-                self.sp_last.insert(self.thread, sp);
+                let sp = cursor
+                    .delta(self.sp_bases.get())
+                    .map_err(|e| relocate(e.into()))?;
+                self.sp_bases.set(sp);
                 Some(sp)
             }
             _ => unreachable!("two-bit tag"),
@@ -420,13 +418,9 @@ impl<R: Read + Seek> BinaryReader<R> {
                     if guarded && !guards.next().copied().unwrap_or(false) {
                         continue;
                     }
-                    let last = if self.site_chunk[this] == self.chunk {
-                        self.site_last[this]
-                    } else {
-                        self.site_chunk[this] = self.chunk;
-                        0
-                    };
-                    let addr = cursor.delta(last).map_err(|e| relocate(e.into()))?;
+                    let addr = cursor
+                        .delta(self.site_last[this])
+                        .map_err(|e| relocate(e.into()))?;
                     self.site_last[this] = addr;
                     run.addrs.push(addr);
                 }

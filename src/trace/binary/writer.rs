@@ -4,11 +4,9 @@
 
 use std::io::{self, Write};
 
-use rustc_hash::FxHashMap;
-
 use super::format::{
     self, CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, Control, FLAG_ZSTD, HEADER_LEN, MAGIC,
-    RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, VERSION,
+    RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, VERSION,
 };
 use super::varint;
 use crate::trace::Event;
@@ -34,18 +32,17 @@ pub struct TraceWriter<W: Write> {
     events: Vec<u8>,
     /// Per block id: its first access site, its shape counts.
     defs: Vec<DefInfo>,
-    /// Last address of each access site in the current chunk.
+    /// Last address of each access site in the current chunk (0 at its
+    /// start).
     site_last: Vec<u64>,
-    site_chunk: Vec<u32>,
-    chunk: u32,
-    /// Last stack pointer of each thread in the current chunk.
-    sp_last: FxHashMap<u32, u64>,
+    sp_bases: SpBases,
     thread: u32,
     totals: Totals,
 }
 
 struct DefInfo {
     first_site: usize,
+    accesses: usize,
     items: Vec<Item>,
     guarded: usize,
     instrs: u64,
@@ -68,9 +65,7 @@ impl<W: Write> TraceWriter<W> {
             events: Vec::with_capacity(EVENTS_PER_CHUNK + 4096),
             defs: Vec::new(),
             site_last: Vec::new(),
-            site_chunk: Vec::new(),
-            chunk: 1,
-            sp_last: FxHashMap::default(),
+            sp_bases: SpBases::default(),
             thread: 1,
             totals: Totals::default(),
         };
@@ -91,7 +86,6 @@ impl<W: Write> TraceWriter<W> {
         let first_site = self.site_last.len();
         let accesses = def.accesses();
         self.site_last.resize(first_site + accesses, 0);
-        self.site_chunk.resize(first_site + accesses, 0);
         let exit_instrs = def
             .instrs
             .iter()
@@ -105,6 +99,7 @@ impl<W: Write> TraceWriter<W> {
             .collect();
         self.defs.push(DefInfo {
             first_site,
+            accesses,
             items: def.items.clone(),
             guarded: def.guarded(),
             instrs: def.instrs.len() as u64,
@@ -120,14 +115,14 @@ impl<W: Write> TraceWriter<W> {
         };
         let tag = match run.sp {
             None => RUN_NO_SP,
-            Some(sp) if self.sp_last.get(&self.thread) == Some(&sp) => RUN_SP_SAME,
+            Some(sp) if self.sp_bases.get() == sp => RUN_SP_SAME,
             Some(_) => RUN_SP_DELTA,
         };
         varint::put(&mut self.events, u64::from(id) << 2 | tag);
         if tag == RUN_SP_DELTA {
             let sp = run.sp.unwrap_or(0);
-            let base = self.sp_last.insert(self.thread, sp).unwrap_or(0);
-            varint::put_delta(&mut self.events, sp, base);
+            varint::put_delta(&mut self.events, sp, self.sp_bases.get());
+            self.sp_bases.set(sp);
         }
         if !def.exit_instrs.is_empty() {
             varint::put(
@@ -140,52 +135,23 @@ impl<W: Write> TraceWriter<W> {
             let mask = bits.fold(0u64, |mask, (bit, &done)| mask | u64::from(done) << bit);
             varint::put(&mut self.events, mask);
         }
-        let mut addrs = run.addrs.iter();
-        let mut guards = run.guards.iter();
-        let (mut site, mut exits) = (def.first_site, 0u32);
-        let mut executed = 0u64;
-        'items: for item in &def.items {
-            match *item {
-                Item::Access { guarded, .. } => {
-                    let this = site;
-                    site += 1;
-                    if guarded && !guards.next().copied().unwrap_or(false) {
-                        continue;
-                    }
-                    let Some(&addr) = addrs.next() else {
-                        return Err(invalid(format!("block {id}: a run with too few addresses")));
-                    };
-                    let base = if self.site_chunk[this] == self.chunk {
-                        self.site_last[this]
-                    } else {
-                        self.site_chunk[this] = self.chunk;
-                        0
-                    };
-                    varint::put_delta(&mut self.events, addr, base);
-                    self.site_last[this] = addr;
-                    executed += 1;
-                }
-                Item::Exit { .. } => {
-                    if run.exit == Some(exits) {
-                        break 'items;
-                    }
-                    exits += 1;
-                }
+        let sites = &mut self.site_last[def.first_site..def.first_site + def.accesses];
+        let (instrs, executed) = if def.guarded == 0 && run.exit.is_none() {
+            // Every access happened: one address per site, in order.
+            if run.addrs.len() != sites.len() {
+                return Err(invalid(format!(
+                    "block {id}: a run with {} addresses for {} accesses",
+                    run.addrs.len(),
+                    sites.len()
+                )));
             }
-        }
-        if addrs.next().is_some() {
-            return Err(invalid(format!(
-                "block {id}: a run with too many addresses"
-            )));
-        }
-        let instrs = match run.exit {
-            Some(exit) => def.exit_instrs.get(exit as usize).copied().ok_or_else(|| {
-                invalid(format!(
-                    "block {id}: a run leaving by exit {exit} of {}",
-                    def.exit_instrs.len()
-                ))
-            })?,
-            None => def.instrs,
+            for (last, &addr) in sites.iter_mut().zip(&run.addrs) {
+                varint::put_delta(&mut self.events, addr, *last);
+                *last = addr;
+            }
+            (def.instrs, run.addrs.len() as u64)
+        } else {
+            partial_run(id, def, run, sites, &mut self.events)?
         };
         self.totals.block_runs += 1;
         self.totals.instructions += instrs;
@@ -197,6 +163,7 @@ impl<W: Write> TraceWriter<W> {
     pub fn control(&mut self, control: &Control) -> io::Result<()> {
         if let Control::Event(Event::Thread { tid }) = control {
             self.thread = *tid;
+            self.sp_bases.switch(*tid);
         }
         format::put_control(&mut self.events, control);
         self.maybe_flush()
@@ -247,8 +214,8 @@ impl<W: Write> TraceWriter<W> {
     /// Starts a chunk of the dynamic stream: delta bases reset, and the
     /// running thread is restated, so the chunk decodes on its own.
     fn start_events(&mut self) {
-        self.chunk += 1;
-        self.sp_last.clear();
+        self.site_last.fill(0);
+        self.sp_bases.reset(self.thread);
         let resume = Control::Resume {
             thread: self.thread,
         };
@@ -289,6 +256,59 @@ impl<W: Write> TraceWriter<W> {
         self.offset += (CHUNK_HEADER_LEN + stored.len()) as u64;
         Ok(())
     }
+}
+
+/// Writes the addresses of a run of `def` that skipped guarded accesses or
+/// left by a side exit; returns the instructions and accesses it ran.
+fn partial_run(
+    id: u32,
+    def: &DefInfo,
+    run: &BlockRun,
+    sites: &mut [u64],
+    out: &mut Vec<u8>,
+) -> io::Result<(u64, u64)> {
+    let mut addrs = run.addrs.iter();
+    let mut guards = run.guards.iter();
+    let (mut site, mut exits) = (0, 0u32);
+    let mut executed = 0u64;
+    for item in &def.items {
+        match *item {
+            Item::Access { guarded, .. } => {
+                let this = site;
+                site += 1;
+                if guarded && !guards.next().copied().unwrap_or(false) {
+                    continue;
+                }
+                let Some(&addr) = addrs.next() else {
+                    return Err(invalid(format!("block {id}: a run with too few addresses")));
+                };
+                varint::put_delta(out, addr, sites[this]);
+                sites[this] = addr;
+                executed += 1;
+            }
+            Item::Exit { .. } => {
+                if run.exit == Some(exits) {
+                    break;
+                }
+                exits += 1;
+            }
+        }
+    }
+    if addrs.next().is_some() {
+        return Err(invalid(format!(
+            "block {id}: a run with too many addresses"
+        )));
+    }
+    let instrs = match run.exit {
+        Some(exit) => def.exit_instrs.get(exit as usize).copied().ok_or_else(|| {
+            invalid(format!(
+                "block {id}: a run leaving by exit {exit} of {}",
+                def.exit_instrs.len()
+            ))
+        })?,
+        None => def.instrs,
+    };
+    Ok((instrs, executed))
 }
 
 fn invalid(message: String) -> io::Error {
