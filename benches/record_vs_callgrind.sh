@@ -20,7 +20,7 @@ caches="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 size_of() {
     case $1 in
     hydro) echo "-DSTEPS=30" ;;
-    pointer_chase) echo "-DWALKS=200" ;;
+    pointer_chase) echo "-DWALKS=2000" ;;
     stream_table) echo "-DPARTICLES=4000000" ;;
     esac
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use rustc_hash::FxHashSet;
 
 use super::failure::{Failure, InputContext};
-use crate::output::grouped;
+use crate::output::{bytes_per_event, grouped};
 use crate::trace::{AnyReader, Event, Format, TraceRead};
 
 /// Reads the trace at `path` through and describes it on `out`.
@@ -72,16 +72,11 @@ pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Resul
         writeln!(out, "data accesses:  {}", grouped(accesses))?;
         writeln!(out, "calls, returns: {}", grouped(transfers))?;
         writeln!(out, "other events:   {}", grouped(others))?;
-        let events = instrs + accesses;
-        let per_event = if events == 0 {
-            0.0
-        } else {
-            file_len as f64 / events as f64
-        };
         writeln!(
             out,
-            "size:           {} bytes, {per_event:.2} bytes per instruction or access",
-            grouped(file_len)
+            "size:           {} bytes, {} bytes per instruction or access",
+            grouped(file_len),
+            bytes_per_event(file_len, instrs + accesses)
         )?;
         if reader.format() == Format::Text {
             writeln!(

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::failure::{Failure, InputContext};
-use crate::output::grouped;
+use crate::output::{bytes_per_event, grouped};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
@@ -17,19 +17,14 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
         Err(err) => return Err(Failure::Other(err.into())),
     };
     let totals = recording.totals;
-    let events = totals.instructions + totals.accesses;
-    let per_event = if events == 0 {
-        0.0
-    } else {
-        recording.bytes as f64 / events as f64
-    };
     writeln!(
         stderr,
-        "linegrind: recorded {} instructions and {} data accesses into {} ({} bytes, {per_event:.2} bytes per event)",
+        "linegrind: recorded {} instructions and {} data accesses into {} ({} bytes, {} bytes per event)",
         grouped(totals.instructions),
         grouped(totals.accesses),
         job.output.display(),
         grouped(recording.bytes),
+        bytes_per_event(recording.bytes, totals.instructions + totals.accesses),
     )
     .other("cannot write the report")?;
     Ok(exit_code(recording.status))

@@ -8,5 +8,5 @@ mod summary;
 
 pub use atomic::{temp_file_beside, write_atomically};
 pub use callgrind::{Positions, write_callgrind};
-pub use number::{grouped, percent};
+pub use number::{bytes_per_event, grouped, percent};
 pub use summary::write_summary;

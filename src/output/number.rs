@@ -23,6 +23,22 @@ pub fn percent(part: u64, whole: u64) -> String {
     }
 }
 
+/// Bytes per event of a trace of `bytes` bytes holding `events` events:
+/// two decimals, or three significant digits below 0.1 so that a small
+/// figure does not print as zero.
+pub fn bytes_per_event(bytes: u64, events: u64) -> String {
+    if events == 0 {
+        return "-".to_string();
+    }
+    let ratio = bytes as f64 / events as f64;
+    if ratio >= 0.1 || ratio == 0.0 {
+        format!("{ratio:.2}")
+    } else {
+        let decimals = 2 - ratio.log10().floor() as i32;
+        format!("{ratio:.*}", decimals as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +52,10 @@ mod tests {
         assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
         assert_eq!(percent(1, 3), "33.33%");
         assert_eq!(percent(5, 0), "-");
+        assert_eq!(bytes_per_event(62, 100), "0.62");
+        assert_eq!(bytes_per_event(231_881, 157_416_304), "0.00147");
+        assert_eq!(bytes_per_event(5, 100), "0.0500");
+        assert_eq!(bytes_per_event(0, 100), "0.00");
+        assert_eq!(bytes_per_event(7, 0), "-");
     }
 }
