@@ -27,8 +27,8 @@ so KCachegrind shows them as inclusive costs.";
 
 const EXAMPLES: &str = "\
 Examples:
-  linegrind sim traces/stream_hot_table.lgt
-  kcachegrind callgrind.out.stream_hot_table
+  linegrind sim traces/hydro.lgt
+  kcachegrind callgrind.out.hydro
   linegrind record -o app.lgt -- ./app --size 1000
   linegrind sim app.lgt --LL=2097152,16,64";
 
@@ -123,14 +123,14 @@ fn format(text: &str) -> Result<Format, String> {
 
 const SIM_EXAMPLES: &str = "\
 Examples:
-  linegrind sim traces/stream_hot_table.lgt
+  linegrind sim traces/hydro.lgt
   linegrind sim app.lgt --D1=65536,8,64 --LL=2097152,16,64 -o app.out
   linegrind sim app.lgt --cacheuse=no          # misses only, fastest
   callgrind_annotate --inclusive=yes callgrind.out.app";
 
 #[derive(clap::Args, Debug)]
 struct SimArgs {
-    /// The trace to simulate (text format: `linegrind-trace text 1`).
+    /// The trace to simulate: binary (from `linegrind record`) or text.
     trace: PathBuf,
 
     /// Write the profile here [default: callgrind.out.<trace file stem>]

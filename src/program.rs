@@ -219,6 +219,13 @@ impl Program {
 
     /// Maps an ELF object (see [`Symbolizer::add_module`]).
     pub fn add_module(&mut self, mapping: &ModuleMapping) {
+        if self.inline && mapping.embedded {
+            self.symbolizer.warn(format!(
+                "{}: the trace carries its symbols without inlining, so its inlined \
+                 functions are not shown",
+                mapping.path
+            ));
+        }
         self.symbolizer.add_module(mapping);
     }
 

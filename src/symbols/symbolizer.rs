@@ -111,6 +111,11 @@ impl Symbolizer {
         &self.warnings
     }
 
+    /// Adds a warning about the symbols.
+    pub fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
     /// The module mapped at `avma`, without reading its object.
     pub fn module_at(&self, avma: u64) -> Option<ModuleId> {
         self.modules.find(avma)

@@ -58,6 +58,57 @@ fn output_option_and_cache_options_are_honoured() {
 }
 
 #[test]
+fn a_recorded_trace_simulates_without_its_binaries_and_says_what_it_lacks() {
+    // The trace's objects moved away: with `symbols=embedded` they are
+    // never opened and the profile is the same; without it, each missing
+    // object is a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/stream_table.lgt");
+    let text = dir.path().join("t.txt");
+    let converted = linegrind(
+        dir.path(),
+        &["convert", trace.to_str().unwrap(), text.to_str().unwrap()],
+    );
+    assert!(converted.status.success(), "{}", stderr(&converted));
+    let original = fs::read_to_string(&text).unwrap();
+    let moved = original.replace("object /", "object /nowhere/");
+    assert!(moved.contains("symbols=embedded"));
+    fs::write(dir.path().join("moved.lgt"), &moved).unwrap();
+    let unmarked = moved.replace(" symbols=embedded", "");
+    fs::write(dir.path().join("unmarked.lgt"), unmarked).unwrap();
+
+    // The warnings, and the profile without its `cmd:` line (the trace's
+    // name) and with the objects' paths as recorded.
+    let sim = |name: &str, extra: &[&str]| {
+        let mut args = vec!["sim", name, "-o", "out", "--dump-instr=no"];
+        args.extend(extra);
+        let output = linegrind(dir.path(), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let profile = fs::read_to_string(dir.path().join("out")).unwrap();
+        let profile: Vec<&str> = profile
+            .lines()
+            .filter(|line| !line.starts_with("cmd:"))
+            .collect();
+        (stderr(&output), profile.join("\n").replace("/nowhere", ""))
+    };
+    let (warnings, reference) = sim("t.txt", &[]);
+    assert_eq!(warnings, "");
+    let (warnings, profile) = sim("moved.lgt", &[]);
+    assert_eq!(warnings, "");
+    assert!(
+        profile == reference,
+        "the moved objects changed the profile"
+    );
+    let (warnings, _) = sim("unmarked.lgt", &[]);
+    assert!(warnings.contains("cannot read /nowhere/"), "{warnings}");
+    let (warnings, _) = sim("moved.lgt", &["--show-inlined=yes"]);
+    assert!(
+        warnings.contains("stream_table: the trace carries its symbols without inlining"),
+        "{warnings}"
+    );
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line_naming_the_place() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.lgt");
@@ -153,5 +204,5 @@ fn help_explains_every_sim_option_with_an_example() {
     }
     assert!(help.contains("Examples:"));
     let output = linegrind(&root(), &["--help"]);
-    assert!(stdout(&output).contains("linegrind sim traces/stream_hot_table.lgt"));
+    assert!(stdout(&output).contains("linegrind sim traces/hydro.lgt"));
 }
