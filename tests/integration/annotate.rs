@@ -9,7 +9,7 @@ use linegrind::cost::EventKind;
 use linegrind::output::{Positions, write_callgrind};
 use linegrind::profile::Profile;
 
-use crate::support::{example_traces, is_recorded, simulate_file};
+use crate::support::{example_traces, simulate_file};
 
 /// The numbers and the name of one row of callgrind_annotate's tables,
 /// such as `1,234 (50.00%) 0 5 (1.00%) .  file.c:main`, where `.` is an
@@ -70,7 +70,8 @@ fn ours(profile: &Profile) -> Vec<u64> {
 
 /// Writes `profile`, has callgrind_annotate read it, and checks that its
 /// totals are ours and, with `root_is_whole`, that the inclusive cost of
-/// `main` is everything. (callgrind_annotate splits a function whose code
+/// the root function (`main`, or a recorded program's entry) is
+/// everything. (callgrind_annotate splits a function whose code
 /// comes from several files, such as inlined code, into one row per file,
 /// so there it is not.)
 pub fn check_annotate_reads(
@@ -96,13 +97,25 @@ pub fn check_annotate_reads(
     if !root_is_whole {
         return;
     }
-    let root = report
+    let root = root(profile);
+    let row = report
         .lines()
         .map(parse_row)
-        .find(|(_, name)| name.ends_with(":main"))
-        .expect("a row for main");
-    assert_eq!(root.0, ours(profile), "inclusive main, {what}");
+        .find(|(_, name)| {
+            // `file:function`, and ` [object]` when the profile has objects.
+            let name = name.split(" [").next().unwrap_or(name);
+            name.ends_with(&format!(":{root}"))
+        })
+        .unwrap_or_else(|| panic!("a row for the root {root}, {what}"));
+    assert_eq!(row.0, ours(profile), "inclusive {root}, {what}");
     assert!(profile.totals[EventKind::Ir] > 0);
+}
+
+/// The function of the first instruction: the program's entry, which
+/// runs the whole program.
+fn root(profile: &Profile) -> String {
+    let first = &profile.program.instrs()[0];
+    profile.program.function(first.func).name.clone()
 }
 
 #[test]
@@ -119,15 +132,13 @@ fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
         },
     ];
     for trace in example_traces() {
-        // A recorded program's root is the loader's entry, not `main`.
-        let recorded = is_recorded(&trace);
         for cache_use in [true, false] {
             let (i1, d1, ll) = SimConfig::default_caches();
             let config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
             let profile = simulate_file(&trace, config);
             for positions in positions {
                 let what = format!("{} {positions:?} cacheuse={cache_use}", trace.display());
-                check_annotate_reads(&profile, positions, &what, !recorded);
+                check_annotate_reads(&profile, positions, &what, true);
             }
         }
     }
