@@ -52,6 +52,7 @@ pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod output;
+pub mod pattern;
 pub mod profile;
 pub mod program;
 pub mod record;

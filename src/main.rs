@@ -1,5 +1,6 @@
 //! The `linegrind` binary: parse arguments, run the command, map the result
-//! to an exit code (0 success, 1 failure, 2 bad input or usage).
+//! to an exit code (0 success, 1 failure, 2 bad input or usage, 3 a
+//! `check` limit exceeded).
 
 mod cli;
 
@@ -27,6 +28,9 @@ fn main() -> ExitCode {
             trace,
             allow_truncated,
         } => commands::info(trace, *allow_truncated, &mut stdout).map(|()| 0),
+        cli::Job::Report(job) => commands::report(job, &mut stdout).map(|()| 0),
+        cli::Job::Diff(job) => commands::diff(job, &mut stdout).map(|()| 0),
+        cli::Job::Check(job) => commands::check(job, &mut stdout),
     };
     let flushed = |code| {
         stdout

@@ -2,14 +2,20 @@
 //! a validated job and does the whole task, so the binary only parses
 //! arguments.
 
+mod check;
 mod convert;
+mod diff;
 mod failure;
 mod info;
 mod record;
+mod report;
 mod sim;
 
+pub use check::{CheckJob, EXCEEDED, check};
 pub use convert::{ConvertJob, convert};
+pub use diff::{DiffJob, diff};
 pub use failure::{Failure, InputContext};
 pub use info::info;
 pub use record::record;
+pub use report::{ReportJob, report};
 pub use sim::{SimJob, sim};

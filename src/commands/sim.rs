@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
 use crate::config::SimConfig;
+use crate::output::json::Summary;
 use crate::output::{Positions, write_atomically, write_callgrind, write_summary};
 use crate::simulator::simulate;
 use crate::trace::AnyReader;
@@ -24,6 +25,8 @@ pub struct SimJob {
     pub top: usize,
     /// Simulate what a binary trace without its end holds.
     pub allow_truncated: bool,
+    /// Where to write the JSON summary, if anywhere.
+    pub json: Option<PathBuf>,
 }
 
 impl SimJob {
@@ -61,8 +64,17 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         write_callgrind(out, &profile, &cmd, job.positions)
     })
     .other(format!("cannot write {}", job.output.display()))?;
+    if let Some(path) = &job.json {
+        let summary = Summary::new(&profile, &cmd);
+        write_atomically(path, |out| summary.write(out))
+            .other(format!("cannot write {}", path.display()))?;
+    }
     writeln!(stdout, "linegrind sim {name}")
         .and_then(|()| write_summary(stdout, &profile, job.top))
         .and_then(|()| writeln!(stdout, "\nwrote {}", job.output.display()))
+        .and_then(|()| match &job.json {
+            Some(path) => writeln!(stdout, "wrote {}", path.display()),
+            None => Ok(()),
+        })
         .other("cannot write the summary")
 }

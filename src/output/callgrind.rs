@@ -243,18 +243,11 @@ impl Writer<'_> {
     }
 
     fn object_name(&self, func: FnId) -> String {
-        let program = &self.profile.program;
-        match program.function(func).object {
-            Some(id) => program.symbolizer().modules().get(id).path.clone(),
-            None => UNKNOWN.to_string(),
-        }
+        object_name(self.profile, func)
     }
 
     fn file_name(&self, file: Option<FileId>) -> String {
-        match file {
-            Some(id) => self.profile.program.file(id).to_string(),
-            None => UNKNOWN.to_string(),
-        }
+        file_name(self.profile, file)
     }
 
     /// Writes `key=(id) name` the first time a name of `space` is used, and
@@ -311,6 +304,29 @@ impl Writer<'_> {
             write!(self.out, " {}", cost[kind])?;
         }
         writeln!(self.out)
+    }
+}
+
+/// The `ob=` name of `func`'s object; `None` when the profile has no
+/// objects at all and the file gives none.
+pub fn object_of(profile: &Profile, func: FnId) -> Option<String> {
+    let with_objects = !profile.program.symbolizer().modules().modules().is_empty();
+    with_objects.then(|| object_name(profile, func))
+}
+
+fn object_name(profile: &Profile, func: FnId) -> String {
+    let program = &profile.program;
+    match program.function(func).object {
+        Some(id) => program.symbolizer().modules().get(id).path.clone(),
+        None => UNKNOWN.to_string(),
+    }
+}
+
+/// The `fl=` name of `file`.
+pub fn file_name(profile: &Profile, file: Option<FileId>) -> String {
+    match file {
+        Some(id) => profile.program.file(id).to_string(),
+        None => UNKNOWN.to_string(),
     }
 }
 

@@ -1,12 +1,14 @@
-//! Writers: the callgrind-format profile, the text summary, and atomic
-//! file replacement for both.
+//! Writers: the callgrind-format profile, the JSON summary, the text
+//! summary, and atomic file replacement.
 
 mod atomic;
 mod callgrind;
+pub mod json;
 mod number;
 mod summary;
+pub mod table;
 
 pub use atomic::{temp_file_beside, write_atomically};
-pub use callgrind::{Positions, write_callgrind};
+pub use callgrind::{Positions, file_name, object_of, write_callgrind};
 pub use number::{bytes_per_event, grouped, percent};
 pub use summary::write_summary;

@@ -199,7 +199,19 @@ impl Parser {
                 sum
             }
         };
-        file.totals.resize(file.events.len(), 0);
+        // Every cost vector has one value per event (lines leave out
+        // trailing zeros).
+        let events = file.events.len();
+        file.totals.resize(events, 0);
+        for function in &mut file.functions {
+            function.self_cost.resize(events, 0);
+        }
+        for call in &mut file.calls {
+            call.inclusive.resize(events, 0);
+        }
+        for cost in file.lines.values_mut() {
+            cost.resize(events, 0);
+        }
         Ok(file)
     }
 
@@ -447,6 +459,7 @@ totals: 37 10
         assert_eq!(names, ["main", "work", "memcpy"]);
         assert_eq!(file.functions[0].self_cost, [8, 1]);
         assert_eq!(file.functions[1].self_cost, [31, 9]);
+        assert_eq!(file.functions[2].self_cost, [0, 0]);
         assert_eq!(file.functions[1].key.file, "lib.c");
         assert_eq!(file.functions[2].key.object, "/lib/libc.so");
         assert_eq!(file.calls.len(), 2);
@@ -456,7 +469,7 @@ totals: 37 10
         );
         assert_eq!(file.inclusive()[0], [38, 10]);
         // Line costs follow fi=: main's last line is inline.h:7.
-        assert_eq!(file.lines[&("inline.h".to_string(), 7)], [1]);
+        assert_eq!(file.lines[&("inline.h".to_string(), 7)], [1, 0]);
         assert_eq!(file.lines[&("app.c".to_string(), 3)], [7, 1]);
     }
 

@@ -1,7 +1,18 @@
-//! Reading profiles back: callgrind-format files, ours or Callgrind's.
+//! Reading profiles back and reporting on them: callgrind-format files
+//! (ours or Callgrind's) and JSON summaries; the text report, differences
+//! between two runs, and regression checks.
 
 mod callgrind_file;
+pub mod check;
+pub mod diff;
+mod from_profile;
+mod run_costs;
+mod source_annotation;
+mod text_report;
+mod tree_view;
 
 pub use callgrind_file::{
     CallEntry, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
 };
+pub use run_costs::{FunctionCosts, LoadError, RunCosts};
+pub use text_report::{ReportOptions, TreeDirection, write_report};

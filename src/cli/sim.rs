@@ -1,0 +1,138 @@
+//! `linegrind sim` arguments.
+
+use std::path::PathBuf;
+
+use clap::ArgAction;
+use linegrind::cache::CacheGeometry;
+use linegrind::commands::SimJob;
+use linegrind::config::{ConfigError, SimConfig};
+use linegrind::output::Positions;
+use linegrind::symbols::SkipRules;
+
+use super::yes_no;
+
+pub const SIM_EXAMPLES: &str = "\
+Examples:
+  linegrind sim traces/hydro.lgt
+  linegrind sim app.lgt --D1=65536,8,64 --LL=2097152,16,64 -o app.out
+  linegrind sim app.lgt --cacheuse=no          # misses only, fastest
+  linegrind sim app.lgt --json app.json        # also a summary for `linegrind check`
+  callgrind_annotate --inclusive=yes callgrind.out.app";
+
+#[derive(clap::Args, Debug)]
+pub struct SimArgs {
+    /// The trace to simulate: binary (from `linegrind record`) or text.
+    trace: PathBuf,
+
+    /// Write the profile here [default: callgrind.out.<trace file stem>]
+    /// (example: -o app.out).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Level-1 instruction cache, as Callgrind's --I1 (example: --I1=65536,8,64).
+    #[arg(
+        long = "I1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
+    i1: CacheGeometry,
+
+    /// Level-1 data cache, as Callgrind's --D1 (example: --D1=49152,12,64).
+    #[arg(
+        long = "D1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
+    d1: CacheGeometry,
+
+    /// Last-level cache, as Callgrind's --LL (example: --LL=2097152,16,64).
+    #[arg(
+        long = "LL",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "8388608,16,64"
+    )]
+    ll: CacheGeometry,
+
+    /// Collect cache-use metrics: AcCost/SpLoss and bytes loaded and used per
+    /// loading instruction (example: --cacheuse=no for misses only).
+    #[arg(long = "cacheuse", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    cache_use: bool,
+
+    /// Back-date cache-use metrics to every call on the loading stack, so they
+    /// appear as inclusive costs (example: --backdate=no for self costs only,
+    /// as Callgrind).
+    #[arg(long = "backdate", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    backdate: bool,
+
+    /// Functions listed in each top list of the summary (example: --top=20).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+
+    /// Give costs per instruction address, as Callgrind's --dump-instr
+    /// (example: --dump-instr=no for per-line costs only).
+    #[arg(long = "dump-instr", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    dump_instr: bool,
+
+    /// Give costs per source line, as Callgrind's --dump-line
+    /// (example: --dump-line=no).
+    #[arg(long = "dump-line", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    dump_line: bool,
+
+    /// Skip functions matching PATTERN (`*` and `?` wildcards; repeatable):
+    /// their cost and calls are their caller's (example: --fn-skip='GOMP_*').
+    #[arg(long = "fn-skip", value_name = "PATTERN")]
+    fn_skip: Vec<String>,
+
+    /// Show inlined functions as functions of their own, called from the
+    /// code they were inlined into; needs DWARF (example: --show-inlined=yes).
+    #[arg(long = "show-inlined", value_name = "yes|no", default_value = "no", value_parser = yes_no, action = ArgAction::Set)]
+    show_inlined: bool,
+
+    /// Simulate what a binary trace without its end holds, with a warning
+    /// (example: --allow-truncated).
+    #[arg(long)]
+    allow_truncated: bool,
+
+    /// Skip PLT stubs, as Callgrind does by default (example: --skip-plt=no).
+    #[arg(long = "skip-plt", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
+    skip_plt: bool,
+
+    /// Also write the JSON summary (totals, derived figures, per-function
+    /// costs) that `check` and `diff` compare (example: --json app.json).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+impl SimArgs {
+    /// Checks the combination of options and builds the job.
+    pub fn into_job(self) -> Result<SimJob, ConfigError> {
+        let skip = SkipRules {
+            patterns: self.fn_skip,
+            plt: self.skip_plt,
+        };
+        let config = SimConfig::new(self.i1, self.d1, self.ll, self.cache_use, self.backdate)?
+            .with_skip(skip)
+            .with_inline_functions(self.show_inlined);
+        if !self.dump_instr && !self.dump_line {
+            return Err(ConfigError::new(
+                "--dump-instr=no and --dump-line=no leave cost lines without a position; \
+                 keep one of them",
+            ));
+        }
+        let output = self
+            .output
+            .unwrap_or_else(|| SimJob::default_output(&self.trace));
+        Ok(SimJob {
+            trace: self.trace,
+            output,
+            config,
+            positions: Positions {
+                instr: self.dump_instr,
+                line: self.dump_line,
+            },
+            top: self.top,
+            allow_truncated: self.allow_truncated,
+            json: self.json,
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! `linegrind check`: fail a CI job when an event rose past its limit from
+//! a baseline run.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::failure::{Failure, InputContext};
+use crate::output::grouped;
+use crate::output::table::{Align, Cell, Style, Table};
+use crate::report::RunCosts;
+use crate::report::check::{Limit, check as check_limits};
+use crate::report::diff::{Diff, Renames, delta};
+
+/// The exit code when a limit is exceeded.
+pub const EXCEEDED: u8 = 3;
+
+/// A validated `check` invocation.
+#[derive(Clone, Debug)]
+pub struct CheckJob {
+    pub baseline: PathBuf,
+    pub current: PathBuf,
+    pub limits: Vec<Limit>,
+    /// Glob patterns of functions whose inclusive costs are limited too.
+    pub functions: Vec<String>,
+    pub color: bool,
+}
+
+/// Runs `job`, printing what moved; the exit code is 0 within the limits
+/// and [`EXCEEDED`] otherwise.
+pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
+    let baseline = RunCosts::load(&job.baseline).input("cannot read the baseline")?;
+    let current = RunCosts::load(&job.current).input("cannot read the current run")?;
+    let diff =
+        Diff::new(&baseline, &current, &Renames::default()).input("cannot compare the runs")?;
+    let rows = check_limits(&diff, &job.limits, &job.functions).input("cannot check")?;
+    let mut table = Table::new(&[
+        Align::Left,
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+    ]);
+    table.header(&[
+        "", "event", "baseline", "current", "change", "%", "limit", "scope",
+    ]);
+    let mut exceeded = 0;
+    for row in &rows {
+        let change = delta(row.baseline, row.current);
+        let percent = match row.baseline {
+            0 if change == 0 => String::new(),
+            0 => "new".to_string(),
+            base => format!("{:+.2}%", change as f64 * 100.0 / base as f64),
+        };
+        let (status, style) = if row.exceeded {
+            exceeded += 1;
+            ("FAIL", Style::Red)
+        } else {
+            ("ok", Style::Green)
+        };
+        let sign = if change > 0 {
+            "+"
+        } else if change < 0 {
+            "-"
+        } else {
+            ""
+        };
+        table.row(vec![
+            Cell::styled(status, style),
+            Cell::plain(&row.limit.event),
+            Cell::plain(grouped(row.baseline)),
+            Cell::plain(grouped(row.current)),
+            Cell::styled(
+                format!("{sign}{}", grouped(change.unsigned_abs() as u64)),
+                style,
+            ),
+            Cell::styled(percent, style),
+            Cell::plain(row.limit.to_string()),
+            Cell::plain(row.function.as_deref().unwrap_or("total")),
+        ]);
+    }
+    let io = |result: std::io::Result<()>| result.other("cannot write the check");
+    io(writeln!(out, "baseline: {}", job.baseline.display()))?;
+    io(writeln!(out, "current:  {}", job.current.display()))?;
+    io(writeln!(out))?;
+    io(table.write(out, job.color))?;
+    io(writeln!(out))?;
+    if exceeded == 0 {
+        io(writeln!(
+            out,
+            "all {} checks within their limits",
+            rows.len()
+        ))?;
+        Ok(0)
+    } else {
+        io(writeln!(
+            out,
+            "{exceeded} of {} checks exceeded their limits",
+            rows.len()
+        ))?;
+        Ok(EXCEEDED)
+    }
+}

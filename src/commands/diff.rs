@@ -1,0 +1,182 @@
+//! `linegrind diff`: what changed between two runs, function by function,
+//! and optionally the difference as a callgrind file.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+
+use super::failure::{Failure, InputContext};
+use crate::output::table::{Align, Cell, Style, Table};
+use crate::output::{grouped, write_atomically};
+use crate::report::RunCosts;
+use crate::report::diff::{Diff, Renames, delta, write_diff_file};
+
+/// A validated `diff` invocation.
+#[derive(Clone, Debug)]
+pub struct DiffJob {
+    /// The first run: a callgrind file or a JSON summary.
+    pub a: PathBuf,
+    /// The second run.
+    pub b: PathBuf,
+    /// The event functions are ranked by; the first common one when absent.
+    pub sort: Option<String>,
+    /// At most this many functions.
+    pub top: usize,
+    pub renames: Renames,
+    /// Where to write B minus A as a callgrind file.
+    pub out: Option<PathBuf>,
+    pub color: bool,
+}
+
+/// Runs `job`, writing the comparison to `out`.
+pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
+    let a = RunCosts::load(&job.a).input("cannot read the first run")?;
+    let b = RunCosts::load(&job.b).input("cannot read the second run")?;
+    let diff = Diff::new(&a, &b, &job.renames).input("cannot compare the runs")?;
+    let sort = match &job.sort {
+        Some(name) => diff.event(name).ok_or_else(|| {
+            Failure::Input(anyhow!(
+                "--sort {name}: the runs do not both have it; they share {}",
+                diff.events.join(" ")
+            ))
+        })?,
+        None => 0,
+    };
+    if let Some(path) = &job.out {
+        let (Some(file_a), Some(file_b)) = (&a.file, &b.file) else {
+            return Err(Failure::Input(anyhow!(
+                "--out needs two callgrind files: a JSON summary has no call arcs"
+            )));
+        };
+        let cmd = format!("diff {} {}", job.a.display(), job.b.display());
+        write_atomically(path, |out| {
+            write_diff_file(out, file_a, file_b, &job.renames, &cmd)
+        })
+        .other(format!("cannot write {}", path.display()))?;
+    }
+    write_comparison(out, job, &diff, sort).other("cannot write the comparison")?;
+    if let Some(path) = &job.out {
+        writeln!(out, "\nwrote {}", path.display()).other("cannot write the comparison")?;
+    }
+    Ok(())
+}
+
+/// `+1,234`, `-5`, `0`.
+fn signed(value: i128) -> String {
+    let sign = match value {
+        v if v > 0 => "+",
+        v if v < 0 => "-",
+        _ => "",
+    };
+    format!("{sign}{}", grouped(value.unsigned_abs() as u64))
+}
+
+/// The change as a percentage of `a`, or `new` from nothing.
+fn relative(a: u64, b: u64) -> String {
+    match (a, b) {
+        (0, 0) => String::new(),
+        (0, _) => "new".to_string(),
+        _ => format!("{:+.2}%", delta(a, b) as f64 * 100.0 / a as f64),
+    }
+}
+
+fn change_style(change: i128) -> Style {
+    match change {
+        c if c > 0 => Style::Red,
+        c if c < 0 => Style::Green,
+        _ => Style::Plain,
+    }
+}
+
+fn write_comparison(
+    out: &mut dyn Write,
+    job: &DiffJob,
+    diff: &Diff,
+    sort: usize,
+) -> std::io::Result<()> {
+    writeln!(out, "A: {}", job.a.display())?;
+    writeln!(out, "B: {}", job.b.display())?;
+    writeln!(out)?;
+    let mut totals = Table::new(&[
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+    ]);
+    totals.header(&["event", "A", "B", "B - A", "change"]);
+    for (at, event) in diff.events.iter().enumerate() {
+        let (a, b) = (diff.totals[0][at], diff.totals[1][at]);
+        let change = delta(a, b);
+        totals.row(vec![
+            Cell::plain(event),
+            Cell::plain(grouped(a)),
+            Cell::plain(grouped(b)),
+            Cell::styled(signed(change), change_style(change)),
+            Cell::styled(relative(a, b), change_style(change)),
+        ]);
+    }
+    totals.write(out, job.color)?;
+
+    let event = &diff.events[sort];
+    let mut changed: Vec<usize> = (0..diff.functions.len())
+        .filter(|&f| {
+            let function = &diff.functions[f];
+            function.inclusive[0][sort] != function.inclusive[1][sort]
+                || function.self_cost[0][sort] != function.self_cost[1][sort]
+        })
+        .collect();
+    let change = |f: usize| {
+        let function = &diff.functions[f];
+        delta(function.inclusive[0][sort], function.inclusive[1][sort]).abs()
+    };
+    changed.sort_by(|&x, &y| {
+        change(y)
+            .cmp(&change(x))
+            .then_with(|| diff.functions[x].name.cmp(&diff.functions[y].name))
+    });
+    writeln!(out)?;
+    if changed.is_empty() {
+        return writeln!(out, "no function's {event} changed");
+    }
+    let shown = changed.len().min(job.top);
+    writeln!(
+        out,
+        "{shown} of {} functions whose {event} changed, by inclusive change:",
+        changed.len()
+    )?;
+    let mut table = Table::new(&[
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+    ]);
+    table.header(&[
+        &format!("{event} incl A"),
+        "incl B",
+        "B - A",
+        "change",
+        "self B - A",
+        "function",
+        "file",
+    ]);
+    for &f in &changed[..shown] {
+        let function = &diff.functions[f];
+        let (a, b) = (function.inclusive[0][sort], function.inclusive[1][sort]);
+        let self_change = delta(function.self_cost[0][sort], function.self_cost[1][sort]);
+        table.row(vec![
+            Cell::plain(grouped(a)),
+            Cell::plain(grouped(b)),
+            Cell::styled(signed(delta(a, b)), change_style(delta(a, b))),
+            Cell::styled(relative(a, b), change_style(delta(a, b))),
+            Cell::styled(signed(self_change), change_style(self_change)),
+            Cell::plain(&function.name),
+            Cell::styled(&function.file, Style::Dim),
+        ]);
+    }
+    table.write(out, job.color)
+}

@@ -1,0 +1,310 @@
+//! The JSON summary of a simulation (`sim --json`), schema
+//! `linegrind-summary` version 1, documented in `docs/json-summary.md`:
+//! what CI keeps as a baseline and `check` and `diff` compare.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::cache::CacheGeometry;
+use crate::cost::EventKind;
+use crate::profile::Profile;
+use crate::report::ProfileFile;
+
+/// The schema name every summary carries.
+pub const SCHEMA: &str = "linegrind-summary";
+/// The schema version this linegrind writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Costs by event name, in the order of the profile's events; written as a
+/// JSON object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventValues<T>(pub Vec<(String, T)>);
+
+impl<T: Copy + Default> EventValues<T> {
+    /// The value of `event`, the default when absent.
+    pub fn get(&self, event: &str) -> T {
+        self.0
+            .iter()
+            .find(|(name, _)| name == event)
+            .map_or_else(T::default, |(_, value)| *value)
+    }
+}
+
+impl<T: Serialize> Serialize for EventValues<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for EventValues<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+            type Value = EventValues<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of event names to values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(EventValues(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+    }
+}
+
+/// A whole summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Always [`VERSION`] for what this linegrind writes.
+    pub version: u32,
+    /// `linegrind-VERSION`.
+    pub creator: String,
+    pub trace: TraceInfo,
+    pub caches: Caches,
+    /// The events of the run, in Callgrind's order.
+    pub events: Vec<String>,
+    pub totals: EventValues<u64>,
+    pub derived: Derived,
+    /// Back-dating tree statistics, when back-dating was on.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tree: Option<Tree>,
+    /// Every function with a cost, by object, file and name.
+    pub functions: Vec<FunctionSummary>,
+}
+
+/// What was simulated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceInfo {
+    /// The trace file as given to `sim`.
+    pub path: String,
+    pub threads: u64,
+    pub functions: u64,
+    pub call_arcs: u64,
+}
+
+/// The cache configuration and the analysis options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Caches {
+    #[serde(rename = "I1")]
+    pub i1: Geometry,
+    #[serde(rename = "D1")]
+    pub d1: Geometry,
+    #[serde(rename = "LL")]
+    pub ll: Geometry,
+    pub cacheuse: bool,
+    pub backdate: bool,
+}
+
+/// One cache: size in bytes, associativity, line size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub size: u64,
+    pub assoc: u64,
+    pub line: u64,
+}
+
+impl From<CacheGeometry> for Geometry {
+    fn from(geometry: CacheGeometry) -> Geometry {
+        Geometry {
+            size: geometry.size(),
+            assoc: u64::from(geometry.assoc()),
+            line: u64::from(geometry.line_size()),
+        }
+    }
+}
+
+/// Figures computed from the totals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// Each miss event over the accesses it is a miss of (`I1mr` and
+    /// `ILmr` over `Ir`, `D1mr` and `DLmr` over `Dr`, `D1mw` and `DLmw`
+    /// over `Dw`), and `D1` and `LL` over all their accesses.
+    pub miss_rate: EventValues<f64>,
+    /// Each miss event per 1,000 instructions.
+    pub misses_per_1000_instructions: EventValues<f64>,
+    /// `SpLoss` over `Loaded` per level, in percent (with cache use only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub wasted_percent: Option<Wasted>,
+}
+
+/// Percent of the bytes loaded that were never used.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Wasted {
+    #[serde(rename = "L1")]
+    pub l1: f64,
+    #[serde(rename = "LL")]
+    pub ll: f64,
+}
+
+/// Back-dating tree statistics, as the callgrind file's `desc:` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    pub mean_nodes: f64,
+    pub max_nodes: u64,
+    pub nodes_created: u64,
+}
+
+/// One function: named as in the callgrind file; events with zero cost
+/// are left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionSummary {
+    pub name: String,
+    pub file: String,
+    /// Empty when the trace names no objects.
+    pub object: String,
+    #[serde(rename = "self")]
+    pub self_cost: EventValues<u64>,
+    pub inclusive: EventValues<u64>,
+}
+
+impl Summary {
+    /// The summary of `profile`, simulated from the trace at `path`.
+    pub fn new(profile: &Profile, path: &str) -> Summary {
+        let file = ProfileFile::from_profile(profile, path);
+        let config = &profile.config;
+        let values = |costs: &[u64]| -> EventValues<u64> {
+            EventValues(
+                file.events
+                    .iter()
+                    .zip(costs)
+                    .filter(|(_, value)| **value != 0)
+                    .map(|(name, &value)| (name.clone(), value))
+                    .collect(),
+            )
+        };
+        let inclusive = file.inclusive();
+        let mut functions: Vec<FunctionSummary> = file
+            .functions
+            .iter()
+            .zip(&inclusive)
+            .filter(|(function, inclusive)| {
+                function
+                    .self_cost
+                    .iter()
+                    .chain(inclusive.iter())
+                    .any(|&v| v != 0)
+            })
+            .map(|(function, inclusive)| FunctionSummary {
+                name: function.key.name.clone(),
+                file: function.key.file.clone(),
+                object: function.key.object.clone(),
+                self_cost: values(&function.self_cost),
+                inclusive: values(inclusive),
+            })
+            .collect();
+        functions.sort_by(|a, b| (&a.object, &a.file, &a.name).cmp(&(&b.object, &b.file, &b.name)));
+        Summary {
+            schema: SCHEMA.to_string(),
+            version: VERSION,
+            creator: format!("linegrind-{}", env!("CARGO_PKG_VERSION")),
+            trace: TraceInfo {
+                path: path.to_string(),
+                threads: profile.threads as u64,
+                functions: profile.program.functions().len() as u64,
+                call_arcs: profile.arcs.len() as u64,
+            },
+            caches: Caches {
+                i1: config.i1().into(),
+                d1: config.d1().into(),
+                ll: config.ll().into(),
+                cacheuse: config.cache_use(),
+                backdate: config.backdate(),
+            },
+            events: file.events.clone(),
+            totals: EventValues(
+                file.events
+                    .iter()
+                    .cloned()
+                    .zip(file.totals.iter().copied())
+                    .collect(),
+            ),
+            derived: derived(profile),
+            tree: profile.tree.as_ref().map(|tree| Tree {
+                mean_nodes: tree.mean_nodes,
+                max_nodes: tree.max_nodes,
+                nodes_created: tree.created_nodes,
+            }),
+            functions,
+        }
+    }
+
+    /// Writes the summary as pretty-printed JSON.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        writeln!(out)
+    }
+
+    /// Reads a summary, checking its schema and version.
+    pub fn read(text: &str) -> Result<Summary, String> {
+        let summary: Summary = serde_json::from_str(text).map_err(|err| err.to_string())?;
+        if summary.schema != SCHEMA {
+            return Err(format!(
+                "not a linegrind summary (schema `{}`, expected `{SCHEMA}`)",
+                summary.schema
+            ));
+        }
+        if summary.version != VERSION {
+            return Err(format!(
+                "summary version {} is not supported (this linegrind reads version {VERSION})",
+                summary.version
+            ));
+        }
+        Ok(summary)
+    }
+}
+
+fn derived(profile: &Profile) -> Derived {
+    use EventKind::*;
+    let t = &profile.totals;
+    let ratio = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 / whole as f64
+        }
+    };
+    let misses = [
+        (I1mr, t[Ir]),
+        (D1mr, t[Dr]),
+        (D1mw, t[Dw]),
+        (ILmr, t[Ir]),
+        (DLmr, t[Dr]),
+        (DLmw, t[Dw]),
+    ];
+    let mut miss_rate: Vec<(String, f64)> = misses
+        .iter()
+        .map(|&(kind, of)| (kind.name().to_string(), ratio(t[kind], of)))
+        .collect();
+    miss_rate.push(("D1".to_string(), ratio(t[D1mr] + t[D1mw], t[Dr] + t[Dw])));
+    miss_rate.push((
+        "LL".to_string(),
+        ratio(t[ILmr] + t[DLmr] + t[DLmw], t[Ir] + t[Dr] + t[Dw]),
+    ));
+    let per_1000 = misses
+        .iter()
+        .map(|&(kind, _)| (kind.name().to_string(), 1000.0 * ratio(t[kind], t[Ir])))
+        .collect();
+    let wasted_percent = profile.events.has_cache_use().then(|| Wasted {
+        l1: 100.0 * ratio(t[SpLoss1], t[Loaded1]),
+        ll: 100.0 * ratio(t[SpLoss2], t[Loaded2]),
+    });
+    Derived {
+        miss_rate: EventValues(miss_rate),
+        misses_per_1000_instructions: EventValues(per_1000),
+        wasted_percent,
+    }
+}

@@ -1,0 +1,317 @@
+//! The difference of two runs, function by function, as cg_diff computes
+//! it for Cachegrind files: names line up after optional rewrites (a
+//! function renamed between builds, a file moved), and the difference can
+//! be written as a callgrind file of its own (B minus A).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use regex::Regex;
+
+use super::callgrind_file::ProfileFile;
+use super::run_costs::RunCosts;
+
+/// A `s/REGEX/REPLACEMENT/` rewrite of names, with a trailing `g` to
+/// replace every match (cg_diff's `--mod-funcname`, `--mod-filename`).
+/// `$1` in the replacement is the first group.
+#[derive(Clone, Debug)]
+pub struct Rewrite {
+    regex: Regex,
+    replacement: String,
+    all: bool,
+}
+
+impl FromStr for Rewrite {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Rewrite, String> {
+        let usage = || {
+            format!("expected `s/REGEX/REPLACEMENT/` or `s/REGEX/REPLACEMENT/g`, found `{text}`")
+        };
+        let body = text.strip_prefix("s/").ok_or_else(usage)?;
+        let parts: Vec<&str> = body.split('/').collect();
+        let [pattern, replacement, flags] = parts[..] else {
+            return Err(usage());
+        };
+        let all = match flags {
+            "" => false,
+            "g" => true,
+            _ => return Err(usage()),
+        };
+        let regex = Regex::new(pattern).map_err(|err| format!("bad regex in `{text}`: {err}"))?;
+        Ok(Rewrite {
+            regex,
+            replacement: replacement.to_string(),
+            all,
+        })
+    }
+}
+
+impl Rewrite {
+    /// `text` rewritten.
+    pub fn apply(&self, text: &str) -> String {
+        if self.all {
+            self.regex
+                .replace_all(text, self.replacement.as_str())
+                .into_owned()
+        } else {
+            self.regex
+                .replace(text, self.replacement.as_str())
+                .into_owned()
+        }
+    }
+}
+
+/// Rewrites applied to both runs' names before they are lined up.
+#[derive(Clone, Debug, Default)]
+pub struct Renames {
+    pub functions: Vec<Rewrite>,
+    pub files: Vec<Rewrite>,
+}
+
+impl Renames {
+    /// The name functions line up by: `(file, function)` after the
+    /// rewrites. Objects are left out: a rebuilt program lives elsewhere.
+    fn key(&self, file: &str, name: &str) -> (String, String) {
+        let file = self.files.iter().fold(file.to_string(), |f, r| r.apply(&f));
+        let name = self
+            .functions
+            .iter()
+            .fold(name.to_string(), |n, r| r.apply(&n));
+        (file, name)
+    }
+}
+
+/// One function in either run; costs are zero in a run without it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionDelta {
+    pub file: String,
+    pub name: String,
+    pub self_cost: [Vec<u64>; 2],
+    pub inclusive: [Vec<u64>; 2],
+}
+
+/// Two runs lined up, over the events both have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diff {
+    pub events: Vec<String>,
+    pub totals: [Vec<u64>; 2],
+    /// Every function of either run, in order of first appearance (A, then
+    /// B).
+    pub functions: Vec<FunctionDelta>,
+}
+
+/// The runs share no event.
+#[derive(Debug)]
+pub struct NoCommonEvents;
+
+impl fmt::Display for NoCommonEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the two runs have no event in common")
+    }
+}
+
+impl std::error::Error for NoCommonEvents {}
+
+impl Diff {
+    /// Lines up `a` and `b` after `renames`.
+    pub fn new(a: &RunCosts, b: &RunCosts, renames: &Renames) -> Result<Diff, NoCommonEvents> {
+        let events: Vec<String> = a
+            .events
+            .iter()
+            .filter(|event| b.event(event).is_some())
+            .cloned()
+            .collect();
+        if events.is_empty() {
+            return Err(NoCommonEvents);
+        }
+        let runs = [a, b];
+        let pick = |run: &RunCosts, costs: &[u64]| -> Vec<u64> {
+            events
+                .iter()
+                .map(|event| run.event(event).map_or(0, |at| costs[at]))
+                .collect()
+        };
+        let mut functions: Vec<FunctionDelta> = Vec::new();
+        let mut index: HashMap<(String, String), usize> = HashMap::new();
+        for (side, run) in runs.iter().enumerate() {
+            for function in &run.functions {
+                let key = renames.key(&function.key.file, &function.key.name);
+                let at = *index.entry(key.clone()).or_insert_with(|| {
+                    let zero = vec![0; events.len()];
+                    functions.push(FunctionDelta {
+                        file: key.0,
+                        name: key.1,
+                        self_cost: [zero.clone(), zero.clone()],
+                        inclusive: [zero.clone(), zero],
+                    });
+                    functions.len() - 1
+                });
+                let entry = &mut functions[at];
+                add(&mut entry.self_cost[side], &pick(run, &function.self_cost));
+                add(&mut entry.inclusive[side], &pick(run, &function.inclusive));
+            }
+        }
+        Ok(Diff {
+            totals: [pick(a, &a.totals), pick(b, &b.totals)],
+            events,
+            functions,
+        })
+    }
+
+    /// The index of `event`.
+    pub fn event(&self, event: &str) -> Option<usize> {
+        self.events.iter().position(|name| name == event)
+    }
+}
+
+fn add(into: &mut [u64], costs: &[u64]) {
+    for (into, cost) in into.iter_mut().zip(costs) {
+        *into += cost;
+    }
+}
+
+/// `b - a`, as a signed number.
+pub fn delta(a: u64, b: u64) -> i128 {
+    i128::from(b) - i128::from(a)
+}
+
+/// Writes B minus A as a callgrind file: each function's self cost
+/// difference and each call's inclusive difference (with B's call count),
+/// at line 0, over the events both files have. callgrind_annotate and
+/// KCachegrind read it; negative costs are improvements.
+pub fn write_diff_file(
+    out: &mut dyn Write,
+    a: &ProfileFile,
+    b: &ProfileFile,
+    renames: &Renames,
+    cmd: &str,
+) -> io::Result<()> {
+    let events: Vec<&String> = a
+        .events
+        .iter()
+        .filter(|event| b.event(event).is_some())
+        .collect();
+    let pick = |file: &ProfileFile, costs: &[u64]| -> Vec<i128> {
+        events
+            .iter()
+            .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))
+            .collect()
+    };
+    // Functions and calls by name, B minus A.
+    type Key = (String, String);
+    let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
+    let mut function_at: HashMap<Key, usize> = HashMap::new();
+    let mut calls: Vec<(usize, usize, u64, Vec<i128>)> = Vec::new();
+    let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
+    for (sign, file) in [(-1i128, a), (1, b)] {
+        let mut ids = Vec::with_capacity(file.functions.len());
+        for function in &file.functions {
+            let key = renames.key(&function.key.file, &function.key.name);
+            let at = *function_at.entry(key.clone()).or_insert_with(|| {
+                functions.push((key, function.key.object.clone(), vec![0; events.len()]));
+                functions.len() - 1
+            });
+            if sign > 0 {
+                functions[at].1 = function.key.object.clone();
+            }
+            for (sum, value) in functions[at]
+                .2
+                .iter_mut()
+                .zip(pick(file, &function.self_cost))
+            {
+                *sum += sign * value;
+            }
+            ids.push(at);
+        }
+        for call in &file.calls {
+            let key = (ids[call.caller], ids[call.callee]);
+            let at = *call_at.entry(key).or_insert_with(|| {
+                calls.push((key.0, key.1, 0, vec![0; events.len()]));
+                calls.len() - 1
+            });
+            if sign > 0 {
+                calls[at].2 = call.count;
+            }
+            for (sum, value) in calls[at].3.iter_mut().zip(pick(file, &call.inclusive)) {
+                *sum += sign * value;
+            }
+        }
+    }
+    let totals: Vec<i128> = pick(b, &b.totals)
+        .iter()
+        .zip(pick(a, &a.totals))
+        .map(|(b, a)| b - a)
+        .collect();
+    let costs = |values: &[i128]| -> String { values.iter().map(|v| format!(" {v}")).collect() };
+    writeln!(out, "# callgrind format")?;
+    writeln!(out, "version: 1")?;
+    writeln!(out, "creator: linegrind-{} diff", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "cmd: {cmd}")?;
+    writeln!(
+        out,
+        "desc: Difference: second profile minus first, per function"
+    )?;
+    writeln!(out, "positions: line")?;
+    let names: Vec<&str> = events.iter().map(|event| event.as_str()).collect();
+    writeln!(out, "events: {}", names.join(" "))?;
+    writeln!(out, "summary:{}", costs(&totals))?;
+    let mut calls_from: Vec<Vec<usize>> = vec![Vec::new(); functions.len()];
+    for (at, call) in calls.iter().enumerate() {
+        calls_from[call.0].push(at);
+    }
+    for (at, ((file, name), object, self_delta)) in functions.iter().enumerate() {
+        let changed_calls: Vec<usize> = calls_from[at]
+            .iter()
+            .copied()
+            .filter(|&call| calls[call].3.iter().any(|&v| v != 0))
+            .collect();
+        if self_delta.iter().all(|&v| v == 0) && changed_calls.is_empty() {
+            continue;
+        }
+        writeln!(out)?;
+        if !object.is_empty() {
+            writeln!(out, "ob={object}")?;
+        }
+        writeln!(out, "fl={file}")?;
+        writeln!(out, "fn={name}")?;
+        writeln!(out, "0{}", costs(self_delta))?;
+        for call in changed_calls {
+            let (_, callee, count, inclusive) = &calls[call];
+            let ((callee_file, callee_name), callee_object, _) = &functions[*callee];
+            if !callee_object.is_empty() {
+                writeln!(out, "cob={callee_object}")?;
+            }
+            writeln!(out, "cfi={callee_file}")?;
+            writeln!(out, "cfn={callee_name}")?;
+            writeln!(out, "calls={count} 0")?;
+            writeln!(out, "0{}", costs(inclusive))?;
+        }
+    }
+    writeln!(out, "\ntotals:{}", costs(&totals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrites_are_sed_like() {
+        let rewrite: Rewrite = "s/prog[0-9]+/progN/".parse().unwrap();
+        assert_eq!(rewrite.apply("prog12.c prog3.c"), "progN.c prog3.c");
+        let all: Rewrite = "s/[0-9]+/N/g".parse().unwrap();
+        assert_eq!(all.apply("a1b22"), "aNbN");
+        let group: Rewrite = "s/(.*)_v[0-9]/$1/".parse().unwrap();
+        assert_eq!(group.apply("gather_v2"), "gather");
+        assert!("prog/progN/".parse::<Rewrite>().is_err());
+        assert!("s/a/b/x".parse::<Rewrite>().is_err());
+        assert!(
+            "s/(/b/"
+                .parse::<Rewrite>()
+                .unwrap_err()
+                .contains("bad regex")
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! Per-function costs of one run, read from a callgrind file (ours or
+//! Callgrind's) or a JSON summary: what `diff` and `check` compare.
+
+use std::fmt;
+use std::fs;
+use std::path::Path;
+
+use super::callgrind_file::{FunctionKey, ProfileFile};
+use crate::output::json::Summary;
+
+/// One function's self and inclusive costs, one value per event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionCosts {
+    pub key: FunctionKey,
+    pub self_cost: Vec<u64>,
+    pub inclusive: Vec<u64>,
+}
+
+/// The events, totals and functions of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunCosts {
+    pub events: Vec<String>,
+    pub totals: Vec<u64>,
+    pub functions: Vec<FunctionCosts>,
+    /// The parsed callgrind file, when the run came from one (it also has
+    /// the call arcs).
+    pub file: Option<ProfileFile>,
+}
+
+/// Why a run's costs cannot be read.
+#[derive(Debug)]
+pub struct LoadError {
+    pub path: String,
+    pub what: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.what)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl RunCosts {
+    /// Reads `path`: a JSON summary when it starts with `{`, else a
+    /// callgrind-format file.
+    pub fn load(path: &Path) -> Result<RunCosts, LoadError> {
+        let error = |what: String| LoadError {
+            path: path.display().to_string(),
+            what,
+        };
+        let text = fs::read_to_string(path).map_err(|err| error(err.to_string()))?;
+        if text.trim_start().starts_with('{') {
+            let summary = Summary::read(&text).map_err(error)?;
+            Ok(RunCosts::from_summary(&summary))
+        } else {
+            let file = ProfileFile::parse(text.as_bytes()).map_err(|err| error(err.to_string()))?;
+            if file.events.is_empty() {
+                return Err(error(
+                    "neither a JSON summary nor a callgrind file (no `events:` line)".into(),
+                ));
+            }
+            Ok(RunCosts::from_file(file))
+        }
+    }
+
+    /// The costs a callgrind file states; inclusive costs as
+    /// [`ProfileFile::inclusive`] computes them.
+    pub fn from_file(file: ProfileFile) -> RunCosts {
+        let inclusive = file.inclusive();
+        let functions = file
+            .functions
+            .iter()
+            .zip(inclusive)
+            .map(|(function, inclusive)| FunctionCosts {
+                key: function.key.clone(),
+                self_cost: function.self_cost.clone(),
+                inclusive,
+            })
+            .collect();
+        RunCosts {
+            events: file.events.clone(),
+            totals: file.totals.clone(),
+            functions,
+            file: Some(file),
+        }
+    }
+
+    /// The costs a JSON summary states.
+    pub fn from_summary(summary: &Summary) -> RunCosts {
+        let costs = |values: &crate::output::json::EventValues<u64>| -> Vec<u64> {
+            summary
+                .events
+                .iter()
+                .map(|event| values.get(event))
+                .collect()
+        };
+        RunCosts {
+            events: summary.events.clone(),
+            totals: costs(&summary.totals),
+            functions: summary
+                .functions
+                .iter()
+                .map(|function| FunctionCosts {
+                    key: FunctionKey {
+                        object: function.object.clone(),
+                        file: function.file.clone(),
+                        name: function.name.clone(),
+                    },
+                    self_cost: costs(&function.self_cost),
+                    inclusive: costs(&function.inclusive),
+                })
+                .collect(),
+            file: None,
+        }
+    }
+
+    /// The index of `event`.
+    pub fn event(&self, event: &str) -> Option<usize> {
+        self.events.iter().position(|name| name == event)
+    }
+}

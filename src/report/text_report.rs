@@ -1,0 +1,180 @@
+//! `linegrind report`: a callgrind-format profile as text. A flat profile
+//! of the top functions by a chosen event (inclusive and self, with
+//! percentages of the total), or call trees top-down from the program's
+//! roots or bottom-up from the top functions, and the source lines of the
+//! top functions with their costs.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use super::callgrind_file::{FunctionIndex, ProfileFile};
+use super::source_annotation::write_annotated_sources;
+use super::tree_view::{write_callee_tree, write_caller_trees};
+use crate::output::table::{Align, Cell, Style, Table};
+use crate::output::{grouped, percent};
+
+/// Which way call trees go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeDirection {
+    /// From each top function up to its callers.
+    Caller,
+    /// From the roots down to the callees.
+    Callee,
+}
+
+/// What to report, with event indices checked against the profile.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// The event functions are ranked by.
+    pub sort: usize,
+    /// Rank by self cost instead of inclusive cost.
+    pub by_self: bool,
+    /// The events shown, the sort event first.
+    pub show: Vec<usize>,
+    /// Leave out functions (and calls, and source lines) below this percent
+    /// of the sort event's total.
+    pub threshold: f64,
+    /// At most this many functions.
+    pub top: usize,
+    pub tree: Option<TreeDirection>,
+    /// Annotate the source files of the top functions.
+    pub annotate: bool,
+    /// Folders to look for relative source files in, after the current one.
+    pub include: Vec<PathBuf>,
+    pub color: bool,
+}
+
+/// A profile with its inclusive costs, and what to report on it.
+pub struct Report<'a> {
+    pub file: &'a ProfileFile,
+    pub inclusive: Vec<Vec<u64>>,
+    pub options: &'a ReportOptions,
+}
+
+impl Report<'_> {
+    /// Whether `cost` of the sort event reaches the threshold.
+    pub fn above_threshold(&self, cost: u64) -> bool {
+        let total = self.file.totals[self.options.sort];
+        cost > 0 && cost as f64 * 100.0 >= total as f64 * self.options.threshold
+    }
+
+    /// The functions ranked by the sort event, above the threshold, at most
+    /// `top`.
+    pub fn ranked(&self) -> Vec<FunctionIndex> {
+        let sort = self.options.sort;
+        let value = |f: FunctionIndex| {
+            if self.options.by_self {
+                self.file.functions[f].self_cost[sort]
+            } else {
+                self.inclusive[f][sort]
+            }
+        };
+        let mut ranked: Vec<FunctionIndex> = (0..self.file.functions.len())
+            .filter(|&f| self.above_threshold(value(f)))
+            .collect();
+        ranked.sort_by(|&a, &b| {
+            value(b).cmp(&value(a)).then_with(|| {
+                self.file.functions[a]
+                    .key
+                    .name
+                    .cmp(&self.file.functions[b].key.name)
+            })
+        });
+        ranked.truncate(self.options.top);
+        ranked
+    }
+
+    /// `name  file [object]`, the object by its file name only.
+    pub fn label(&self, f: FunctionIndex) -> Vec<Cell> {
+        let key = &self.file.functions[f].key;
+        let object = key.object.rsplit('/').next().unwrap_or(&key.object);
+        let mut place = key.file.clone();
+        if !object.is_empty() {
+            place.push_str(&format!(" [{object}]"));
+        }
+        vec![Cell::plain(&key.name), Cell::styled(place, Style::Dim)]
+    }
+
+    /// `cost` and its percentage of event `event`'s total, as two cells.
+    pub fn cost_cells(&self, event: usize, cost: u64) -> [Cell; 2] {
+        [
+            Cell::plain(grouped(cost)),
+            Cell::styled(percent(cost, self.file.totals[event]), Style::Dim),
+        ]
+    }
+}
+
+/// Writes the report of `file`.
+pub fn write_report(
+    out: &mut dyn Write,
+    file: &ProfileFile,
+    name: &str,
+    options: &ReportOptions,
+) -> io::Result<()> {
+    let report = Report {
+        file,
+        inclusive: file.inclusive(),
+        options,
+    };
+    let events = &file.events;
+    let sort = &events[options.sort];
+    writeln!(out, "profile:   {name}")?;
+    if let Some(cmd) = &file.cmd {
+        writeln!(out, "command:   {cmd}")?;
+    }
+    let ranking = if options.by_self { "self" } else { "inclusive" };
+    writeln!(
+        out,
+        "sorted by: {sort} {ranking} cost, threshold {}%, top {}",
+        options.threshold, options.top
+    )?;
+    let totals: Vec<String> = options
+        .show
+        .iter()
+        .map(|&e| format!("{} {}", events[e], grouped(file.totals[e])))
+        .collect();
+    writeln!(out, "totals:    {}", totals.join("  "))?;
+    writeln!(out)?;
+    match options.tree {
+        None => write_flat(out, &report)?,
+        Some(TreeDirection::Callee) => write_callee_tree(out, &report)?,
+        Some(TreeDirection::Caller) => write_caller_trees(out, &report)?,
+    }
+    if options.annotate {
+        write_annotated_sources(out, &report)?;
+    }
+    Ok(())
+}
+
+/// The flat profile: per function and shown event, inclusive and self cost
+/// with percentages.
+fn write_flat(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let options = report.options;
+    let mut align = Vec::new();
+    let mut header: Vec<String> = Vec::new();
+    for &event in &options.show {
+        let name = &report.file.events[event];
+        align.extend([Align::Right; 4]);
+        header.extend([format!("{name} incl"), String::new()]);
+        header.extend([format!("{name} self"), String::new()]);
+    }
+    align.extend([Align::Left, Align::Left]);
+    header.extend(["function".to_string(), "file [object]".to_string()]);
+    let mut table = Table::new(&align);
+    table.header(&header.iter().map(String::as_str).collect::<Vec<_>>());
+    let ranked = report.ranked();
+    for &f in &ranked {
+        let mut cells = Vec::new();
+        for &event in &options.show {
+            cells.extend(report.cost_cells(event, report.inclusive[f][event]));
+            let own = report.file.functions[f].self_cost[event];
+            cells.extend(report.cost_cells(event, own));
+        }
+        cells.extend(report.label(f));
+        table.row(cells);
+    }
+    if ranked.is_empty() {
+        return writeln!(out, "no function reaches the threshold");
+    }
+    table.write(out, options.color)
+}
