@@ -9,6 +9,7 @@ mod fidelity;
 mod golden;
 mod hand_computed;
 mod recorder;
+mod reports;
 mod support;
 mod symbols;
 mod tree_memory;

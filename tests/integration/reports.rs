@@ -1,0 +1,339 @@
+//! `report`, the JSON summary, `diff` and `check`: golden reports, the
+//! summary against the callgrind file, exit codes, and a difference file
+//! read by callgrind_annotate.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linegrind::config::SimConfig;
+use linegrind::output::json::Summary;
+use linegrind::output::{Positions, write_callgrind};
+use linegrind::report::{ProfileFile, ReportOptions, RunCosts, TreeDirection, write_report};
+
+use crate::support::{linegrind, root, simulate_file};
+
+/// The callgrind file of an example trace, simulated with the defaults.
+fn callgrind_of(trace: &str) -> Vec<u8> {
+    let profile = simulate_file(&root().join(trace), SimConfig::default());
+    let mut out = Vec::new();
+    write_callgrind(&mut out, &profile, trace, Positions::default()).unwrap();
+    out
+}
+
+fn options(file: &ProfileFile, sort: &str, show: &[&str]) -> ReportOptions {
+    let sort = file.event(sort).unwrap();
+    let mut shown = vec![sort];
+    shown.extend(show.iter().map(|event| file.event(event).unwrap()));
+    ReportOptions {
+        sort,
+        by_self: false,
+        show: shown,
+        threshold: 0.1,
+        top: 25,
+        tree: None,
+        annotate: false,
+        include: Vec::new(),
+        color: false,
+    }
+}
+
+/// Compares `actual` with `tests/golden/report/NAME`, or writes it with
+/// `LINEGRIND_BLESS`.
+fn golden(name: &str, actual: &[u8]) {
+    let path = root().join(format!("tests/golden/report/{name}"));
+    if std::env::var_os("LINEGRIND_BLESS").is_some() {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = fs::read(&path)
+        .unwrap_or_else(|_| panic!("{} is missing; run with LINEGRIND_BLESS=1", path.display()));
+    assert!(
+        actual == expected,
+        "the report differs from {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(actual)
+    );
+}
+
+#[test]
+fn reports_match_their_golden_files() {
+    // The test runs from the repository root, where the profile's source
+    // files are (./traces/src/hydro.c).
+    let hydro = ProfileFile::parse(&callgrind_of("traces/hydro.lgt")[..]).unwrap();
+    let stream = ProfileFile::parse(&callgrind_of("traces/stream_hot_table.lgt")[..]).unwrap();
+    let cases: Vec<(&str, &ProfileFile, ReportOptions)> = vec![
+        (
+            "stream_hot_table_default",
+            &stream,
+            options(&stream, "Ir", &[]),
+        ),
+        (
+            "hydro_flat_spLoss1",
+            &hydro,
+            ReportOptions {
+                top: 12,
+                ..options(&hydro, "SpLoss1", &["Ir", "D1mr"])
+            },
+        ),
+        (
+            "hydro_tree_callee",
+            &hydro,
+            ReportOptions {
+                tree: Some(TreeDirection::Callee),
+                threshold: 1.0,
+                ..options(&hydro, "SpLoss1", &["D1mr"])
+            },
+        ),
+        (
+            "hydro_tree_caller_self_annotated",
+            &hydro,
+            ReportOptions {
+                tree: Some(TreeDirection::Caller),
+                by_self: true,
+                threshold: 5.0,
+                annotate: true,
+                ..options(&hydro, "SpLoss1", &["Ir"])
+            },
+        ),
+    ];
+    for (name, file, options) in cases {
+        let mut out = Vec::new();
+        write_report(&mut out, file, "callgrind.out.example", &options).unwrap();
+        golden(&format!("{name}.txt"), &out);
+    }
+}
+
+#[test]
+fn the_report_command_checks_events_and_colours_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("callgrind.out.t");
+    fs::write(&profile, callgrind_of("traces/call_chain.lgt")).unwrap();
+    let path = profile.to_str().unwrap();
+    let output = linegrind(dir.path(), &["report", path, "--sort", "D1mr"]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("sorted by: D1mr inclusive cost"), "{text}");
+    // Not a terminal: no escapes.
+    assert!(!text.contains('\x1b'));
+    let output = linegrind(dir.path(), &["report", path, "--sort", "Foo"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("has no event `Foo`"));
+    let output = linegrind(dir.path(), &["report", "missing.out"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// A JSON summary and the callgrind file of the same run say the same.
+#[test]
+fn the_json_summary_agrees_with_the_callgrind_file() {
+    for trace in ["traces/hydro.lgt", "traces/stream_hot_table.lgt"] {
+        let profile = simulate_file(&root().join(trace), SimConfig::default());
+        let summary = Summary::new(&profile, trace);
+        let mut json = Vec::new();
+        summary.write(&mut json).unwrap();
+        let read = Summary::read(std::str::from_utf8(&json).unwrap()).unwrap();
+        assert!(read == summary, "{trace}: the summary does not read back");
+
+        let mut callgrind = Vec::new();
+        write_callgrind(&mut callgrind, &profile, trace, Positions::default()).unwrap();
+        let from_file = RunCosts::from_file(ProfileFile::parse(&callgrind[..]).unwrap());
+        let from_json = RunCosts::from_summary(&read);
+        assert_eq!(from_json.events, from_file.events);
+        assert_eq!(from_json.totals, from_file.totals, "{trace}: totals");
+        // Every function with a cost, with the same self and inclusive cost.
+        let costly: Vec<_> = from_file
+            .functions
+            .iter()
+            .filter(|f| f.self_cost.iter().chain(&f.inclusive).any(|&v| v != 0))
+            .collect();
+        assert_eq!(costly.len(), from_json.functions.len(), "{trace}");
+        for function in costly {
+            let twin = from_json
+                .functions
+                .iter()
+                .find(|f| f.key == function.key)
+                .unwrap_or_else(|| panic!("{trace}: {:?} missing", function.key));
+            assert_eq!(twin.self_cost, function.self_cost, "{:?}", function.key);
+            assert_eq!(twin.inclusive, function.inclusive, "{:?}", function.key);
+        }
+    }
+}
+
+#[test]
+fn the_json_schema_matches_its_golden_file() {
+    let trace = "traces/stream_hot_table.lgt";
+    let profile = simulate_file(&root().join(trace), SimConfig::default());
+    let mut json = Vec::new();
+    Summary::new(&profile, trace).write(&mut json).unwrap();
+    golden("stream_hot_table_summary.json", &json);
+}
+
+/// Simulates hydro into `dir` with a D1 of `d1` bytes: (callgrind file,
+/// JSON summary).
+fn hydro_run(dir: &Path, name: &str, d1: &str) -> (PathBuf, PathBuf) {
+    let out = dir.join(format!("{name}.out"));
+    let json = dir.join(format!("{name}.json"));
+    let output = linegrind(
+        dir,
+        &[
+            "sim",
+            root().join("traces/hydro.lgt").to_str().unwrap(),
+            &format!("--D1={d1},8,64"),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success());
+    (out, json)
+}
+
+#[test]
+fn check_exits_0_within_limits_3_past_them_and_2_on_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, large) = hydro_run(dir.path(), "large", "65536");
+    let (_, small) = hydro_run(dir.path(), "small", "32768");
+    let check = |args: &[&str]| {
+        let mut all = vec![
+            "check",
+            "--baseline",
+            large.to_str().unwrap(),
+            small.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let output = linegrind(dir.path(), &all);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    // Halving D1 raises D1mr by 6.7% in total ...
+    let (code, text) = check(&["--limit", "D1mr=+10%"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = check(&["--limit", "D1mr=+5%"]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("FAIL  D1mr"), "{text}");
+    // ... but by 54% in compute_fluxes: only its own limit catches that.
+    let (code, text) = check(&["--limit", "D1mr=+10%", "--function", "compute_fluxes*"]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("1 of 2 checks exceeded"), "{text}");
+    assert!(text.contains("compute_fluxes.constprop.0"), "{text}");
+    // An absolute limit.
+    let (code, _) = check(&["--limit", "D1mr=+80000"]);
+    assert_eq!(code, Some(0));
+    let (code, _) = check(&["--limit", "D1mr=+70000"]);
+    assert_eq!(code, Some(3));
+    // Bad input.
+    for bad in [
+        vec!["--limit", "Nope=+1%"],
+        vec!["--limit", "D1mr=5 percent"],
+        vec!["--limit", "D1mr=+1%", "--function", "no_such_function"],
+    ] {
+        let (code, _) = check(&bad);
+        assert_eq!(code, Some(2), "{bad:?}");
+    }
+    let output = linegrind(
+        dir.path(),
+        &[
+            "check",
+            "--baseline",
+            "missing.json",
+            large.to_str().unwrap(),
+            "--limit",
+            "Ir=+1%",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let (large, large_json) = hydro_run(dir.path(), "large", "65536");
+    let (small, _) = hydro_run(dir.path(), "small", "32768");
+    let out = dir.path().join("callgrind.out.diff");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "diff",
+            small.to_str().unwrap(),
+            large.to_str().unwrap(),
+            "--sort",
+            "D1mr",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("D1mr       1,211,010    1,135,134      -75,876   -6.27%"),
+        "{text}"
+    );
+
+    // The same comparison from a JSON summary and a callgrind file.
+    let mixed = linegrind(
+        dir.path(),
+        &[
+            "diff",
+            small.to_str().unwrap(),
+            large_json.to_str().unwrap(),
+            "--sort",
+            "D1mr",
+        ],
+    );
+    assert!(String::from_utf8(mixed.stdout).unwrap().contains("-75,876"));
+
+    // Expected deltas, from the two files read independently.
+    let a = RunCosts::load(&small).unwrap();
+    let b = RunCosts::load(&large).unwrap();
+    let d1mr = a.event("D1mr").unwrap();
+    let self_delta = |name: &str| {
+        let cost = |run: &RunCosts| {
+            run.functions
+                .iter()
+                .filter(|f| f.key.name == name)
+                .map(|f| f.self_cost[d1mr] as i64)
+                .sum::<i64>()
+        };
+        cost(&b) - cost(&a)
+    };
+    let Ok(annotated) = Command::new("callgrind_annotate")
+        .args(["--sort=D1mr", "--show=D1mr", "--threshold=100"])
+        .arg(&out)
+        .output()
+    else {
+        eprintln!("skipped: callgrind_annotate is not installed (install valgrind)");
+        return;
+    };
+    assert!(annotated.status.success());
+    let report = String::from_utf8(annotated.stdout).unwrap();
+    let total = report
+        .lines()
+        .find(|line| line.contains("PROGRAM TOTALS"))
+        .unwrap();
+    let expected_total = b.totals[d1mr] as i64 - a.totals[d1mr] as i64;
+    assert_eq!(expected_total, -75_876);
+    assert!(
+        total.trim_start().starts_with(&expected_total.to_string()),
+        "{total}"
+    );
+    for function in ["compute_fluxes.constprop.0", "update_rows.constprop.0"] {
+        let expected = self_delta(function);
+        assert_ne!(expected, 0);
+        let row = report
+            .lines()
+            .find(|line| line.ends_with(&format!(":{function} [/tmp/linegrind-traces/hydro]")))
+            .unwrap_or_else(|| panic!("no row for {function} in\n{report}"));
+        assert!(
+            row.trim_start().starts_with(&expected.to_string()),
+            "{row}: {expected}"
+        );
+    }
+}
