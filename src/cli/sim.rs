@@ -101,6 +101,11 @@ pub struct SimArgs {
     /// costs) that `check` and `diff` compare (example: --json app.json).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+
+    /// No progress display and no summary; only warnings and errors
+    /// (example: --quiet).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 impl SimArgs {
@@ -133,6 +138,7 @@ impl SimArgs {
             top: self.top,
             allow_truncated: self.allow_truncated,
             json: self.json,
+            quiet: self.quiet,
         })
     }
 }

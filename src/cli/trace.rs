@@ -33,6 +33,10 @@ pub struct RecordArgs {
     #[arg(long = "instr-atstart", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     instr_atstart: bool,
 
+    /// No progress display and no report line at the end (example: -q).
+    #[arg(short, long)]
+    quiet: bool,
+
     /// The program to run and its arguments (example: -- ./app input.dat).
     #[arg(
         required = true,
@@ -85,6 +89,7 @@ impl RecordArgs {
             output,
             program: self.program,
             instr_atstart: self.instr_atstart,
+            quiet: self.quiet,
         }
     }
 }

@@ -3,19 +3,26 @@
 use std::io::Write;
 
 use super::failure::{Failure, InputContext};
-use crate::output::{bytes_per_event, grouped};
+use crate::output::{Progress, bytes_per_event, grouped};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
 pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
-    let recording = match record::record(job) {
+    let progress = Progress::new("recording", None, !job.quiet);
+    let shown = progress.clone();
+    let recorded = record::record(job, move |events| shown.set(events));
+    progress.finish();
+    let recording = match recorded {
         Ok(recording) => recording,
         Err(err @ (RecordError::Tool(_) | RecordError::NotStarted(_))) => {
             return Err(Failure::Input(err.into()));
         }
         Err(err) => return Err(Failure::Other(err.into())),
     };
+    if job.quiet {
+        return Ok(exit_code(recording.status));
+    }
     let totals = recording.totals;
     writeln!(
         stderr,

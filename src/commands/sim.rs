@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use super::failure::{Failure, InputContext};
 use crate::config::SimConfig;
 use crate::output::json::Summary;
-use crate::output::{Positions, write_atomically, write_callgrind, write_summary};
-use crate::simulator::simulate;
+use crate::output::{Positions, Progress, write_atomically, write_callgrind, write_summary};
+use crate::simulator::simulate_reporting;
 use crate::trace::AnyReader;
 
 /// A validated `sim` invocation.
@@ -27,6 +27,8 @@ pub struct SimJob {
     pub allow_truncated: bool,
     /// Where to write the JSON summary, if anywhere.
     pub json: Option<PathBuf>,
+    /// No progress display and no summary on standard output.
+    pub quiet: bool,
 }
 
 impl SimJob {
@@ -46,7 +48,12 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     let name = job.trace.display();
     let file = File::open(&job.trace).input(format!("cannot open {name}"))?;
     let mut reader = AnyReader::new(file, job.allow_truncated).input(&name)?;
-    let profile = simulate(&mut reader, job.config.clone()).input(&name)?;
+    let progress = Progress::new("simulating", reader.events(), !job.quiet);
+    let simulated = simulate_reporting(&mut reader, job.config.clone(), |events| {
+        progress.set(events)
+    });
+    progress.finish();
+    let profile = simulated.input(&name)?;
     let truncated = reader
         .truncated()
         .map(|why| format!("{name} is truncated: {why}"));
@@ -68,6 +75,9 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         let summary = Summary::new(&profile, &cmd);
         write_atomically(path, |out| summary.write(out))
             .other(format!("cannot write {}", path.display()))?;
+    }
+    if job.quiet {
+        return Ok(());
     }
     writeln!(stdout, "linegrind sim {name}")
         .and_then(|()| write_summary(stdout, &profile, job.top))

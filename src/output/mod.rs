@@ -5,10 +5,12 @@ mod atomic;
 mod callgrind;
 pub mod json;
 mod number;
+mod progress;
 mod summary;
 pub mod table;
 
 pub use atomic::{temp_file_beside, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
 pub use number::{bytes_per_event, grouped, percent};
+pub use progress::Progress;
 pub use summary::write_summary;

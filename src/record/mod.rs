@@ -45,6 +45,8 @@ pub struct RecordJob {
     /// Record from the start, or only once the program asks
     /// (CALLGRIND_START_INSTRUMENTATION).
     pub instr_atstart: bool,
+    /// No progress display and no report line.
+    pub quiet: bool,
 }
 
 impl RecordJob {
@@ -101,7 +103,12 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 }
 
 /// Runs `job`: the program's stdin, stdout and stderr are its own.
-pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
+/// `progress` hears the number of instructions and accesses recorded now
+/// and then.
+pub fn record(
+    job: &RecordJob,
+    progress: impl FnMut(u64) + Send + 'static,
+) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
     let fifo = scratch.path().join("events");
@@ -143,7 +150,7 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let convert = thread::spawn(move || {
         let mut writer = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
             .map_err(io_error("cannot write the trace"))?;
-        let recorded = raw::convert(reader, &mut writer).map_err(RecordError::Raw)?;
+        let recorded = raw::convert(reader, &mut writer, progress).map_err(RecordError::Raw)?;
         Ok::<_, RecordError>((writer, recorded))
     });
 

@@ -71,10 +71,15 @@ struct Described {
     guarded: usize,
 }
 
-/// Reads the tool's stream from `input` and writes it to `writer`.
+/// Block runs between two progress reports.
+const PROGRESS_STEP: u64 = 1 << 18;
+
+/// Reads the tool's stream from `input` and writes it to `writer`, telling
+/// `progress` the instructions and accesses written so far now and then.
 pub fn convert<R: Read, W: Write>(
     input: R,
     writer: &mut TraceWriter<W>,
+    mut progress: impl FnMut(u64),
 ) -> Result<Recorded, RawError> {
     let mut stream = Stream::new(input);
     let mut recorded = Recorded::default();
@@ -139,6 +144,10 @@ pub fn convert<R: Read, W: Write>(
             run.guards.resize(block.guarded, false);
             writer.block_run(block.id, &run)?;
             run.clear();
+            let totals = writer.totals();
+            if totals.block_runs % PROGRESS_STEP == 0 {
+                progress(totals.instructions + totals.accesses);
+            }
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
         }

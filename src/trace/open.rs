@@ -45,6 +45,17 @@ impl AnyReader {
         }
     }
 
+    /// The instructions and data accesses the trace holds, when it says so
+    /// up front (a complete binary trace).
+    pub fn events(&self) -> Option<u64> {
+        match self {
+            AnyReader::Binary(reader) => reader
+                .summary()
+                .map(|summary| summary.instructions + summary.accesses),
+            AnyReader::Text(_) => None,
+        }
+    }
+
     /// Why reading stopped before the end of a truncated binary trace.
     pub fn truncated(&self) -> Option<&str> {
         match self {
