@@ -31,6 +31,9 @@ pub trait Backdate {
     fn hold(&mut self, cursor: &Self::Cursor) -> Self::Line;
     /// The line's residency ended with `cost`; it lets go of `line`.
     fn charge(&mut self, line: Self::Line, cost: &UseCost, now: u64);
+    /// The call arcs on the stack where `line` was loaded, outermost
+    /// first, replacing `arcs`; nothing where the stacks are not kept.
+    fn stack(&self, line: &Self::Line, arcs: &mut Vec<ArcId>);
     /// After every context closed and every line was charged: the back-dated
     /// cost of each arc, indexed by [`ArcId`] (shorter if trailing arcs got
     /// nothing), and the statistics.
@@ -61,6 +64,9 @@ impl Backdate for NoBackdate {
     fn close(&mut self, _: (), _: u64) {}
     fn hold(&mut self, _: &()) {}
     fn charge(&mut self, _: (), _: &UseCost, _: u64) {}
+    fn stack(&self, _: &(), arcs: &mut Vec<ArcId>) {
+        arcs.clear();
+    }
     fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (Vec::new(), None)
     }

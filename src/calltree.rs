@@ -204,6 +204,17 @@ impl Backdate for CallTree {
         }
     }
 
+    fn stack(&self, line: &Option<NodeId>, arcs: &mut Vec<ArcId>) {
+        arcs.clear();
+        let mut node = *line;
+        while let Some(id) = node {
+            let slot = &self.nodes[id.index()];
+            arcs.extend(slot.arc);
+            node = slot.parent;
+        }
+        arcs.reverse();
+    }
+
     fn finish(mut self, now: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         debug_assert_eq!(self.live, 0, "nodes left after every release");
         self.count_live(now, 0);

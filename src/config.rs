@@ -26,6 +26,7 @@ pub struct SimConfig {
     backdate: bool,
     skip: SkipRules,
     inline_functions: bool,
+    stack_samples: bool,
 }
 
 /// A combination of options that cannot be simulated.
@@ -82,6 +83,7 @@ impl SimConfig {
             backdate: backdate && cache_use,
             skip: SkipRules::default(),
             inline_functions: false,
+            stack_samples: false,
         })
     }
 
@@ -97,6 +99,27 @@ impl SimConfig {
             inline_functions,
             ..self
         }
+    }
+
+    /// The same configuration, also collecting the bytes loaded, used and
+    /// wasted per loading call stack ([`crate::stack_samples`]); the stacks
+    /// come from the back-dating tree, so back-dating must be on.
+    pub fn with_stack_samples(self, stack_samples: bool) -> Result<SimConfig, ConfigError> {
+        if stack_samples && !self.backdate {
+            return Err(ConfigError::new(
+                "--profile needs the loading call stacks that back-dating keeps: \
+                 drop --cacheuse=no and --backdate=no",
+            ));
+        }
+        Ok(SimConfig {
+            stack_samples,
+            ..self
+        })
+    }
+
+    /// Whether bytes per loading stack are collected.
+    pub fn stack_samples(&self) -> bool {
+        self.stack_samples
     }
 
     /// Whether inlined functions are shown as functions of their own.
@@ -151,6 +174,7 @@ impl Default for SimConfig {
             backdate: true,
             skip: SkipRules::default(),
             inline_functions: false,
+            stack_samples: false,
         }
     }
 }

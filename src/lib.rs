@@ -58,5 +58,6 @@ pub mod program;
 pub mod record;
 pub mod report;
 pub mod simulator;
+pub mod stack_samples;
 pub mod symbols;
 pub mod trace;

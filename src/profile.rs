@@ -5,6 +5,7 @@ use crate::backdate::TreeStats;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventSet};
 use crate::program::{FnId, InstrId, Program};
+use crate::stack_samples::StackSamples;
 
 /// Self costs per instruction, call arcs with inclusive costs, and totals.
 pub struct Profile {
@@ -21,6 +22,8 @@ pub struct Profile {
     pub threads: usize,
     /// Sum of all self costs.
     pub totals: Cost,
+    /// Bytes per loading stack over time, when they were collected.
+    pub samples: Option<StackSamples>,
 }
 
 impl Profile {
@@ -47,6 +50,7 @@ impl Profile {
             tree,
             threads,
             totals,
+            samples: None,
         }
     }
 

@@ -12,8 +12,9 @@ use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{FnId, InstrId, Program, SymbolError};
+use crate::stack_samples::{MarkAt, StackSamples};
 use crate::trace::block::{JumpKind, Step, WalkError};
-use crate::trace::{Access, BlockItem, Event, TraceError, TraceItem, TraceRead};
+use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
 /// Events that are well formed but impossible where they stand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,6 +123,10 @@ pub struct Simulator<B: Backdate> {
     /// The instructions of each block of a block-structured trace, by block
     /// number, once a run went through all of them.
     block_instrs: Vec<Vec<InstrId>>,
+    /// Bytes per loading stack over time, when asked for.
+    samples: Option<StackSamples>,
+    /// The thread running.
+    tid: u32,
 }
 
 impl<B: Backdate> Simulator<B> {
@@ -129,6 +134,7 @@ impl<B: Backdate> Simulator<B> {
     pub fn new(config: SimConfig, mut backdate: B) -> Simulator<B> {
         let threads = Threads::new(&mut backdate);
         Simulator {
+            samples: config.stack_samples().then(StackSamples::new),
             caches: Caches::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
@@ -137,6 +143,7 @@ impl<B: Backdate> Simulator<B> {
             backdate,
             self_cost: Vec::new(),
             instructions: 0,
+            tid: 1,
             block_instrs: Vec::new(),
         }
     }
@@ -156,7 +163,10 @@ impl<B: Backdate> Simulator<B> {
                 context.mark_return();
             }
             Event::StackPointer { sp } => self.threads.current().set_sp(sp),
-            Event::Thread { tid } => self.threads.switch(tid, &mut self.backdate, now),
+            Event::Thread { tid } => {
+                self.tid = tid;
+                self.threads.switch(tid, &mut self.backdate, now)
+            }
             Event::Signal { .. } => self.threads.enter_handler(&mut self.backdate, now),
             Event::SigReturn => self
                 .threads
@@ -180,8 +190,18 @@ impl<B: Backdate> Simulator<B> {
                 .map_err(SimError::Symbol)?,
             Event::Plt { start, end } => self.program.add_plt(start, end),
             Event::Module(module) => self.program.add_module(&module),
-            // Sections and heap events do not change the simulation.
-            Event::Mark { .. } | Event::Alloc { .. } | Event::Free { .. } => {}
+            Event::Mark { edge, name } => {
+                if let Some(samples) = &mut self.samples {
+                    samples.mark(MarkAt {
+                        time: now,
+                        thread: self.tid,
+                        begin: edge == MarkEdge::Begin,
+                        name,
+                    });
+                }
+            }
+            // Heap events do not change the simulation.
+            Event::Alloc { .. } | Event::Free { .. } => {}
         }
         Ok(())
     }
@@ -303,6 +323,7 @@ impl<B: Backdate> Simulator<B> {
             charger: Charger {
                 self_cost: &mut self.self_cost,
                 backdate: &mut self.backdate,
+                samples: self.samples.as_mut(),
                 now,
             },
             instr: id,
@@ -375,6 +396,7 @@ impl<B: Backdate> Simulator<B> {
             charger: Charger {
                 self_cost: &mut self.self_cost,
                 backdate: &mut self.backdate,
+                samples: self.samples.as_mut(),
                 now,
             },
             instr: id,
@@ -426,6 +448,7 @@ impl<B: Backdate> Simulator<B> {
         self.caches.finish(&mut Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
+            samples: self.samples.as_mut(),
             now,
         });
         let (arc_use, tree) = self.backdate.finish(now);
@@ -433,7 +456,7 @@ impl<B: Backdate> Simulator<B> {
         for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
             arc.inclusive += cost;
         }
-        Profile::new(
+        let mut profile = Profile::new(
             EventSet::new(self.config.cache_use()),
             self.config,
             self.program,
@@ -441,7 +464,9 @@ impl<B: Backdate> Simulator<B> {
             arcs,
             tree,
             threads,
-        )
+        );
+        profile.samples = self.samples;
+        profile
     }
 }
 
@@ -512,6 +537,7 @@ fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<Ins
 struct Charger<'a, B> {
     self_cost: &'a mut [Cost],
     backdate: &'a mut B,
+    samples: Option<&'a mut StackSamples>,
     now: u64,
 }
 
@@ -526,6 +552,11 @@ impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
     ) {
         let cost = use_cost(level, used, line_size);
         self.self_cost[loader.instr.0 as usize] += &cost;
+        if let Some(samples) = self.samples.as_deref_mut() {
+            // Before the charge lets go of the line's stack.
+            self.backdate.stack(&loader.handle, samples.arcs_mut());
+            samples.add(level, loader.instr, &cost, self.now);
+        }
         self.backdate.charge(loader.handle, &cost, self.now);
     }
 }

@@ -102,6 +102,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 
+    /// Also write a Firefox Profiler profile: bytes loaded, used and wasted
+    /// per loading call stack, one track each, and the trace's marks
+    /// (example: --profile app.profile.json).
+    #[arg(long = "profile", value_name = "FILE")]
+    firefox: Option<PathBuf>,
+
     /// No progress display and no summary; only warnings and errors
     /// (example: --quiet).
     #[arg(short, long)]
@@ -117,7 +123,8 @@ impl SimArgs {
         };
         let config = SimConfig::new(self.i1, self.d1, self.ll, self.cache_use, self.backdate)?
             .with_skip(skip)
-            .with_inline_functions(self.show_inlined);
+            .with_inline_functions(self.show_inlined)
+            .with_stack_samples(self.firefox.is_some())?;
         if !self.dump_instr && !self.dump_line {
             return Err(ConfigError::new(
                 "--dump-instr=no and --dump-line=no leave cost lines without a position; \
@@ -138,6 +145,7 @@ impl SimArgs {
             top: self.top,
             allow_truncated: self.allow_truncated,
             json: self.json,
+            firefox: self.firefox,
             quiet: self.quiet,
         })
     }

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use super::failure::{Failure, InputContext};
 use crate::config::SimConfig;
 use crate::output::json::Summary;
-use crate::output::{Positions, Progress, write_atomically, write_callgrind, write_summary};
+use crate::output::{
+    Positions, Progress, write_atomically, write_callgrind, write_firefox_profile, write_summary,
+};
 use crate::simulator::simulate_reporting;
 use crate::trace::AnyReader;
 
@@ -27,6 +29,9 @@ pub struct SimJob {
     pub allow_truncated: bool,
     /// Where to write the JSON summary, if anywhere.
     pub json: Option<PathBuf>,
+    /// Where to write the Firefox Profiler profile, if anywhere (the
+    /// configuration then collects stack samples).
+    pub firefox: Option<PathBuf>,
     /// No progress display and no summary on standard output.
     pub quiet: bool,
 }
@@ -76,6 +81,12 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         write_atomically(path, |out| summary.write(out))
             .other(format!("cannot write {}", path.display()))?;
     }
+    if let (Some(path), Some(samples)) = (&job.firefox, &profile.samples) {
+        write_atomically(path, |out| {
+            write_firefox_profile(out, &profile, samples, &cmd)
+        })
+        .other(format!("cannot write {}", path.display()))?;
+    }
     if job.quiet {
         return Ok(());
     }
@@ -83,6 +94,10 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         .and_then(|()| write_summary(stdout, &profile, job.top))
         .and_then(|()| writeln!(stdout, "\nwrote {}", job.output.display()))
         .and_then(|()| match &job.json {
+            Some(path) => writeln!(stdout, "wrote {}", path.display()),
+            None => Ok(()),
+        })
+        .and_then(|()| match &job.firefox {
             Some(path) => writeln!(stdout, "wrote {}", path.display()),
             None => Ok(()),
         })

@@ -3,6 +3,7 @@
 
 mod atomic;
 mod callgrind;
+mod firefox;
 pub mod json;
 mod number;
 mod progress;
@@ -11,6 +12,7 @@ pub mod table;
 
 pub use atomic::{temp_file_beside, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
+pub use firefox::write_firefox_profile;
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

@@ -57,6 +57,10 @@ impl Backdate for BruteForce {
         }
     }
 
+    fn stack(&self, line: &usize, arcs: &mut Vec<ArcId>) {
+        arcs.clone_from(&self.stacks[*line]);
+    }
+
     fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (self.arc_costs, None)
     }
@@ -246,10 +250,17 @@ proptest! {
     fn tree_agrees_with_the_brute_force_reference(ops in prop::collection::vec(op(), 0..300)) {
         let events = events(&ops);
         for config in configs() {
-            let tree = simulate(CallTree::new(), &events, config.clone());
-            let reference = simulate(BruteForce::default(), &events, config.clone());
+            let sampled = config.clone().with_stack_samples(true).unwrap();
+            let tree = simulate(CallTree::new(), &events, sampled.clone());
+            let reference = simulate(BruteForce::default(), &events, sampled);
             prop_assert_eq!(&tree.arcs, &reference.arcs);
             prop_assert_eq!(&tree.self_cost, &reference.self_cost);
+            // The tree gives every line the stack it was loaded on.
+            let (ours, theirs) = (tree.samples.as_ref().unwrap(), reference.samples.as_ref().unwrap());
+            prop_assert_eq!(&ours.stacks, &theirs.stacks);
+            for figure in 0..linegrind::stack_samples::FIGURES.len() {
+                prop_assert_eq!(ours.samples(figure), theirs.samples(figure));
+            }
 
             // Without back-dating, self costs are the same and arcs keep only
             // their immediate costs.

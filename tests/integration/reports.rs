@@ -337,3 +337,120 @@ fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
         );
     }
 }
+
+/// The function names of sample `index`'s stack in a processed profile's
+/// thread, outermost first.
+fn sample_stack(thread: &serde_json::Value, index: usize) -> Vec<String> {
+    let strings = thread["stringArray"].as_array().unwrap();
+    let stacks = &thread["stackTable"];
+    let mut stack = thread["samples"]["stack"][index].as_u64();
+    let mut names = Vec::new();
+    while let Some(at) = stack {
+        let frame = stacks["frame"][at as usize].as_u64().unwrap() as usize;
+        let func = thread["frameTable"]["func"][frame].as_u64().unwrap() as usize;
+        let name = thread["funcTable"]["name"][func].as_u64().unwrap() as usize;
+        names.push(strings[name].as_str().unwrap().to_string());
+        stack = stacks["prefix"][at as usize].as_u64();
+    }
+    names.reverse();
+    names
+}
+
+#[test]
+fn the_firefox_profile_has_bytes_per_loading_stack_and_the_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.lgt");
+    fs::write(
+        &trace,
+        "linegrind-trace text 1
+fn 1000 1100 main
+fn 1100 1200 load
+i 1000 4
+mark begin phase
+i 1004 5
+call 1100
+i 1100 4
+r 8000 8
+ret
+i 1009 4
+mark end phase
+",
+    )
+    .unwrap();
+    let json = dir.path().join("t.profile.json");
+    let output = linegrind(
+        dir.path(),
+        &["sim", "t.lgt", "--profile", json.to_str().unwrap()],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let profile: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let threads = profile["threads"].as_array().unwrap();
+    let names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "L1 bytes loaded",
+            "L1 bytes used",
+            "L1 bytes wasted",
+            "LL bytes loaded",
+            "LL bytes used",
+            "LL bytes wasted"
+        ]
+    );
+    let wasted = &threads[2];
+    assert_eq!(wasted["samples"]["weightType"], "bytes");
+    // Per stack: main's instruction line used 13 of 64 bytes; under
+    // main -> load, load's instruction line used 4 and the data line 8.
+    let mut per_stack: Vec<(Vec<String>, u64)> = (0..wasted["samples"]["length"].as_u64().unwrap()
+        as usize)
+        .map(|i| {
+            (
+                sample_stack(wasted, i),
+                wasted["samples"]["weight"][i].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    per_stack.sort();
+    assert_eq!(
+        per_stack,
+        [
+            (vec!["main".to_string()], 51),
+            (vec!["main".to_string(), "load".to_string()], 60 + 56)
+        ]
+    );
+    // The section, on every track, from instruction 1 to 4 (1 ns each).
+    for thread in threads {
+        let markers = &thread["markers"];
+        assert_eq!(markers["length"], 1);
+        let name = markers["name"][0].as_u64().unwrap() as usize;
+        assert_eq!(thread["stringArray"][name], "phase");
+        assert_eq!(markers["startTime"][0].as_f64().unwrap(), 0.000001);
+        assert_eq!(markers["endTime"][0].as_f64().unwrap(), 0.000004);
+    }
+    // --profile needs the stacks back-dating keeps.
+    let output = linegrind(
+        dir.path(),
+        &["sim", "t.lgt", "--backdate=no", "--profile", "p.json"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn firefox_samples_add_up_to_the_totals() {
+    let config = SimConfig::default().with_stack_samples(true).unwrap();
+    for trace in ["traces/hydro.lgt", "traces/pointer_chase.lgt"] {
+        let profile = simulate_file(&root().join(trace), config.clone());
+        let samples = profile.samples.as_ref().unwrap();
+        for (figure, (_, kind, title)) in linegrind::stack_samples::FIGURES.iter().enumerate() {
+            let sum: u64 = samples.samples(figure).iter().map(|s| s.2).sum();
+            assert_eq!(sum, profile.totals[*kind], "{trace}: {title}");
+        }
+    }
+}

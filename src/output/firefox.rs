@@ -1,0 +1,167 @@
+//! The Firefox Profiler's processed profile format (`sim --profile`): the
+//! bytes each loading call stack brought into L1 and LL, used and wasted,
+//! as weighted samples on one track per figure, and the trace's marks as
+//! markers. Open it at <https://profiler.firefox.com> ("Load a profile from
+//! file"); the call tree and flame graph then show bytes, as the
+//! used/wasted-bytes profiles of `reference/001` did.
+//!
+//! Time is the instruction count: one nanosecond per simulated
+//! instruction. A sample sits at the time its lines' residencies ended.
+
+use std::io::{self, Write};
+
+use fxprof_processed_profile::{
+    CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, MarkerTiming, Profile as FxProfile,
+    ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField,
+    StringHandle, Timestamp, WeightType,
+};
+
+use crate::profile::Profile;
+use crate::program::FnId;
+use crate::stack_samples::{FIGURES, LoadStack, StackSamples};
+
+/// A `mark begin`/`mark end` section of the trace.
+struct Section {
+    name: StringHandle,
+}
+
+impl StaticSchemaMarker for Section {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "LinegrindSection";
+    const DESCRIPTION: Option<&'static str> = Some("A section marked in the trace");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.name}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[];
+
+    fn name(&self, _: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
+        CategoryHandle::OTHER
+    }
+
+    fn string_field_value(&self, _: u32) -> StringHandle {
+        unreachable!("sections have no fields")
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        unreachable!("sections have no fields")
+    }
+}
+
+fn at(instructions: u64) -> Timestamp {
+    Timestamp::from_nanos_since_reference(instructions)
+}
+
+/// The functions of a loading stack, outermost first: the caller of the
+/// first call, each callee, and the loading instruction's function when
+/// the code it runs in is not the last callee's.
+fn functions(profile: &Profile, stack: &LoadStack) -> Vec<FnId> {
+    let mut functions = Vec::with_capacity(stack.arcs.len() + 2);
+    if let Some(first) = stack.arcs.first() {
+        functions.push(profile.caller(&profile.arcs[first.0 as usize]));
+    }
+    functions.extend(
+        stack
+            .arcs
+            .iter()
+            .map(|arc| profile.arcs[arc.0 as usize].callee),
+    );
+    let leaf = profile.program.instr(stack.instr).func;
+    if functions.last() != Some(&leaf) {
+        functions.push(leaf);
+    }
+    functions
+}
+
+/// Writes the profile of `samples`, collected for `profile` of the trace
+/// `name`.
+pub fn write_firefox_profile(
+    out: &mut dyn Write,
+    profile: &Profile,
+    samples: &StackSamples,
+    name: &str,
+) -> io::Result<()> {
+    let mut fx = FxProfile::new(
+        &format!("linegrind {name}"),
+        ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+        SamplingInterval::from_nanos(samples.bucket_width),
+    );
+    // Frames are function names already.
+    fx.set_symbolicated(true);
+    let process = fx.add_process(&format!("linegrind {name}"), 1, at(0));
+    let stacks: Vec<Vec<FnId>> = samples
+        .stacks
+        .iter()
+        .map(|stack| functions(profile, stack))
+        .collect();
+    let mut tracks = Vec::new();
+    for (figure, (_, _, title)) in FIGURES.iter().enumerate() {
+        let track = fx.add_thread(process, figure as u32 + 1, at(0), false);
+        fx.set_thread_name(track, title);
+        fx.set_thread_samples_weight_type(track, WeightType::Bytes);
+        let mut handles: Vec<Option<Option<StackHandle>>> = vec![None; stacks.len()];
+        for (bucket, stack, bytes) in samples.samples(figure) {
+            let handle = *handles[stack as usize].get_or_insert_with(|| {
+                let frames: Vec<FrameInfo> = stacks[stack as usize]
+                    .iter()
+                    .map(|&func| FrameInfo {
+                        frame: Frame::Label(fx.intern_string(&profile.program.function(func).name)),
+                        category_pair: CategoryHandle::OTHER.into(),
+                        flags: FrameFlags::empty(),
+                    })
+                    .collect();
+                fx.intern_stack_frames(track, frames.into_iter())
+            });
+            let time = at(bucket * samples.bucket_width);
+            // Sample weights are 32-bit.
+            let mut left = bytes;
+            while left > 0 {
+                let weight = left.min(i32::MAX as u64);
+                fx.add_sample(track, time, handle, CpuDelta::ZERO, weight as i32);
+                left -= weight;
+            }
+        }
+        tracks.push(track);
+    }
+    add_sections(&mut fx, &tracks, samples);
+    serde_json::to_writer(&mut *out, &fx)?;
+    writeln!(out)
+}
+
+/// The trace's marks as interval markers on every track: a begin and the
+/// next end of the same name in the same thread make one interval; a begin
+/// without an end runs to the end, an end without a begin from the start.
+fn add_sections(
+    fx: &mut FxProfile,
+    tracks: &[fxprof_processed_profile::ThreadHandle],
+    samples: &StackSamples,
+) {
+    let mut open: Vec<(u32, &str, u64)> = Vec::new();
+    let mut sections: Vec<(&str, MarkerTiming)> = Vec::new();
+    for mark in &samples.marks {
+        if mark.begin {
+            open.push((mark.thread, &mark.name, mark.time));
+            continue;
+        }
+        let begun = open
+            .iter()
+            .rposition(|&(thread, name, _)| thread == mark.thread && name == mark.name);
+        let timing = match begun {
+            Some(at_index) => {
+                let (_, _, start) = open.remove(at_index);
+                MarkerTiming::Interval(at(start), at(mark.time))
+            }
+            None => MarkerTiming::IntervalEnd(at(mark.time)),
+        };
+        sections.push((&mark.name, timing));
+    }
+    for (_, name, start) in open {
+        sections.push((name, MarkerTiming::IntervalStart(at(start))));
+    }
+    for (name, timing) in sections {
+        let name = fx.intern_string(name);
+        for &track in tracks {
+            fx.add_marker(track, timing.clone(), Section { name });
+        }
+    }
+}
