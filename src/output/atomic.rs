@@ -1,28 +1,84 @@
 //! Writing a file so that readers see the old file or the whole new one,
 //! never a part: write a temporary file next to it, then rename.
 
-use std::fs;
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `path` through `write`, replacing it only once `write` succeeded.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut temp = temp_file_beside(path)?;
+    let output = OutputFile::create(path)?;
     {
-        let mut out = BufWriter::new(temp.as_file_mut());
+        let mut out = BufWriter::new(output.file());
         write(&mut out)?;
         out.flush()?;
     }
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    output.commit()
+}
+
+/// An output file being written: a temporary file beside `path`, renamed
+/// onto it by [`OutputFile::commit`], or, when `path` is a device or a pipe
+/// (`/dev/null`, `/dev/stdout`), that file itself, which a rename would
+/// replace.
+pub struct OutputFile {
+    path: PathBuf,
+    temp: Option<tempfile::NamedTempFile>,
+    special: Option<File>,
+}
+
+impl OutputFile {
+    /// Starts writing `path`.
+    pub fn create(path: &Path) -> io::Result<OutputFile> {
+        let special = fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir());
+        if special {
+            let file = OpenOptions::new().write(true).open(path)?;
+            return Ok(OutputFile {
+                path: path.to_path_buf(),
+                temp: None,
+                special: Some(file),
+            });
+        }
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            temp: Some(temp_file_beside(path)?),
+            special: None,
+        })
+    }
+
+    /// The file to write to.
+    pub fn file(&self) -> &File {
+        match (&self.temp, &self.special) {
+            (Some(temp), _) => temp.as_file(),
+            (None, Some(file)) => file,
+            (None, None) => unreachable!("an output file has a temporary or a special file"),
+        }
+    }
+
+    /// Bytes written so far (0 for a device or a pipe).
+    pub fn len(&self) -> u64 {
+        match &self.temp {
+            Some(temp) => temp.as_file().metadata().map_or(0, |meta| meta.len()),
+            None => 0,
+        }
+    }
+
+    /// Makes the written file the one at the path: synced to disk and
+    /// renamed into place (nothing to do for a device or a pipe).
+    pub fn commit(self) -> io::Result<()> {
+        if let Some(temp) = self.temp {
+            temp.as_file().sync_all()?;
+            temp.persist(&self.path).map_err(|err| err.error)?;
+        }
+        Ok(())
+    }
 }
 
 /// A new temporary file in the folder of `path`, readable by others as a
-/// finished output should be, to be renamed onto `path` when complete.
-pub fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// finished output should be.
+fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -55,5 +111,17 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
         write_atomically(&path, |out| out.write_all(b"second")).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "second");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_device_is_written_to_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        write_atomically(Path::new("/dev/null"), |out| out.write_all(b"gone")).unwrap();
+        let meta = fs::metadata("/dev/null").unwrap();
+        assert!(
+            meta.file_type().is_char_device(),
+            "/dev/null is still a device"
+        );
     }
 }

@@ -32,7 +32,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
-use crate::output::temp_file_beside;
+use crate::output::OutputFile;
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.
@@ -127,12 +127,10 @@ pub fn record(
         .open(&fifo)
         .map_err(io_error("cannot open the FIFO"))?;
 
-    let temp = temp_file_beside(&job.output).map_err(io_error(format!(
-        "cannot write beside {}",
-        job.output.display()
-    )))?;
-    let file = temp
-        .as_file()
+    let output = OutputFile::create(&job.output)
+        .map_err(io_error(format!("cannot write {}", job.output.display())))?;
+    let file = output
+        .file()
         .try_clone()
         .map_err(io_error("cannot write the trace"))?;
     let cmd: Vec<String> = job
@@ -196,13 +194,11 @@ pub fn record(
         .finish(&symbols, exit_code)
         .map_err(io_error("cannot write the trace"))?;
     file.into_inner()
-        .map_err(|err| RecordError::Io("cannot write the trace".into(), err.into_error()))?
-        .sync_all()
-        .map_err(io_error("cannot write the trace"))?;
-    let bytes = temp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
-    temp.persist(&job.output).map_err(|err| {
-        RecordError::Io(format!("cannot write {}", job.output.display()), err.error)
-    })?;
+        .map_err(|err| RecordError::Io("cannot write the trace".into(), err.into_error()))?;
+    let bytes = output.len();
+    output
+        .commit()
+        .map_err(io_error(format!("cannot write {}", job.output.display())))?;
     Ok(Recording {
         status,
         totals,
