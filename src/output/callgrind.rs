@@ -201,7 +201,7 @@ impl Writer<'_> {
             self.name("ob", "ob", &self.object_name(func))?;
         }
         self.name("fl", "fl", &self.file_name(function.file))?;
-        self.name("fn", "fn", &function.name)?;
+        self.function_name("fn", func)?;
         self.last = None;
         self.file = Some(function.file);
         for row in rows {
@@ -230,7 +230,7 @@ impl Writer<'_> {
             self.name("cob", "ob", &self.object_name(arc.callee))?;
         }
         self.name("cfi", "fl", &self.file_name(callee.file))?;
-        self.name("cfn", "fn", &callee.name)?;
+        self.function_name("cfn", arc.callee)?;
         write!(self.out, "calls={}", arc.calls)?;
         if self.positions.instr {
             write!(self.out, " {:#x}", profile.program.svma(arc.target))?;
@@ -253,13 +253,40 @@ impl Writer<'_> {
     /// Writes `key=(id) name` the first time a name of `space` is used, and
     /// `key=(id)` after.
     fn name(&mut self, key: &str, space: &'static str, name: &str) -> io::Result<()> {
-        if let Some(id) = self.ids.get(&(space, name.to_string())) {
+        self.compressed(key, space, name.to_string(), name)
+    }
+
+    /// Writes `key=(id) name` for `func`. Ids stand for functions, not
+    /// names, as in Callgrind's files: two functions of one name in
+    /// different files or objects (such as the two `(below main)`) get two
+    /// ids, so that viewers keep them apart.
+    fn function_name(&mut self, key: &str, func: FnId) -> io::Result<()> {
+        let function = self.profile.program.function(func);
+        let identity = format!(
+            "{}\0{}\0{}",
+            function.name,
+            self.file_name(function.file),
+            self.object_name(func)
+        );
+        self.compressed(key, "fn", identity, &function.name)
+    }
+
+    /// Writes `key=(id) name` the first time `identity` is met in `space`,
+    /// and `key=(id)` after.
+    fn compressed(
+        &mut self,
+        key: &str,
+        space: &'static str,
+        identity: String,
+        name: &str,
+    ) -> io::Result<()> {
+        if let Some(id) = self.ids.get(&(space, identity.clone())) {
             return writeln!(self.out, "{key}=({id})");
         }
         let count = self.counts.entry(space).or_insert(0);
         *count += 1;
         let id = *count;
-        self.ids.insert((space, name.to_string()), id);
+        self.ids.insert((space, identity), id);
         writeln!(self.out, "{key}=({id}) {name}")
     }
 
@@ -337,5 +364,42 @@ fn write_relative(out: &mut dyn Write, value: u64, last: u64) -> io::Result<()> 
         write!(out, "+{}", value - last)
     } else {
         write!(out, "-{}", last - value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+    use crate::simulator::simulate;
+    use crate::trace::TextReader;
+
+    #[test]
+    fn functions_of_one_name_in_two_files_get_two_ids() {
+        let trace = "linegrind-trace text 1
+fn 1000 1010 main a.c
+fn 1010 1020 dup a.c
+fn 1020 1030 dup b.c
+i 1000 4
+call 1010
+i 1010 4
+ret
+i 1004 4
+call 1020
+i 1020 4
+ret
+i 1008 4
+";
+        let profile =
+            simulate(&mut TextReader::new(trace.as_bytes()), SimConfig::default()).unwrap();
+        let mut out = Vec::new();
+        write_callgrind(&mut out, &profile, "t", Positions::default()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("cfn=(2) dup\n"), "{text}");
+        assert!(text.contains("cfn=(3) dup\n"), "{text}");
+        assert!(
+            text.contains("fn=(2)\n") && text.contains("fn=(3)\n"),
+            "{text}"
+        );
     }
 }

@@ -7,6 +7,7 @@ mod binary_format;
 mod cli;
 mod fidelity;
 mod golden;
+mod gui;
 mod hand_computed;
 mod recorder;
 mod reports;
