@@ -58,7 +58,7 @@ impl OutputFile {
     }
 
     /// Bytes written so far (0 for a device or a pipe).
-    pub fn len(&self) -> u64 {
+    pub fn written(&self) -> u64 {
         match &self.temp {
             Some(temp) => temp.as_file().metadata().map_or(0, |meta| meta.len()),
             None => 0,

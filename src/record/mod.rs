@@ -195,7 +195,7 @@ pub fn record(
         .map_err(io_error("cannot write the trace"))?;
     file.into_inner()
         .map_err(|err| RecordError::Io("cannot write the trace".into(), err.into_error()))?;
-    let bytes = output.len();
+    let bytes = output.written();
     output
         .commit()
         .map_err(io_error(format!("cannot write {}", job.output.display())))?;
