@@ -24,10 +24,7 @@ fn main() -> ExitCode {
         cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()).map(|()| 0),
         cli::Job::Record(job) => commands::record(job, &mut io::stderr()),
         cli::Job::Convert(job) => commands::convert(job).map(|()| 0),
-        cli::Job::Info {
-            trace,
-            allow_truncated,
-        } => commands::info(trace, *allow_truncated, &mut stdout).map(|()| 0),
+        cli::Job::Info(input) => commands::info(input, &mut stdout).map(|()| 0),
         cli::Job::Report(job) => commands::report(job, &mut stdout).map(|()| 0),
         cli::Job::Diff(job) => commands::diff(job, &mut stdout).map(|()| 0),
         cli::Job::Check(job) => commands::check(job, &mut stdout),

@@ -141,6 +141,8 @@ pub struct Program {
     inline_sites: FxHashMap<(FnId, Option<FileId>, u32), InstrId>,
     /// Addresses resolved without a trace symbol; one must not cover them.
     unresolved: BTreeSet<u64>,
+    /// The `(unknown)` instruction, once data-only traces need it.
+    unknown: Option<InstrId>,
 }
 
 impl Program {
@@ -157,6 +159,28 @@ impl Program {
             inline,
             ..Program::default()
         }
+    }
+
+    /// The instruction data accesses are charged to when the trace gives
+    /// them without one (data-only traces): address 0, in a function called
+    /// `(unknown)`, never fetched.
+    pub fn unknown(&mut self) -> InstrId {
+        if let Some(id) = self.unknown {
+            return id;
+        }
+        let name = "(unknown)".to_string();
+        let func = self.function_id(FnKey::Named(None, name.clone()), name, None, false);
+        let id = InstrId(self.instrs.len() as u32);
+        self.instrs.push(Instr {
+            addr: 0,
+            len: 0,
+            func,
+            file: None,
+            line: 0,
+            inline: 0,
+        });
+        self.unknown = Some(id);
+        id
     }
 
     /// The inlined calls instruction `id` runs in, outermost first.

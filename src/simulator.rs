@@ -70,10 +70,15 @@ pub fn simulate_reporting(
     config: SimConfig,
     progress: impl FnMut(u64),
 ) -> Result<Profile, TraceError> {
+    let detached = reader.detached_data();
     if config.backdate() {
-        run(reader, Simulator::new(config, CallTree::new()), progress)
+        let mut simulator = Simulator::new(config, CallTree::new());
+        simulator.set_detached_data(detached);
+        run(reader, simulator, progress)
     } else {
-        run(reader, Simulator::new(config, NoBackdate), progress)
+        let mut simulator = Simulator::new(config, NoBackdate);
+        simulator.set_detached_data(detached);
+        run(reader, simulator, progress)
     }
 }
 
@@ -125,11 +130,19 @@ pub struct Simulator<B: Backdate> {
     block_instrs: Vec<Vec<InstrId>>,
     /// Bytes per loading stack over time, when asked for.
     samples: Option<StackSamples>,
+    /// Data accesses without an instruction go to `(unknown)`.
+    detached_data: bool,
     /// The thread running.
     tid: u32,
 }
 
 impl<B: Backdate> Simulator<B> {
+    /// Lets data accesses come without an instruction, as in data-only
+    /// traces; they are charged to the `(unknown)` instruction.
+    pub fn set_detached_data(&mut self, allowed: bool) {
+        self.detached_data = allowed;
+    }
+
     /// A simulation with empty caches and thread 1 running.
     pub fn new(config: SimConfig, mut backdate: B) -> Simulator<B> {
         let threads = Threads::new(&mut backdate);
@@ -143,6 +156,7 @@ impl<B: Backdate> Simulator<B> {
             backdate,
             self_cost: Vec::new(),
             instructions: 0,
+            detached_data: false,
             tid: 1,
             block_instrs: Vec::new(),
         }
@@ -200,6 +214,12 @@ impl<B: Backdate> Simulator<B> {
                     });
                 }
             }
+            Event::Flush => self.caches.flush(&mut Charger {
+                self_cost: &mut self.self_cost,
+                backdate: &mut self.backdate,
+                samples: self.samples.as_mut(),
+                now,
+            }),
             // Heap events do not change the simulation.
             Event::Alloc { .. } | Event::Free { .. } => {}
         }
@@ -388,10 +408,17 @@ impl<B: Backdate> Simulator<B> {
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
         let now = self.instructions;
         let context = self.threads.current();
-        let Some(instr) = context.last_instr else {
-            return Err(SimError::NoInstruction("data access"));
+        let id = match context.last_instr {
+            Some(instr) => context.charged(instr),
+            None if self.detached_data => {
+                let id = self.program.unknown();
+                if self.self_cost.len() <= id.0 as usize {
+                    self.self_cost.resize(id.0 as usize + 1, Cost::ZERO);
+                }
+                id
+            }
+            None => return Err(SimError::NoInstruction("data access")),
         };
-        let id = context.charged(instr);
         let mut sink = Sink {
             charger: Charger {
                 self_cost: &mut self.self_cost,
@@ -445,7 +472,7 @@ impl<B: Backdate> Simulator<B> {
         let now = self.instructions;
         let threads = self.threads.count();
         self.threads.finish(&mut self.arcs, &mut self.backdate, now);
-        self.caches.finish(&mut Charger {
+        self.caches.flush(&mut Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
             samples: self.samples.as_mut(),

@@ -36,11 +36,12 @@ impl<H: Copy + Default> Caches<H> {
         }
     }
 
-    /// Ends every residency (see [`Hierarchy::finish`]).
-    pub fn finish(self, sink: &mut impl Release<H>) {
+    /// Ends every residency and empties the caches (see
+    /// [`Hierarchy::flush`]).
+    pub fn flush(&mut self, sink: &mut impl Release<H>) {
         match self {
-            Caches::Narrow(caches) => caches.finish(sink),
-            Caches::Wide(caches) => caches.finish(sink),
+            Caches::Narrow(caches) => caches.flush(sink),
+            Caches::Wide(caches) => caches.flush(sink),
         }
     }
 }

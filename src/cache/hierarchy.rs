@@ -256,22 +256,26 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     }
 
     /// Ends every residency as if evicted, L1 first and then LL, so that all
-    /// use reaches the sink. Called once at the end of the run.
-    pub fn finish(mut self, sink: &mut impl Release<H>) {
-        if !self.track_use {
-            return;
-        }
-        for k in 0..2 {
-            let resident: Vec<(u64, Slot)> = self.l1[k].cache.resident().collect();
-            for (line, slot) in resident {
-                self.end_l1_residency(k, line, slot, sink);
+    /// use reaches the sink, and empties the caches: a cache flush, and the
+    /// end of the run.
+    pub fn flush(&mut self, sink: &mut impl Release<H>) {
+        if self.track_use {
+            for k in 0..2 {
+                let resident: Vec<(u64, Slot)> = self.l1[k].cache.resident().collect();
+                for (line, slot) in resident {
+                    self.end_l1_residency(k, line, slot, sink);
+                }
+            }
+            let line_size = self.ll.cache.geometry().line_size();
+            for (_, slot) in self.ll.cache.resident() {
+                let state = &self.ll.lines[slot];
+                sink.release(Level::LL, state.loader, &state.used, line_size);
             }
         }
-        let line_size = self.ll.cache.geometry().line_size();
-        for (_, slot) in self.ll.cache.resident() {
-            let state = &self.ll.lines[slot];
-            sink.release(Level::LL, state.loader, &state.used, line_size);
+        for first in &mut self.l1 {
+            first.cache.clear();
         }
+        self.ll.cache.clear();
     }
 }
 
@@ -333,7 +337,7 @@ mod tests {
         );
         // Both lines now hit; a second straddle is a hit.
         assert_eq!(h.access(L1Kind::Data, 62, 4, &mut sink), Outcome::default());
-        h.finish(&mut sink);
+        h.flush(&mut sink);
         // Line 0 used bytes 60..64, line 1 bytes 0..4: two accesses each.
         assert_eq!(
             sink.ended,
@@ -352,9 +356,31 @@ mod tests {
         let mut sink = Recorder::default();
         // 64 bytes at 8 span five 16-byte lines; clamped to 8..24.
         h.access(L1Kind::Data, 8, 64, &mut sink);
-        h.finish(&mut sink);
+        h.flush(&mut sink);
         let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
         assert_eq!(l1, [&(Level::L1, 0, 1, 8), &(Level::L1, 0, 1, 8)]);
+    }
+
+    #[test]
+    fn a_flush_ends_every_residency_and_empties_the_caches() {
+        let mut h = caches("1024,2,64", "8192,4,64");
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Data, 0, 8, &mut sink);
+        h.access(L1Kind::Instr, 64, 4, &mut sink);
+        h.flush(&mut sink);
+        // D1 and I1 first, then LL: each line charged with its one use.
+        assert_eq!(
+            sink.ended,
+            [
+                (Level::L1, 0, 1, 4),
+                (Level::L1, 0, 1, 8),
+                (Level::LL, 0, 1, 8),
+                (Level::LL, 0, 1, 4)
+            ]
+        );
+        // Empty again: the same accesses miss both levels.
+        let again = h.access(L1Kind::Data, 0, 8, &mut sink);
+        assert!(again.l1_miss && again.ll_miss);
     }
 
     #[test]
@@ -369,7 +395,7 @@ mod tests {
         assert_eq!(sink.ended, [(Level::L1, 0, 2, 8)]);
         sink.current = 2;
         h.access(L1Kind::Data, 16, 4, &mut sink); // L1 miss, LL hit on line 0
-        h.finish(&mut sink);
+        h.flush(&mut sink);
         // LL line 0: loaded by instruction 0, three accesses, 12 bytes.
         assert!(sink.ended.contains(&(Level::LL, 0, 3, 12)));
         assert!(sink.ended.contains(&(Level::L1, 2, 1, 4)));
@@ -389,7 +415,7 @@ mod tests {
         // residency, so it must not reach line 0's next LL residency.
         h.access(L1Kind::Data, 8, 4, &mut sink);
         sink.ended.clear();
-        h.finish(&mut sink);
+        h.flush(&mut sink);
         assert_eq!(
             sink.ended,
             [
@@ -408,7 +434,7 @@ mod tests {
         sink.current = 1;
         h.access(L1Kind::Data, 32, 8, &mut sink); // D1 miss, LL hit
         h.access(L1Kind::Instr, 4, 4, &mut sink); // I1 hit
-        h.finish(&mut sink);
+        h.flush(&mut sink);
         assert_eq!(
             sink.ended,
             [
@@ -451,6 +477,6 @@ mod tests {
                 ll_miss: true
             }
         );
-        h.finish(&mut Never);
+        h.flush(&mut Never);
     }
 }

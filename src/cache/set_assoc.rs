@@ -113,6 +113,14 @@ impl SetAssocCache {
             .map(|way| way.slot as Slot)
     }
 
+    /// Empties the cache.
+    pub fn clear(&mut self) {
+        for way in &mut self.ways {
+            way.line = EMPTY;
+        }
+        self.last.line = EMPTY;
+    }
+
     /// Every resident line with its slot, set by set, most recent first.
     pub fn resident(&self) -> impl Iterator<Item = (u64, Slot)> + '_ {
         self.ways

@@ -6,10 +6,9 @@ mod sim;
 mod trace;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use linegrind::commands::{CheckJob, ConvertJob, DiffJob, ReportJob, SimJob};
+use linegrind::commands::{CheckJob, ConvertJob, DiffJob, ReportJob, SimJob, TraceInput};
 use linegrind::config::ConfigError;
 use linegrind::record::RecordJob;
 
@@ -78,10 +77,7 @@ pub enum Job {
     Sim(SimJob),
     Record(RecordJob),
     Convert(ConvertJob),
-    Info {
-        trace: PathBuf,
-        allow_truncated: bool,
-    },
+    Info(TraceInput),
     Report(ReportJob),
     Diff(DiffJob),
     Check(CheckJob),
@@ -94,10 +90,7 @@ impl Args {
             Command::Sim(args) => Job::Sim(args.into_job()?),
             Command::Record(args) => Job::Record(args.into_job()),
             Command::Convert(args) => Job::Convert(args.into_job()),
-            Command::Info(args) => Job::Info {
-                trace: args.trace,
-                allow_truncated: args.allow_truncated,
-            },
+            Command::Info(args) => Job::Info(args.into_input()),
             Command::Report(args) => Job::Report(args.into_job()),
             Command::Diff(args) => Job::Diff(args.into_job()),
             Command::Check(args) => Job::Check(args.into_job()),

@@ -9,6 +9,7 @@ use linegrind::config::{ConfigError, SimConfig};
 use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
+use super::trace::InputArgs;
 use super::yes_no;
 
 pub const SIM_EXAMPLES: &str = "\
@@ -17,12 +18,13 @@ Examples:
   linegrind sim app.lgt --D1=65536,8,64 --LL=2097152,16,64 -o app.out
   linegrind sim app.lgt --cacheuse=no          # misses only, fastest
   linegrind sim app.lgt --json app.json        # also a summary for `linegrind check`
+  linegrind sim lackey.log --binary ./app      # a Valgrind Lackey trace, with calls from ./app
   callgrind_annotate --inclusive=yes callgrind.out.app";
 
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// The trace to simulate: binary (from `linegrind record`) or text.
-    trace: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
 
     /// Write the profile here [default: callgrind.out.<trace file stem>]
     /// (example: -o app.out).
@@ -88,11 +90,6 @@ pub struct SimArgs {
     #[arg(long = "show-inlined", value_name = "yes|no", default_value = "no", value_parser = yes_no, action = ArgAction::Set)]
     show_inlined: bool,
 
-    /// Simulate what a binary trace without its end holds, with a warning
-    /// (example: --allow-truncated).
-    #[arg(long)]
-    allow_truncated: bool,
-
     /// Skip PLT stubs, as Callgrind does by default (example: --skip-plt=no).
     #[arg(long = "skip-plt", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     skip_plt: bool,
@@ -131,11 +128,12 @@ impl SimArgs {
                  keep one of them",
             ));
         }
+        let input = self.input.into_input();
         let output = self
             .output
-            .unwrap_or_else(|| SimJob::default_output(&self.trace));
+            .unwrap_or_else(|| SimJob::default_output(&input.path));
         Ok(SimJob {
-            trace: self.trace,
+            input,
             output,
             config,
             positions: Positions {
@@ -143,7 +141,6 @@ impl SimArgs {
                 line: self.dump_line,
             },
             top: self.top,
-            allow_truncated: self.allow_truncated,
             json: self.json,
             firefox: self.firefox,
             quiet: self.quiet,

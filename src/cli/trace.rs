@@ -4,9 +4,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::ArgAction;
-use linegrind::commands::ConvertJob;
+use linegrind::commands::{ConvertJob, TraceInput};
 use linegrind::record::RecordJob;
-use linegrind::trace::Format;
+use linegrind::trace::{Binary, Format};
 
 use super::yes_no;
 
@@ -19,7 +19,8 @@ Examples:
 pub const CONVERT_EXAMPLES: &str = "\
 Examples:
   linegrind convert app.lgt app.txt            # binary to text
-  linegrind convert hand.lgt hand.bin --to binary";
+  linegrind convert hand.lgt hand.bin --to binary
+  linegrind convert lackey.log app.lgt --binary ./app   # a Lackey trace, with its calls";
 
 #[derive(clap::Args, Debug)]
 pub struct RecordArgs {
@@ -47,32 +48,67 @@ pub struct RecordArgs {
     program: Vec<OsString>,
 }
 
+/// The trace a command reads, and how.
 #[derive(clap::Args, Debug)]
-pub struct ConvertArgs {
-    /// The trace to read (text or binary).
-    input: PathBuf,
-    /// The trace to write.
-    output: PathBuf,
-    /// The output format [default: the other one] (example: --to text).
-    #[arg(long, value_name = "text|binary", value_parser = format)]
-    to: Option<Format>,
-    /// Convert what a binary trace without its end holds
+pub struct InputArgs {
+    /// The trace: binary (from `linegrind record`), text, Valgrind Lackey's
+    /// or Dinero's (told by its content).
+    trace: PathBuf,
+
+    /// Read what a binary trace without its end holds, with a warning
     /// (example: --allow-truncated).
     #[arg(long)]
     allow_truncated: bool,
+
+    /// The trace's format, instead of telling it by its content: text,
+    /// binary, lackey, din (Dinero's LABEL ADDRESS) or xdin (Dinero IV's
+    /// TYPE ADDRESS SIZE) (example: --format din).
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<Format>,
+
+    /// The program's binary, for the calls and the function names of a
+    /// Lackey or Dinero trace; a shared library needs its load bias in hex
+    /// (repeatable; example: --binary ./app --binary /lib/libc.so.6:4845000).
+    #[arg(long = "binary", value_name = "PATH[:BIAS]")]
+    binaries: Vec<Binary>,
+}
+
+impl InputArgs {
+    pub fn into_input(self) -> TraceInput {
+        TraceInput {
+            path: self.trace,
+            allow_truncated: self.allow_truncated,
+            format: self.format,
+            binaries: self.binaries,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// The trace to write.
+    output: PathBuf,
+    /// The output format, text or binary [default: text for a binary trace,
+    /// binary for any other] (example: --to text).
+    #[arg(long, value_name = "text|binary", value_parser = output_format)]
+    to: Option<Format>,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct InfoArgs {
-    /// The trace to describe.
-    pub trace: PathBuf,
-    /// Describe what a binary trace without its end holds
-    /// (example: --allow-truncated).
-    #[arg(long)]
-    pub allow_truncated: bool,
+    #[command(flatten)]
+    input: InputArgs,
 }
 
-fn format(text: &str) -> Result<Format, String> {
+impl InfoArgs {
+    pub fn into_input(self) -> TraceInput {
+        self.input.into_input()
+    }
+}
+
+fn output_format(text: &str) -> Result<Format, String> {
     match text {
         "text" => Ok(Format::Text),
         "binary" => Ok(Format::Binary),
@@ -97,10 +133,9 @@ impl RecordArgs {
 impl ConvertArgs {
     pub fn into_job(self) -> ConvertJob {
         ConvertJob {
-            input: self.input,
+            input: self.input.into_input(),
             output: self.output,
             to: self.to,
-            allow_truncated: self.allow_truncated,
         }
     }
 }

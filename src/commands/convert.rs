@@ -1,32 +1,31 @@
 //! `linegrind convert`: a trace in the other format, event for event.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::failure::{Failure, InputContext};
+use super::trace_input::TraceInput;
 use crate::output::write_atomically;
 use crate::trace::binary::TraceWriter;
-use crate::trace::{AnyReader, Blocker, Format, TextWriter, TraceError, TraceRead};
+use crate::trace::{Blocker, Format, TextWriter, TraceError, TraceRead};
 
 /// A validated `convert` invocation.
 #[derive(Clone, Debug)]
 pub struct ConvertJob {
-    pub input: PathBuf,
+    pub input: TraceInput,
     pub output: PathBuf,
-    /// The output format; by default the other one.
+    /// The output format, text or binary; by default text for a binary
+    /// trace and binary for any other.
     pub to: Option<Format>,
-    pub allow_truncated: bool,
 }
 
 /// Converts `job.input` into `job.output`.
 pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
-    let name = job.input.display();
-    let file = File::open(&job.input).input(format!("cannot open {name}"))?;
-    let mut reader = AnyReader::new(file, job.allow_truncated).input(&name)?;
+    let name = job.input.path.display();
+    let mut reader = job.input.open()?;
     let to = job.to.unwrap_or(match reader.format() {
-        Format::Text => Format::Binary,
         Format::Binary => Format::Text,
+        _ => Format::Binary,
     });
     // A read error stops the writing and is reported as bad input.
     let mut read_error: Option<TraceError> = None;
@@ -38,6 +37,10 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
         }
     };
     let written = write_atomically(&job.output, |out| match to {
+        Format::Lackey | Format::Din | Format::ExtendedDin => Err(io::Error::other(format!(
+            "linegrind writes text and binary traces, not {}",
+            to.name()
+        ))),
         Format::Text => {
             let mut writer = TextWriter::new(out)?;
             while let Some(event) = next()? {
@@ -46,7 +49,7 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
             writer.finish().map(|_| ())
         }
         Format::Binary => {
-            let meta = [("converted-from", job.input.display().to_string())];
+            let meta = [("converted-from", job.input.path.display().to_string())];
             let mut blocker = Blocker::new(TraceWriter::new(out as &mut dyn Write, true, &meta)?);
             while let Some(event) = next()? {
                 blocker.event(event)?;

@@ -1,21 +1,19 @@
 //! `linegrind info`: what a trace holds.
 
-use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
 
 use rustc_hash::FxHashSet;
 
 use super::failure::{Failure, InputContext};
+use super::trace_input::TraceInput;
 use crate::output::{bytes_per_event, grouped};
-use crate::trace::{AnyReader, Event, Format, TraceRead};
+use crate::trace::{AnyReader, DinForm, Event, Format, TraceRead};
 
-/// Reads the trace at `path` through and describes it on `out`.
-pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Result<(), Failure> {
-    let name = path.display();
-    let file = File::open(path).input(format!("cannot open {name}"))?;
-    let mut reader = AnyReader::new(file, allow_truncated).input(&name)?;
-    let file_len = std::fs::metadata(path).map_or(0, |m| m.len());
+/// Reads the trace `input` through and describes it on `out`.
+pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
+    let name = input.path.display();
+    let mut reader = input.open()?;
+    let file_len = std::fs::metadata(&input.path).map_or(0, |m| m.len());
     let (mut instrs, mut accesses, mut transfers, mut others) = (0u64, 0u64, 0u64, 0u64);
     let mut threads = FxHashSet::default();
     threads.insert(1);
@@ -37,6 +35,14 @@ pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Resul
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         match &reader {
             AnyReader::Text(_) => writeln!(out, "format:         text, version 1")?,
+            AnyReader::Lackey(_) => writeln!(out, "format:         Valgrind Lackey")?,
+            AnyReader::Din(_, DinForm::Traditional) => {
+                writeln!(out, "format:         Dinero din (LABEL ADDRESS)")?
+            }
+            AnyReader::Din(_, DinForm::Extended) => writeln!(
+                out,
+                "format:         Dinero extended din (TYPE ADDRESS SIZE)"
+            )?,
             AnyReader::Binary(binary) => {
                 writeln!(out, "format:         binary, version 1")?;
                 for (key, value) in binary.meta() {
@@ -50,6 +56,9 @@ pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Resul
         }
         if let Some(why) = reader.truncated() {
             writeln!(out, "truncated:      {why}")?;
+        }
+        if let Some(what) = reader.skipped() {
+            writeln!(out, "skipped:        {what}")?;
         }
         writeln!(out, "modules:        {}", modules.len())?;
         for module in &modules {
@@ -78,7 +87,7 @@ pub fn info(path: &PathBuf, allow_truncated: bool, out: &mut dyn Write) -> Resul
             grouped(file_len),
             bytes_per_event(file_len, instrs + accesses)
         )?;
-        if reader.format() == Format::Text {
+        if reader.format() != Format::Binary {
             writeln!(
                 out,
                 "(convert it to binary with `linegrind convert` for a compact trace)"

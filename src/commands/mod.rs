@@ -10,6 +10,7 @@ mod info;
 mod record;
 mod report;
 mod sim;
+mod trace_input;
 
 pub use check::{CheckJob, EXCEEDED, check};
 pub use convert::{ConvertJob, convert};
@@ -19,3 +20,4 @@ pub use info::info;
 pub use record::record;
 pub use report::{ReportJob, report};
 pub use sim::{SimJob, sim};
+pub use trace_input::TraceInput;

@@ -1,23 +1,22 @@
 //! `linegrind sim`: simulate a trace, write the callgrind file, print the
 //! summary.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
+use super::trace_input::TraceInput;
 use crate::config::SimConfig;
 use crate::output::json::Summary;
 use crate::output::{
     Positions, Progress, write_atomically, write_callgrind, write_firefox_profile, write_summary,
 };
 use crate::simulator::simulate_reporting;
-use crate::trace::AnyReader;
 
 /// A validated `sim` invocation.
 #[derive(Clone, Debug)]
 pub struct SimJob {
-    pub trace: PathBuf,
+    pub input: TraceInput,
     /// The callgrind file to write.
     pub output: PathBuf,
     pub config: SimConfig,
@@ -25,8 +24,6 @@ pub struct SimJob {
     pub positions: Positions,
     /// Functions listed in each top list of the summary.
     pub top: usize,
-    /// Simulate what a binary trace without its end holds.
-    pub allow_truncated: bool,
     /// Where to write the JSON summary, if anywhere.
     pub json: Option<PathBuf>,
     /// Where to write the Firefox Profiler profile, if anywhere (the
@@ -50,9 +47,8 @@ impl SimJob {
 
 /// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
-    let name = job.trace.display();
-    let file = File::open(&job.trace).input(format!("cannot open {name}"))?;
-    let mut reader = AnyReader::new(file, job.allow_truncated).input(&name)?;
+    let name = job.input.path.display();
+    let mut reader = job.input.open()?;
     let progress = Progress::new("simulating", reader.events(), !job.quiet);
     let simulated = simulate_reporting(&mut reader, job.config.clone(), |events| {
         progress.set(events)
@@ -62,16 +58,18 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     let truncated = reader
         .truncated()
         .map(|why| format!("{name} is truncated: {why}"));
+    let skipped = reader.skipped().map(|what| format!("{name}: {what}"));
     let warnings = profile
         .program
         .symbolizer()
         .warnings()
         .iter()
-        .chain(&truncated);
+        .chain(&truncated)
+        .chain(&skipped);
     for warning in warnings {
         writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
     }
-    let cmd = job.trace.to_string_lossy();
+    let cmd = job.input.path.to_string_lossy();
     write_atomically(&job.output, |out| {
         write_callgrind(out, &profile, &cmd, job.positions)
     })

@@ -1,4 +1,5 @@
-//! Traces: the event model and the readers that stream events from files.
+//! Traces: the event model and the readers that stream events from files:
+//! linegrind's text and binary formats, Valgrind Lackey's and Dinero's.
 //!
 //! A trace is a sequence of [`Event`]s in execution order; each belongs to
 //! the current thread. Readers never hold the whole trace: they yield one
@@ -6,14 +7,22 @@
 
 pub mod binary;
 pub mod block;
+mod call_inference;
+mod code_objects;
 mod convert;
+mod din;
 mod error;
+mod lackey;
 mod open;
 mod text;
 
+pub use call_inference::CallInference;
+pub use code_objects::{Binary, BinaryError, CodeObjects, Transfer, VALGRIND_PIE_BIAS};
 pub use convert::{Blocker, TextWriter};
+pub use din::{DinForm, DinReader};
 pub use error::{Location, TraceError, TraceErrorKind};
-pub use open::{AnyReader, Format};
+pub use lackey::LackeyReader;
+pub use open::{AnyReader, Format, ReadOptions, detect};
 pub use text::TextReader;
 
 /// A data access kind. A modify reads and writes the same bytes in one
@@ -101,6 +110,9 @@ pub enum Event {
     Alloc { addr: u64, size: u64 },
     /// A heap block was freed.
     Free { addr: u64 },
+    /// Every cache is flushed: each resident line's residency ends, as at
+    /// the end of the run (Dinero's flush record).
+    Flush,
     /// Symbol information for the code in a range.
     Function(Box<FunctionSymbol>),
     /// The source position of one instruction.
@@ -143,5 +155,12 @@ pub trait TraceRead {
     /// A reader is read either by events or by items, not both.
     fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
         Ok(self.next_event()?.map(TraceItem::Event))
+    }
+
+    /// Whether data accesses may come without an instruction (data-only
+    /// traces such as the CS:APP cache-lab ones): they are then charged to
+    /// the `(unknown)` instruction instead of being an error.
+    fn detached_data(&self) -> bool {
+        false
     }
 }

@@ -1,40 +1,161 @@
-//! Opening a trace file in whichever format it is, told by its content.
+//! Opening a trace file in whichever format it is, told by its content or
+//! forced.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek};
+use std::str::FromStr;
 
 use super::binary::{BinaryReader, is_binary};
+use super::call_inference::CallInference;
+use super::code_objects::CodeObjects;
+use super::din::{self, DinForm, DinReader};
+use super::lackey::{self, LackeyReader};
 use super::{Event, Location, TextReader, TraceError, TraceItem, TraceRead};
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// `linegrind-trace text 1`.
     Text,
+    /// What `record` writes.
     Binary,
+    /// Valgrind Lackey's `--trace-mem=yes` output.
+    Lackey,
+    /// Dinero's traditional `LABEL ADDRESS`.
+    Din,
+    /// Dinero IV's extended `TYPE ADDRESS SIZE`.
+    ExtendedDin,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Binary => "binary",
+            Format::Lackey => "lackey",
+            Format::Din => "din",
+            Format::ExtendedDin => "xdin",
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Format, String> {
+        [
+            Format::Text,
+            Format::Binary,
+            Format::Lackey,
+            Format::Din,
+            Format::ExtendedDin,
+        ]
+        .into_iter()
+        .find(|format| format.name() == text)
+        .ok_or_else(|| format!("expected text, binary, lackey, din or xdin, found `{text}`"))
+    }
+}
+
+/// Tells the format from the first bytes of a file: the binary magic, the
+/// text header, or the shape of the first trace lines. Comments, blank lines
+/// and Valgrind's `==PID==` messages are passed over.
+pub fn detect(start: &[u8]) -> Format {
+    if is_binary(start) {
+        return Format::Binary;
+    }
+    let mut valgrind = false;
+    for line in start.split(|&b| b == b'\n').take(1000) {
+        let line = line.trim_ascii_end();
+        let content = line.trim_ascii_start();
+        if content.is_empty() || content.starts_with(b"#") {
+            continue;
+        }
+        if content.starts_with(b"linegrind-trace") {
+            return Format::Text;
+        }
+        if lackey::shape(line).is_some() {
+            return Format::Lackey;
+        }
+        if content.starts_with(b"==") || content.starts_with(b"--") {
+            valgrind = true;
+            continue;
+        }
+        return match din::form_of(content) {
+            Some(DinForm::Traditional) => Format::Din,
+            Some(DinForm::Extended) => Format::ExtendedDin,
+            None => Format::Text,
+        };
+    }
+    if valgrind {
+        Format::Lackey
+    } else {
+        Format::Text
+    }
+}
+
+/// How to open a trace.
+#[derive(Default)]
+pub struct ReadOptions {
+    /// Read a binary trace without its end, as far as it goes.
+    pub allow_truncated: bool,
+    /// The format, instead of telling it from the content.
+    pub format: Option<Format>,
+    /// The program's binaries, to infer calls in Lackey and Dinero traces.
+    pub code: Option<CodeObjects>,
 }
 
 /// A trace being read, in its format.
 pub enum AnyReader {
     Text(TextReader<BufReader<File>>),
     Binary(Box<BinaryReader<BufReader<File>>>),
+    Lackey(CallInference<LackeyReader<BufReader<File>>>),
+    Din(CallInference<DinReader<BufReader<File>>>, DinForm),
 }
 
 impl AnyReader {
-    /// Reads `file`, telling the format by its first bytes. A binary trace
-    /// without its end is an error unless `allow_truncated`.
+    /// Reads `file` in the format its content shows. A binary trace without
+    /// its end is an error unless `allow_truncated`.
     pub fn new(file: File, allow_truncated: bool) -> Result<AnyReader, TraceError> {
+        AnyReader::open(
+            file,
+            ReadOptions {
+                allow_truncated,
+                ..ReadOptions::default()
+            },
+        )
+    }
+
+    /// Reads `file` as `options` say.
+    pub fn open(file: File, options: ReadOptions) -> Result<AnyReader, TraceError> {
         let io = |err: io::Error| TraceError {
             location: Location::Offset(0),
             kind: super::TraceErrorKind::Io(err),
         };
         let mut input = BufReader::with_capacity(1 << 20, file);
         let start = input.fill_buf().map_err(io)?;
-        if is_binary(start) {
-            let reader = BinaryReader::new(input, allow_truncated)?;
+        let format = options.format.unwrap_or_else(|| detect(start));
+        if format == Format::Binary {
+            let reader = BinaryReader::new(input, options.allow_truncated)?;
             return Ok(AnyReader::Binary(Box::new(reader)));
         }
         input.rewind().map_err(io)?;
-        Ok(AnyReader::Text(TextReader::new(input)))
+        Ok(match format {
+            Format::Text | Format::Binary => AnyReader::Text(TextReader::new(input)),
+            Format::Lackey => {
+                AnyReader::Lackey(CallInference::new(LackeyReader::new(input), options.code))
+            }
+            Format::Din | Format::ExtendedDin => {
+                let form = match format {
+                    Format::Din => DinForm::Traditional,
+                    _ => DinForm::Extended,
+                };
+                AnyReader::Din(
+                    CallInference::new(DinReader::new(input, form), options.code),
+                    form,
+                )
+            }
+        })
     }
 
     /// Which format the trace is in.
@@ -42,6 +163,9 @@ impl AnyReader {
         match self {
             AnyReader::Text(_) => Format::Text,
             AnyReader::Binary(_) => Format::Binary,
+            AnyReader::Lackey(_) => Format::Lackey,
+            AnyReader::Din(_, DinForm::Traditional) => Format::Din,
+            AnyReader::Din(_, DinForm::Extended) => Format::ExtendedDin,
         }
     }
 
@@ -52,7 +176,7 @@ impl AnyReader {
             AnyReader::Binary(reader) => reader
                 .summary()
                 .map(|summary| summary.instructions + summary.accesses),
-            AnyReader::Text(_) => None,
+            _ => None,
         }
     }
 
@@ -60,8 +184,21 @@ impl AnyReader {
     pub fn truncated(&self) -> Option<&str> {
         match self {
             AnyReader::Binary(reader) => reader.truncated(),
-            AnyReader::Text(_) => None,
+            _ => None,
         }
+    }
+
+    /// What the reader passed over, to warn about: lines of a Lackey trace
+    /// that were not trace lines.
+    pub fn skipped(&self) -> Option<String> {
+        let AnyReader::Lackey(reader) = self else {
+            return None;
+        };
+        let (lines, first) = reader.inner().skipped()?;
+        Some(format!(
+            "{lines} lines that are not Lackey trace lines (Valgrind's messages and the like) \
+             were skipped, the first at line {first}"
+        ))
     }
 }
 
@@ -71,6 +208,8 @@ impl TraceRead for AnyReader {
         match self {
             AnyReader::Text(reader) => reader.next_event(),
             AnyReader::Binary(reader) => reader.next_event(),
+            AnyReader::Lackey(reader) => reader.next_event(),
+            AnyReader::Din(reader, _) => reader.next_event(),
         }
     }
 
@@ -79,6 +218,8 @@ impl TraceRead for AnyReader {
         match self {
             AnyReader::Text(reader) => reader.next_item(),
             AnyReader::Binary(reader) => reader.next_item(),
+            AnyReader::Lackey(reader) => reader.next_item(),
+            AnyReader::Din(reader, _) => reader.next_item(),
         }
     }
 
@@ -86,6 +227,37 @@ impl TraceRead for AnyReader {
         match self {
             AnyReader::Text(reader) => reader.location(),
             AnyReader::Binary(reader) => reader.location(),
+            AnyReader::Lackey(reader) => reader.location(),
+            AnyReader::Din(reader, _) => reader.location(),
         }
+    }
+
+    fn detached_data(&self) -> bool {
+        matches!(self, AnyReader::Lackey(_) | AnyReader::Din(..))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_by_their_content() {
+        assert_eq!(
+            detect(b"# c\n\nlinegrind-trace text 1\ni 1 1\n"),
+            Format::Text
+        );
+        assert_eq!(
+            detect(b"==12== Lackey\n==12== \nI  0400,3\n"),
+            Format::Lackey
+        );
+        assert_eq!(detect(b" L 10,1\n M 20,1\n"), Format::Lackey);
+        assert_eq!(detect(b"==12== only messages\n"), Format::Lackey);
+        assert_eq!(detect(b"2 0\n0 1000\n"), Format::Din);
+        assert_eq!(detect(b"i 400 4\nr 7ff0 8\n"), Format::ExtendedDin);
+        assert_eq!(detect(b"something else\n"), Format::Text);
+        assert_eq!(detect(b"LGTRACE\0\x01\0\0\0"), Format::Binary);
+        assert_eq!("xdin".parse::<Format>(), Ok(Format::ExtendedDin));
+        assert!("csv".parse::<Format>().is_err());
     }
 }

@@ -13,7 +13,7 @@ use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
 const DIRECTIVES: &str = "fn, line, plt, object, thread, sp, i, r, w, m, call, ret, signal, \
-                          sigreturn, mark, alloc, free";
+                          sigreturn, mark, alloc, free, flush";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -177,6 +177,10 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             let addr = tokens.hex("ADDR")?;
             let size = tokens.decimal("SIZE")?;
             Event::Alloc { addr, size }
+        }
+        b"flush" => {
+            tokens.usage = "flush";
+            Event::Flush
         }
         b"free" => {
             tokens.usage = "free ADDR";
@@ -523,6 +527,7 @@ mod tests {
              mark end paint\n\
              alloc 10000000 4096\n\
              free 10000000\n\
+             flush\n\
              object /usr/lib/libc.so.6 bias=7f0000000000 build-id=0aFF\n\
              object ./app start=1000 end=2000 symbols=embedded\n\
              line 401004 13\n\
@@ -585,6 +590,7 @@ mod tests {
                     size: 4096
                 },
                 Event::Free { addr: 0x10000000 },
+                Event::Flush,
                 Event::Module(Box::new(ModuleMapping {
                     path: "/usr/lib/libc.so.6".into(),
                     bias: 0x7f0000000000,

@@ -67,6 +67,7 @@ i 401000 300
 mark begin paint
 alloc 10000000 4096
 free 10000000
+flush
 mark end paint
 ";
 

@@ -155,6 +155,7 @@ mod control {
     pub const INSTR: u64 = 15;
     pub const DATA: u64 = 16;
     pub const RESUME: u64 = 17;
+    pub const FLUSH: u64 = 18;
 }
 
 /// A record of the dynamic stream that is not a block run.
@@ -226,6 +227,7 @@ pub fn put_control(out: &mut Vec<u8>, control: &Control) {
             varint::put(out, *target);
         }
         Event::Return => tag(out, control::RETURN),
+        Event::Flush => tag(out, control::FLUSH),
         Event::StackPointer { sp } => {
             tag(out, control::STACK_POINTER);
             varint::put(out, *sp);
@@ -357,6 +359,7 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
             target: cursor.varint()?,
         },
         control::RETURN => Event::Return,
+        control::FLUSH => Event::Flush,
         control::STACK_POINTER => Event::StackPointer {
             sp: cursor.varint()?,
         },

@@ -1,0 +1,58 @@
+//! Which trace a command reads, and how: the file, its format (told by the
+//! content unless forced), the binaries that give a Lackey or Dinero trace
+//! its calls, and whether a truncated binary trace may be read.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+
+use super::failure::{Failure, InputContext};
+use crate::trace::{AnyReader, Binary, CodeObjects, Format, ReadOptions};
+
+/// A trace to read.
+#[derive(Clone, Debug, Default)]
+pub struct TraceInput {
+    pub path: PathBuf,
+    /// Read a binary trace without its end, as far as it goes.
+    pub allow_truncated: bool,
+    /// The format, instead of telling it from the content.
+    pub format: Option<Format>,
+    /// The program's binaries, to infer calls and name functions in a
+    /// Lackey or Dinero trace.
+    pub binaries: Vec<Binary>,
+}
+
+impl TraceInput {
+    /// A trace read as its content shows.
+    pub fn new(path: PathBuf) -> TraceInput {
+        TraceInput {
+            path,
+            ..TraceInput::default()
+        }
+    }
+
+    /// Opens the trace.
+    pub fn open(&self) -> Result<AnyReader, Failure> {
+        let name = self.path.display();
+        let file = File::open(&self.path).input(format!("cannot open {name}"))?;
+        let code = match self.binaries.is_empty() {
+            true => None,
+            false => Some(CodeObjects::open(&self.binaries).input("cannot use a binary")?),
+        };
+        let options = ReadOptions {
+            allow_truncated: self.allow_truncated,
+            format: self.format,
+            code,
+        };
+        let reader = AnyReader::open(file, options).input(&name)?;
+        if !self.binaries.is_empty() && matches!(reader.format(), Format::Text | Format::Binary) {
+            return Err(Failure::Input(anyhow!(
+                "--binary is for Lackey and Dinero traces; {name} is a {} trace, which carries \
+                 its own calls and objects",
+                reader.format().name()
+            )));
+        }
+        Ok(reader)
+    }
+}

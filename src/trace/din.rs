@@ -1,0 +1,305 @@
+//! Dinero's ASCII trace formats, read as Dinero IV reads them.
+//!
+//! Traditional `din` (Dinero III): `LABEL ADDRESS`, the rest of the line
+//! ignored. Labels: `0` read, `1` write, `2` instruction fetch, `3` an
+//! escape record of unknown access type (Dinero treats it as a read), `4` an
+//! escape record that flushes the caches. Dinero III is word-oriented:
+//! every access is 4 bytes at the address rounded down to a multiple of 4.
+//!
+//! Extended `din` (Dinero IV's `-informat D`): `TYPE ADDRESS SIZE`, the rest
+//! ignored, with `r` read, `w` write, `i` instruction fetch, `m`
+//! miscellaneous (a read), `c` copyback (writes dirty data back; a no-op in
+//! a cache model without dirty data). `v` (invalidate) is not supported.
+//!
+//! Addresses and sizes are hex, with an optional `0x`. Accesses before any
+//! instruction fetch are charged to the `(unknown)` instruction.
+
+use std::io::BufRead;
+
+use super::error::{Location, TraceError, TraceErrorKind};
+use super::{Access, Event, TraceRead};
+
+/// Which of the two forms a reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DinForm {
+    /// `LABEL ADDRESS`.
+    Traditional,
+    /// `TYPE ADDRESS SIZE`.
+    Extended,
+}
+
+/// Streams events from a Dinero trace.
+pub struct DinReader<R> {
+    input: R,
+    form: DinForm,
+    line: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> DinReader<R> {
+    pub fn new(input: R, form: DinForm) -> DinReader<R> {
+        DinReader {
+            input,
+            form,
+            line: 0,
+            buf: Vec::with_capacity(64),
+        }
+    }
+}
+
+/// A hex number, with an optional `0x`.
+fn hex(token: &[u8]) -> Option<u64> {
+    let digits = token
+        .strip_prefix(b"0x")
+        .or_else(|| token.strip_prefix(b"0X"))
+        .unwrap_or(token);
+    u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// Whether `line` has the shape of a traditional (`LABEL ADDRESS`) or an
+/// extended (`TYPE ADDRESS SIZE`) din record.
+pub fn form_of(line: &[u8]) -> Option<DinForm> {
+    let mut tokens = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    let first = tokens.next()?;
+    let address = tokens.next().and_then(hex)?;
+    let _ = address;
+    match first {
+        [b'r' | b'w' | b'i' | b'm' | b'c' | b'v' | b'R' | b'W' | b'I' | b'M' | b'C' | b'V'] => {
+            tokens.next().and_then(hex).map(|_| DinForm::Extended)
+        }
+        _ => hex(first)
+            .filter(|&label| label <= 4)
+            .map(|_| DinForm::Traditional),
+    }
+}
+
+impl<R: BufRead> DinReader<R> {
+    fn record(&self, line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
+        let mut tokens = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty());
+        let show = String::from_utf8_lossy(line).into_owned();
+        let Some(first) = tokens.next() else {
+            return Ok(None);
+        };
+        let address = |token: Option<&[u8]>, what: &str| {
+            token.and_then(hex).ok_or_else(|| {
+                TraceError::syntax(
+                    at,
+                    format!("a missing or bad {what} in `{show}`: expected hex"),
+                )
+            })
+        };
+        match self.form {
+            DinForm::Traditional => {
+                let label = hex(first).ok_or_else(|| {
+                    TraceError::syntax(at, format!("a bad label in `{show}`: expected 0 to 4"))
+                })?;
+                let addr = address(tokens.next(), "address")? & !3;
+                Ok(Some(match label {
+                    0 | 3 => read(addr, 4),
+                    1 => write(addr, 4),
+                    2 => Event::Instr { addr, len: 4 },
+                    4 => Event::Flush,
+                    other => {
+                        return Err(TraceError::syntax(
+                            at,
+                            format!(
+                                "unsupported record label {other:x} in `{show}`: din labels are \
+                                 0 read, 1 write, 2 instruction fetch, 3 escape (a read), 4 flush"
+                            ),
+                        ));
+                    }
+                }))
+            }
+            DinForm::Extended => {
+                let addr = address(tokens.next(), "address")?;
+                let size = address(tokens.next(), "size")?;
+                let size = u32::try_from(size)
+                    .ok()
+                    .filter(|&size| size > 0)
+                    .ok_or_else(|| {
+                        TraceError::syntax(
+                            at,
+                            format!("size {size:#x} in `{show}` is out of range"),
+                        )
+                    })?;
+                if addr.checked_add(u64::from(size) - 1).is_none() {
+                    return Err(TraceError::syntax(
+                        at,
+                        format!("`{show}` runs past the end of the address space"),
+                    ));
+                }
+                match first {
+                    b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
+                    b"w" | b"W" => Ok(Some(write(addr, size))),
+                    b"i" | b"I" => Ok(Some(Event::Instr { addr, len: size })),
+                    b"c" | b"C" => Ok(None),
+                    b"v" | b"V" => Err(TraceError::syntax(
+                        at,
+                        format!("invalidate records are not supported: `{show}`"),
+                    )),
+                    _ => Err(TraceError::syntax(
+                        at,
+                        format!(
+                            "unknown access type in `{show}`: expected r, w, i, m, c or v \
+                             (for the traditional `LABEL ADDRESS` form, use --format din)"
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+}
+
+fn read(addr: u64, size: u32) -> Event {
+    Event::Data {
+        access: Access::Read,
+        addr,
+        size,
+    }
+}
+
+fn write(addr: u64, size: u32) -> Event {
+    Event::Data {
+        access: Access::Write,
+        addr,
+        size,
+    }
+}
+
+impl<R: BufRead> TraceRead for DinReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            self.buf.clear();
+            let read = self.input.read_until(b'\n', &mut self.buf);
+            let at = Location::Line(self.line + 1);
+            match read {
+                Err(err) => {
+                    return Err(TraceError {
+                        location: at,
+                        kind: TraceErrorKind::Io(err),
+                    });
+                }
+                Ok(0) => return Ok(None),
+                Ok(_) => {}
+            }
+            self.line += 1;
+            let line = std::mem::take(&mut self.buf);
+            let event = self.record(line.trim_ascii(), at);
+            self.buf = line;
+            if let Some(event) = event? {
+                return Ok(Some(event));
+            }
+        }
+    }
+
+    fn location(&self) -> Location {
+        Location::Line(self.line)
+    }
+
+    fn detached_data(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(text: &str, form: DinForm) -> Result<Vec<Event>, TraceError> {
+        let mut reader = DinReader::new(text.as_bytes(), form);
+        let mut out = Vec::new();
+        while let Some(event) = reader.next_event()? {
+            out.push(event);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn traditional_records_are_words_and_label_4_flushes() {
+        let read = events(
+            "2 0 comment\n0 1003\n\n1 0x70f60892\n3 10\n4 0\n",
+            DinForm::Traditional,
+        )
+        .unwrap();
+        assert_eq!(
+            read,
+            [
+                Event::Instr { addr: 0, len: 4 },
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x1000,
+                    size: 4
+                },
+                Event::Data {
+                    access: Access::Write,
+                    addr: 0x70f60890,
+                    size: 4
+                },
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x10,
+                    size: 4
+                },
+                Event::Flush,
+            ]
+        );
+    }
+
+    #[test]
+    fn extended_records_carry_their_size() {
+        let read = events(
+            "i 400 3\nr 7ff0 8 # a comment\nw 0x10 0x10\nc 0 40\n",
+            DinForm::Extended,
+        )
+        .unwrap();
+        assert_eq!(
+            read,
+            [
+                Event::Instr {
+                    addr: 0x400,
+                    len: 3
+                },
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x7ff0,
+                    size: 8
+                },
+                Event::Data {
+                    access: Access::Write,
+                    addr: 0x10,
+                    size: 16
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn unsupported_records_are_errors_naming_the_line() {
+        let error = |text: &str, form| events(text, form).unwrap_err().to_string();
+        assert!(
+            error("0 10\n5 10\n", DinForm::Traditional)
+                .starts_with("line 2: unsupported record label 5")
+        );
+        assert!(error("0 zz\n", DinForm::Traditional).contains("bad address"));
+        assert!(
+            error("v 10 4\n", DinForm::Extended).contains("invalidate records are not supported")
+        );
+        assert!(error("r 10\n", DinForm::Extended).contains("bad size"));
+        assert!(error("r 10 0\n", DinForm::Extended).contains("out of range"));
+        assert!(error("x 10 4\n", DinForm::Extended).contains("unknown access type"));
+    }
+
+    #[test]
+    fn forms_are_told_apart_by_shape() {
+        assert_eq!(form_of(b"2 400"), Some(DinForm::Traditional));
+        assert_eq!(form_of(b"0 70f60888 ignored"), Some(DinForm::Traditional));
+        assert_eq!(form_of(b"r 7ff0 8"), Some(DinForm::Extended));
+        assert_eq!(form_of(b"9 400"), None);
+        assert_eq!(form_of(b"I  04001234,3"), None);
+        assert_eq!(form_of(b"linegrind-trace text 1"), None);
+    }
+}

@@ -1,0 +1,251 @@
+//! Valgrind Lackey's memory traces (`valgrind --tool=lackey
+//! --trace-mem=yes`), and the data-only traces in the same form that the
+//! CS:APP cache lab ships:
+//!
+//! ```text
+//! I  04001234,3      an instruction of 3 bytes
+//!  L 7ff000a78,8     a load of 8 bytes by it
+//!  S 7ff000a70,8     a store
+//!  M 0421d568,4      a modify (load and store of the same bytes): one Dw
+//! ```
+//!
+//! Addresses are hex without `0x`, sizes decimal. Valgrind's own lines
+//! (`==1234== ...`) and anything else that is not a trace line are skipped
+//! and counted. Accesses before any instruction are charged to the
+//! `(unknown)` instruction. Dirty-helper accesses larger than a cache
+//! line's worth (x87 and SSE state saves of 28, 108, 512 bytes) are
+//! clamped to 16 bytes, as Callgrind clamps them; regular accesses are 1,
+//! 2, 4, 8, 16 or 32 bytes.
+
+use std::io::BufRead;
+
+use super::error::{Location, TraceError, TraceErrorKind};
+use super::{Access, Event, TraceRead};
+
+/// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
+const HELPER_ACCESS_LIMIT: u32 = 16;
+
+/// The size Callgrind would simulate for an access Lackey reports as
+/// `size` bytes.
+pub fn clamped(size: u32) -> u32 {
+    if size > HELPER_ACCESS_LIMIT && size != 32 {
+        HELPER_ACCESS_LIMIT
+    } else {
+        size
+    }
+}
+
+/// Streams events from a Lackey trace.
+pub struct LackeyReader<R> {
+    input: R,
+    line: u64,
+    buf: Vec<u8>,
+    /// Lines that were not trace lines, and the first of them.
+    skipped: u64,
+    first_skipped: u64,
+}
+
+impl<R: BufRead> LackeyReader<R> {
+    pub fn new(input: R) -> LackeyReader<R> {
+        LackeyReader {
+            input,
+            line: 0,
+            buf: Vec::with_capacity(64),
+            skipped: 0,
+            first_skipped: 0,
+        }
+    }
+
+    /// Lines that were not trace lines so far (Valgrind's messages, blank
+    /// lines), with the number of the first; for a warning.
+    pub fn skipped(&self) -> Option<(u64, u64)> {
+        (self.skipped > 0).then_some((self.skipped, self.first_skipped))
+    }
+}
+
+/// What a trace line says, before it is checked.
+enum Shape {
+    Instr,
+    Data(Access),
+    Other,
+}
+
+/// Whether `line` looks like a Lackey trace line, and which.
+pub fn shape(line: &[u8]) -> Option<char> {
+    match line {
+        [b'I', b' ', ..] => Some('I'),
+        [b' ', kind @ (b'L' | b'S' | b'M'), b' ', ..] => Some(*kind as char),
+        _ => None,
+    }
+}
+
+impl<R: BufRead> TraceRead for LackeyReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            self.buf.clear();
+            let read = self.input.read_until(b'\n', &mut self.buf);
+            let at = Location::Line(self.line + 1);
+            match read {
+                Err(err) => {
+                    return Err(TraceError {
+                        location: at,
+                        kind: TraceErrorKind::Io(err),
+                    });
+                }
+                Ok(0) => return Ok(None),
+                Ok(_) => {}
+            }
+            self.line += 1;
+            let line = self.buf.trim_ascii_end();
+            let kind = match shape(line) {
+                Some('I') => Shape::Instr,
+                Some('L') => Shape::Data(Access::Read),
+                Some('S') => Shape::Data(Access::Write),
+                Some('M') => Shape::Data(Access::Modify),
+                _ => Shape::Other,
+            };
+            let (addr, size) = match kind {
+                Shape::Other => {
+                    if self.skipped == 0 {
+                        self.first_skipped = self.line;
+                    }
+                    self.skipped += 1;
+                    continue;
+                }
+                _ => address_and_size(&line[2..], at)?,
+            };
+            return Ok(Some(match kind {
+                Shape::Instr => Event::Instr { addr, len: size },
+                Shape::Data(access) => Event::Data {
+                    access,
+                    addr,
+                    size: clamped(size),
+                },
+                Shape::Other => unreachable!("skipped above"),
+            }));
+        }
+    }
+
+    fn location(&self) -> Location {
+        Location::Line(self.line)
+    }
+
+    fn detached_data(&self) -> bool {
+        true
+    }
+}
+
+/// `ADDR,SIZE` after the kind: hex address, decimal size of at least 1,
+/// within the address space.
+fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError> {
+    let text = text.trim_ascii();
+    let bad = |what: &str| {
+        TraceError::syntax(
+            at,
+            format!(
+                "{what} in `{}`: expected ADDR,SIZE (hex address, decimal size)",
+                String::from_utf8_lossy(text)
+            ),
+        )
+    };
+    let comma = text
+        .iter()
+        .position(|&b| b == b',')
+        .ok_or_else(|| bad("no comma"))?;
+    let addr = std::str::from_utf8(&text[..comma])
+        .ok()
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .ok_or_else(|| bad("a bad address"))?;
+    let size: u32 = std::str::from_utf8(&text[comma + 1..])
+        .ok()
+        .and_then(|dec| dec.parse().ok())
+        .ok_or_else(|| bad("a bad size"))?;
+    if size == 0 {
+        return Err(bad("size 0"));
+    }
+    if addr.checked_add(u64::from(size) - 1).is_none() {
+        return Err(bad("an access past the end of the address space"));
+    }
+    Ok((addr, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(text: &str) -> Result<Vec<Event>, TraceError> {
+        let mut reader = LackeyReader::new(text.as_bytes());
+        let mut out = Vec::new();
+        while let Some(event) = reader.next_event()? {
+            out.push(event);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_instructions_and_accesses_and_skips_valgrind_lines() {
+        let text = "==123== Lackey, an example Valgrind tool\n\
+                    I  04001234,3\n \
+                    L 7ff000a78,8\n \
+                    S 0000beef,4\n \
+                    M 0421d568,2\n\
+                    ==123== \n \
+                    L 10,512\n";
+        let mut reader = LackeyReader::new(text.as_bytes());
+        let mut read = Vec::new();
+        while let Some(event) = reader.next_event().unwrap() {
+            read.push(event);
+        }
+        assert_eq!(
+            read,
+            [
+                Event::Instr {
+                    addr: 0x4001234,
+                    len: 3
+                },
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x7ff000a78,
+                    size: 8
+                },
+                Event::Data {
+                    access: Access::Write,
+                    addr: 0xbeef,
+                    size: 4
+                },
+                Event::Data {
+                    access: Access::Modify,
+                    addr: 0x421d568,
+                    size: 2
+                },
+                // A state save: clamped as Callgrind clamps it.
+                Event::Data {
+                    access: Access::Read,
+                    addr: 0x10,
+                    size: 16
+                },
+            ]
+        );
+        assert_eq!(reader.skipped(), Some((2, 1)));
+    }
+
+    #[test]
+    fn malformed_trace_lines_are_errors_with_their_line() {
+        let error = |text: &str| events(text).unwrap_err().to_string();
+        assert!(error("I  40,3\n L zz,4\n").starts_with("line 2: a bad address"));
+        assert!(error(" S 40;4\n").contains("no comma"));
+        assert!(error(" S 40,x\n").contains("a bad size"));
+        assert!(error("I  40,0\n").contains("size 0"));
+        assert!(error(" L ffffffffffffffff,8\n").contains("past the end"));
+    }
+
+    #[test]
+    fn only_oversized_accesses_are_clamped() {
+        for regular in [1, 2, 4, 8, 10, 16, 32] {
+            assert_eq!(clamped(regular), regular);
+        }
+        for helper in [28, 64, 108, 512] {
+            assert_eq!(clamped(helper), 16);
+        }
+    }
+}
