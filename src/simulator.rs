@@ -501,7 +501,8 @@ impl<B: Backdate> Simulator<B> {
 /// Callgrind decides: always for a return that was not one (`forced`);
 /// with stack pointers, a jump to a function's first instruction or into
 /// another object; without them (text traces), a jump to the first
-/// instruction of another function. Returns the function entered.
+/// instruction of another function, or from an object's code to code in no
+/// known object. Returns the function entered.
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,
@@ -518,14 +519,18 @@ fn entered_by_jump(
         }
         None => program.function_at(addr),
     };
+    // A jump from an object's code to code in no object known (a PLT stub
+    // into a library the trace has no binary for) enters a function, as
+    // Callgrind's jumps into another object do.
+    let leaves_object = object.is_none() && program.function(from).object.is_some();
     let Some(func) = func else {
-        return forced.then(|| program.callee(addr));
+        return (forced || leaves_object).then(|| program.callee(addr));
     };
     let is_entry = program.function(func).entry == addr;
     let enters = if with_sp {
         is_entry || object != program.function(from).object
     } else {
-        is_entry && func != from
+        is_entry && func != from || leaves_object
     };
     (forced || enters).then_some(func)
 }

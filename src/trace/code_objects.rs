@@ -13,7 +13,7 @@ use capstone::{Capstone, InsnGroupType};
 use object::{Object, ObjectKind, ObjectSection, SectionKind};
 use rustc_hash::FxHashMap;
 
-use super::ModuleMapping;
+use super::{Event, ModuleMapping};
 
 /// Where Valgrind loads a position-independent executable on amd64.
 pub const VALGRIND_PIE_BIAS: u64 = 0x108000;
@@ -54,6 +54,8 @@ pub enum Transfer {
     Other,
     Call,
     Return,
+    /// No binary given has code there.
+    Unknown,
 }
 
 struct CodeObject {
@@ -62,6 +64,8 @@ struct CodeObject {
     data: memmap2::Mmap,
     /// Code sections: ELF address, file offset, size.
     sections: Vec<(u64, u64, u64)>,
+    /// PLT sections: ELF start and end.
+    plt: Vec<(u64, u64)>,
 }
 
 impl CodeObject {
@@ -123,11 +127,17 @@ fn open(binary: &Binary) -> Result<CodeObject, String> {
             Some((section.address(), offset, size))
         })
         .collect();
+    let plt = elf
+        .sections()
+        .filter(|section| section.name().is_ok_and(|name| name.starts_with(".plt")))
+        .map(|section| (section.address(), section.address() + section.size()))
+        .collect();
     Ok(CodeObject {
         path: absolute(&binary.path),
         bias,
         data,
         sections,
+        plt,
     })
 }
 
@@ -166,18 +176,24 @@ impl CodeObjects {
         })
     }
 
-    /// The binaries as mapped, for symbols.
-    pub fn mappings(&self) -> Vec<ModuleMapping> {
-        self.objects
-            .iter()
-            .map(|object| ModuleMapping {
+    /// The binaries as mapped, for symbols, and their PLT stubs, whose
+    /// code is charged to their callers as in recorded traces.
+    pub fn mappings(&self) -> Vec<Event> {
+        let mut events = Vec::new();
+        for object in &self.objects {
+            events.push(Event::Module(Box::new(ModuleMapping {
                 path: object.path.clone(),
                 bias: object.bias,
                 range: None,
                 build_id: None,
                 embedded: false,
-            })
-            .collect()
+            })));
+            events.extend(object.plt.iter().map(|&(start, end)| Event::Plt {
+                start: start.wrapping_add(object.bias),
+                end: end.wrapping_add(object.bias),
+            }));
+        }
+        events
     }
 
     /// What the instruction at `addr` does; decoded the first time.
@@ -192,7 +208,7 @@ impl CodeObjects {
 
     fn decode(&self, addr: u64) -> Transfer {
         let Some(code) = self.objects.iter().find_map(|object| object.code_at(addr)) else {
-            return Transfer::Other;
+            return Transfer::Unknown;
         };
         let Ok(instrs) = self.decoder.disasm_count(code, addr, 1) else {
             return Transfer::Other;
@@ -278,7 +294,7 @@ mod tests {
         assert_eq!(objects.transfer(ret + bias), Transfer::Return);
         assert_eq!(
             objects.transfer(start + bias + 0x7fff_0000_0000),
-            Transfer::Other
+            Transfer::Unknown
         );
     }
 }

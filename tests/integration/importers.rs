@@ -1,0 +1,190 @@
+//! Importers against the recorder: small C programs run under Valgrind
+//! Lackey (`--trace-mem=yes --vex-guest-chase=no`) and under
+//! `linegrind record` simulate to the same totals and misses; with the
+//! program given as `--binary`, the Lackey trace gets the same functions
+//! and call arcs for the program's own code.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linegrind::report::ProfileFile;
+
+use crate::support::{linegrind, root};
+
+const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
+
+const EVENTS: [&str; 12] = [
+    "Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "SpLoss1", "Loaded1", "Used1",
+];
+
+struct Program {
+    source: &'static str,
+    /// The program's own functions, whose arcs must match.
+    functions: &'static [&'static str],
+}
+
+const PROGRAMS: &[Program] = &[
+    Program {
+        source: "fidelity/recursion.c",
+        functions: &["main", "fib", "is_even", "is_odd"],
+    },
+    Program {
+        source: "importers/calls.c",
+        functions: &["main", "fill", "compare", "sum"],
+    },
+];
+
+fn missing_tools() -> Option<String> {
+    let works = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !works("valgrind") {
+        return Some("valgrind is not installed".into());
+    }
+    if !works("cc") {
+        return Some("no C compiler".into());
+    }
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        return Some(err.to_string());
+    }
+    None
+}
+
+fn compile(source: &str, dir: &Path) -> PathBuf {
+    let out = dir.join(source.replace(['.', '/'], "_"));
+    let status = Command::new("cc")
+        .args(["-g", "-O1", "-o"])
+        .arg(&out)
+        .arg(root().join("tests/programs").join(source))
+        .status()
+        .unwrap();
+    assert!(status.success(), "cc {source}");
+    out
+}
+
+/// Runs `binary` under Lackey, as the recorder runs its own tool: same
+/// Valgrind folder and working folder (Debian's `valgrind` is a shell
+/// script, which sets `PWD`), so the same environment, the same stack
+/// addresses and the same work.
+fn lackey(binary: &Path, dir: &Path) -> PathBuf {
+    let log = dir.join("lackey.log");
+    let status = Command::new("valgrind")
+        .current_dir(dir)
+        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap())
+        .args(["--tool=lackey", "--trace-mem=yes", "--vex-guest-chase=no"])
+        .arg(format!("--log-file={}", log.display()))
+        .arg(binary)
+        .status()
+        .unwrap();
+    assert!(status.code().is_some(), "lackey ran");
+    log
+}
+
+fn record(binary: &Path, dir: &Path) -> PathBuf {
+    let trace = dir.join("trace.lgt");
+    let output = linegrind(
+        dir,
+        &[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            binary.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("linegrind: recorded "), "{stderr}");
+    trace
+}
+
+/// Simulates `trace` with `extra` options, and reads the profile back.
+fn simulate(trace: &Path, extra: &[&str], dir: &Path, name: &str) -> (ProfileFile, String) {
+    let out = dir.join(name);
+    let mut args = vec!["sim", "--quiet", "-o", out.to_str().unwrap()];
+    args.extend(CACHES);
+    args.extend(extra);
+    args.push(trace.to_str().unwrap());
+    let output = linegrind(dir, &args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    let file = std::fs::File::open(&out).unwrap();
+    (
+        ProfileFile::parse(std::io::BufReader::new(file)).unwrap(),
+        stderr,
+    )
+}
+
+fn totals(file: &ProfileFile) -> BTreeMap<&'static str, u64> {
+    EVENTS
+        .iter()
+        .map(|&name| {
+            let index = file
+                .event(name)
+                .unwrap_or_else(|| panic!("no event {name}"));
+            (name, file.totals[index])
+        })
+        .collect()
+}
+
+/// Self Ir of the functions named, and calls between them with counts.
+fn user_code(
+    file: &ProfileFile,
+    functions: &[&str],
+) -> (BTreeMap<String, u64>, BTreeMap<(String, String), u64>) {
+    let ir = file.event("Ir").unwrap();
+    let mut costs = BTreeMap::new();
+    for function in &file.functions {
+        if functions.contains(&function.key.name.as_str()) {
+            *costs.entry(function.key.name.clone()).or_insert(0) += function.self_cost[ir];
+        }
+    }
+    let mut arcs = BTreeMap::new();
+    for call in &file.calls {
+        let caller = &file.functions[call.caller].key.name;
+        let callee = &file.functions[call.callee].key.name;
+        if functions.contains(&caller.as_str()) && functions.contains(&callee.as_str()) {
+            *arcs.entry((caller.clone(), callee.clone())).or_insert(0) += call.count;
+        }
+    }
+    (costs, arcs)
+}
+
+#[test]
+fn lackey_traces_simulate_like_recordings() {
+    if let Some(why) = missing_tools() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for program in PROGRAMS {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let binary = compile(program.source, dir);
+        let log = lackey(&binary, dir);
+        let trace = record(&binary, dir);
+
+        let (recorded, _) = simulate(&trace, &[], dir, "recorded.out");
+        let (flat, warning) = simulate(&log, &[], dir, "lackey.out");
+        assert!(
+            warning.contains("not Lackey trace lines") && warning.contains("skipped"),
+            "Valgrind's own lines are counted in a warning: {warning}"
+        );
+        assert_eq!(totals(&flat), totals(&recorded), "{}", program.source);
+
+        let binary_arg = format!("--binary={}", binary.display());
+        let (inferred, _) = simulate(&log, &[&binary_arg], dir, "inferred.out");
+        assert_eq!(totals(&inferred), totals(&recorded), "{}", program.source);
+        let (costs, arcs) = user_code(&inferred, program.functions);
+        let (expected_costs, expected_arcs) = user_code(&recorded, program.functions);
+        assert_eq!(costs, expected_costs, "{}: self Ir", program.source);
+        assert_eq!(arcs, expected_arcs, "{}: call arcs", program.source);
+        assert!(
+            arcs.len() >= 2,
+            "{}: the program's calls are found: {arcs:?}",
+            program.source
+        );
+    }
+}
