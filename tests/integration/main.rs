@@ -9,6 +9,7 @@ mod fidelity;
 mod golden;
 mod gui;
 mod hand_computed;
+mod importer_answers;
 mod importers;
 mod recorder;
 mod reports;
