@@ -38,8 +38,16 @@ pub fn clamped(size: u32) -> u32 {
 /// Streams events from a Lackey trace.
 pub struct LackeyReader<R> {
     input: R,
-    line: u64,
+    /// A line that straddled the end of the input's buffer.
     buf: Vec<u8>,
+    lines: Lines,
+}
+
+/// Where the reader is, and what it skipped.
+#[derive(Default)]
+struct Lines {
+    /// Lines read.
+    read: u64,
     /// Lines that were not trace lines, and the first of them.
     skipped: u64,
     first_skipped: u64,
@@ -49,25 +57,17 @@ impl<R: BufRead> LackeyReader<R> {
     pub fn new(input: R) -> LackeyReader<R> {
         LackeyReader {
             input,
-            line: 0,
             buf: Vec::with_capacity(64),
-            skipped: 0,
-            first_skipped: 0,
+            lines: Lines::default(),
         }
     }
 
     /// Lines that were not trace lines so far (Valgrind's messages, blank
     /// lines), with the number of the first; for a warning.
     pub fn skipped(&self) -> Option<(u64, u64)> {
-        (self.skipped > 0).then_some((self.skipped, self.first_skipped))
+        let lines = &self.lines;
+        (lines.skipped > 0).then_some((lines.skipped, lines.first_skipped))
     }
-}
-
-/// What a trace line says, before it is checked.
-enum Shape {
-    Instr,
-    Data(Access),
-    Other,
 }
 
 /// Whether `line` looks like a Lackey trace line, and which.
@@ -79,55 +79,73 @@ pub fn shape(line: &[u8]) -> Option<char> {
     }
 }
 
+impl Lines {
+    /// What `line`, the next line, says: an event, or nothing for a line
+    /// skipped.
+    fn parse(&mut self, line: &[u8]) -> Result<Option<Event>, TraceError> {
+        self.read += 1;
+        let line = line.trim_ascii_end();
+        let access = match shape(line) {
+            Some('I') => None,
+            Some('L') => Some(Access::Read),
+            Some('S') => Some(Access::Write),
+            Some('M') => Some(Access::Modify),
+            _ => {
+                if self.skipped == 0 {
+                    self.first_skipped = self.read;
+                }
+                self.skipped += 1;
+                return Ok(None);
+            }
+        };
+        let (addr, size) = address_and_size(&line[2..], Location::Line(self.read))?;
+        Ok(Some(match access {
+            None => Event::Instr { addr, len: size },
+            Some(access) => Event::Data {
+                access,
+                addr,
+                size: clamped(size),
+            },
+        }))
+    }
+}
+
 impl<R: BufRead> TraceRead for LackeyReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        let io = |line: u64, err| TraceError {
+            location: Location::Line(line + 1),
+            kind: TraceErrorKind::Io(err),
+        };
         loop {
-            self.buf.clear();
-            let read = self.input.read_until(b'\n', &mut self.buf);
-            let at = Location::Line(self.line + 1);
-            match read {
-                Err(err) => {
-                    return Err(TraceError {
-                        location: at,
-                        kind: TraceErrorKind::Io(err),
-                    });
-                }
-                Ok(0) => return Ok(None),
-                Ok(_) => {}
+            // Lines are parsed where they lie in the reader's buffer; only
+            // one that straddles the buffer's end is copied.
+            let read = self.lines.read;
+            let available = self.input.fill_buf().map_err(|err| io(read, err))?;
+            if available.is_empty() {
+                return Ok(None);
             }
-            self.line += 1;
-            let line = self.buf.trim_ascii_end();
-            let kind = match shape(line) {
-                Some('I') => Shape::Instr,
-                Some('L') => Shape::Data(Access::Read),
-                Some('S') => Shape::Data(Access::Write),
-                Some('M') => Shape::Data(Access::Modify),
-                _ => Shape::Other,
-            };
-            let (addr, size) = match kind {
-                Shape::Other => {
-                    if self.skipped == 0 {
-                        self.first_skipped = self.line;
-                    }
-                    self.skipped += 1;
-                    continue;
+            let event = match available.iter().position(|&b| b == b'\n') {
+                Some(end) => {
+                    let event = self.lines.parse(&available[..end]);
+                    self.input.consume(end + 1);
+                    event?
                 }
-                _ => address_and_size(&line[2..], at)?,
+                None => {
+                    self.buf.clear();
+                    self.input
+                        .read_until(b'\n', &mut self.buf)
+                        .map_err(|err| io(read, err))?;
+                    self.lines.parse(&self.buf)?
+                }
             };
-            return Ok(Some(match kind {
-                Shape::Instr => Event::Instr { addr, len: size },
-                Shape::Data(access) => Event::Data {
-                    access,
-                    addr,
-                    size: clamped(size),
-                },
-                Shape::Other => unreachable!("skipped above"),
-            }));
+            if let Some(event) = event {
+                return Ok(Some(event));
+            }
         }
     }
 
     fn location(&self) -> Location {
-        Location::Line(self.line)
+        Location::Line(self.lines.read)
     }
 
     fn detached_data(&self) -> bool {
@@ -136,30 +154,50 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
 }
 
 /// `ADDR,SIZE` after the kind: hex address, decimal size of at least 1,
-/// within the address space.
+/// within the address space. One pass over the bytes.
 fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError> {
-    let text = text.trim_ascii();
     let bad = |what: &str| {
         TraceError::syntax(
             at,
             format!(
                 "{what} in `{}`: expected ADDR,SIZE (hex address, decimal size)",
-                String::from_utf8_lossy(text)
+                String::from_utf8_lossy(text.trim_ascii())
             ),
         )
     };
-    let comma = text
-        .iter()
-        .position(|&b| b == b',')
-        .ok_or_else(|| bad("no comma"))?;
-    let addr = std::str::from_utf8(&text[..comma])
-        .ok()
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-        .ok_or_else(|| bad("a bad address"))?;
-    let size: u32 = std::str::from_utf8(&text[comma + 1..])
-        .ok()
-        .and_then(|dec| dec.parse().ok())
-        .ok_or_else(|| bad("a bad size"))?;
+    let mut bytes = text.iter().copied().skip_while(|&b| b == b' ').peekable();
+    let mut addr = 0u64;
+    let mut digits = 0;
+    loop {
+        match bytes.next() {
+            Some(b',') => break,
+            Some(b) => {
+                let nibble = HEX[usize::from(b)];
+                if nibble == NOT_HEX || digits == 16 {
+                    let comma = text.contains(&b',');
+                    return Err(bad(if comma { "a bad address" } else { "no comma" }));
+                }
+                addr = addr << 4 | u64::from(nibble);
+                digits += 1;
+            }
+            None => return Err(bad("no comma")),
+        }
+    }
+    if digits == 0 {
+        return Err(bad("a bad address"));
+    }
+    let mut size = 0u32;
+    let mut digits = 0;
+    while let Some(b) = bytes.next_if(u8::is_ascii_digit) {
+        size = size
+            .checked_mul(10)
+            .and_then(|size| size.checked_add(u32::from(b - b'0')))
+            .ok_or_else(|| bad("a bad size"))?;
+        digits += 1;
+    }
+    if digits == 0 || !bytes.all(|b| b.is_ascii_whitespace()) {
+        return Err(bad("a bad size"));
+    }
     if size == 0 {
         return Err(bad("size 0"));
     }
@@ -168,6 +206,25 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
     }
     Ok((addr, size))
 }
+
+const NOT_HEX: u8 = 0xff;
+
+/// The value of each hex digit, [`NOT_HEX`] for other bytes.
+const HEX: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {

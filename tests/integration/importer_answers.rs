@@ -209,7 +209,10 @@ fn formats_are_detected_noise_is_counted_and_bad_records_named() {
     std::fs::write(&bad, "i 400000 3\nv 7000 4\n").unwrap();
     let (code, _, stderr) = run(&["sim", "-o", "/dev/null", bad.to_str().unwrap()]);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("bad.xdin: line 2: invalidate records are not supported"), "{stderr}");
+    assert!(
+        stderr.contains("bad.xdin: line 2: invalidate records are not supported"),
+        "{stderr}"
+    );
     // Forcing a format that does not fit is an error too, not a guess.
     let (code, _, stderr) = run(&[
         "sim",
