@@ -53,6 +53,7 @@ pub mod config;
 pub mod cost;
 pub mod output;
 pub mod pattern;
+pub mod pipeline;
 pub mod profile;
 pub mod program;
 pub mod record;

@@ -137,6 +137,11 @@ pub struct Simulator<B: Backdate> {
 }
 
 impl<B: Backdate> Simulator<B> {
+    /// Instructions simulated so far.
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
     /// Lets data accesses come without an instruction, as in data-only
     /// traces; they are charged to the `(unknown)` instruction.
     pub fn set_detached_data(&mut self, allowed: bool) {

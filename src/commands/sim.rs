@@ -11,7 +11,7 @@ use crate::output::json::Summary;
 use crate::output::{
     Positions, Progress, write_atomically, write_callgrind, write_firefox_profile, write_summary,
 };
-use crate::simulator::simulate_reporting;
+use crate::pipeline::simulate_each;
 
 /// A validated `sim` invocation.
 #[derive(Clone, Debug)]
@@ -48,13 +48,14 @@ impl SimJob {
 /// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let name = job.input.path.display();
-    let mut reader = job.input.open()?;
+    let reader = job.input.open()?;
     let progress = Progress::new("simulating", reader.events(), !job.quiet);
-    let simulated = simulate_reporting(&mut reader, job.config.clone(), |events| {
+    let simulated = simulate_each(reader, &[job.config.clone()], &|events| {
         progress.set(events)
     });
     progress.finish();
-    let profile = simulated.input(&name)?;
+    let (reader, mut profiles) = simulated.input(&name)?;
+    let profile = profiles.remove(0).input(&name)?;
     let truncated = reader
         .truncated()
         .map(|why| format!("{name} is truncated: {why}"));

@@ -127,7 +127,27 @@ pub struct BlockRun {
     pub addrs: Vec<u64>,
 }
 
+/// A run borrowed from wherever it is kept: a reader's buffer, or a batch
+/// handed between threads.
+#[derive(Clone, Copy, Debug)]
+pub struct RunRef<'a> {
+    pub sp: Option<u64>,
+    pub exit: Option<u32>,
+    pub guards: &'a [bool],
+    pub addrs: &'a [u64],
+}
+
 impl BlockRun {
+    /// The run, borrowed.
+    pub fn view(&self) -> RunRef<'_> {
+        RunRef {
+            sp: self.sp,
+            exit: self.exit,
+            guards: &self.guards,
+            addrs: &self.addrs,
+        }
+    }
+
     /// Empties the run for reuse.
     pub fn clear(&mut self) {
         self.sp = None;
@@ -157,7 +177,7 @@ pub enum Step {
 
 impl BlockDef {
     /// How a run leaves the block: by the side exit it took, or the end.
-    pub fn leaving(&self, run: &BlockRun) -> JumpKind {
+    pub fn leaving(&self, run: RunRef) -> JumpKind {
         let Some(taken) = run.exit else {
             return self.end;
         };
@@ -173,7 +193,7 @@ impl BlockDef {
     #[inline]
     pub fn walk<E>(
         &self,
-        run: &BlockRun,
+        run: RunRef,
         mut step: impl FnMut(Step) -> Result<(), E>,
     ) -> Result<(), WalkError<E>> {
         let mut addrs = run.addrs.iter();
@@ -297,7 +317,7 @@ impl Expander {
         if let Some(sp) = run.sp {
             out.push(Event::StackPointer { sp });
         }
-        let walked = def.walk(run, |step| {
+        let walked = def.walk(run.view(), |step| {
             out.push(match step {
                 Step::Instr { addr, len } => Event::Instr { addr, len },
                 Step::Data { access, addr, size } => Event::Data { access, addr, size },
@@ -307,7 +327,7 @@ impl Expander {
         if let Err(WalkError::Mismatch(mismatch)) = walked {
             return Err(mismatch);
         }
-        let leaving = def.leaving(run);
+        let leaving = def.leaving(run.view());
         if leaving == JumpKind::Return {
             out.push(Event::Return);
         }

@@ -90,6 +90,10 @@ pub struct CodeObjects {
     transfers: FxHashMap<u64, Transfer>,
 }
 
+// SAFETY: a capstone handle has no tie to the thread that opened it; the
+// objects move to the decoding thread whole and are never shared.
+unsafe impl Send for CodeObjects {}
+
 /// A binary that cannot be used.
 #[derive(Debug)]
 pub struct BinaryError {

@@ -128,7 +128,7 @@ pub struct BlockItem<'a> {
     /// The block's number in its trace.
     pub id: u32,
     pub def: &'a block::BlockDef,
-    pub run: &'a block::BlockRun,
+    pub run: block::RunRef<'a>,
     /// The target of the call that enters this block, if the thread's
     /// previous block ended in a call: the event before the block.
     pub call: Option<u64>,

@@ -482,12 +482,12 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
             Some(Some(id)) => {
                 let def = &self.defs[id].block;
                 let call = self.expander.enter(def);
-                let leaving = def.leaving(&self.run);
+                let leaving = def.leaving(self.run.view());
                 self.expander.leave(leaving);
                 Ok(Some(TraceItem::Block(BlockItem {
                     id: id as u32,
                     def,
-                    run: &self.run,
+                    run: self.run.view(),
                     call,
                     leaving,
                 })))

@@ -1,0 +1,246 @@
+//! Decoding and simulating on different threads. One thread reads the
+//! trace (decompression, varints, block lookup, text parsing) into batches
+//! of owned items; each simulator, one per cache configuration, replays
+//! every batch on a thread of its own. The queues are bounded, so memory
+//! stays a few batches per simulator whatever the trace's length, and a
+//! trace decoded once feeds any number of configurations.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread;
+
+use crate::backdate::{Backdate, NoBackdate};
+use crate::calltree::CallTree;
+use crate::config::SimConfig;
+use crate::profile::Profile;
+use crate::simulator::Simulator;
+use crate::trace::block::{BlockDef, JumpKind, RunRef};
+use crate::trace::{BlockItem, Event, Location, TraceError, TraceItem, TraceRead};
+
+/// Items in a batch: big enough that handing a batch over costs little
+/// per item, small enough that the queues stay a few megabytes.
+const BATCH_ITEMS: usize = 4096;
+
+/// Batches queued per simulator before the decoder waits.
+const QUEUE: usize = 4;
+
+/// What the decoder hands the simulators: items in trace order, with the
+/// variable parts of block runs packed in shared arrays.
+#[derive(Default)]
+struct Batch {
+    items: Vec<Item>,
+    /// Where each item is in the trace, for errors.
+    locations: Vec<Location>,
+    guards: Vec<bool>,
+    addrs: Vec<u64>,
+}
+
+enum Item {
+    Event(Event),
+    /// A block seen for the first time: its description, shared.
+    Define(u32, Arc<BlockDef>),
+    Run(Run),
+}
+
+/// One run of a block, its arrays as ranges into the batch's.
+struct Run {
+    id: u32,
+    call: Option<u64>,
+    leaving: JumpKind,
+    sp: Option<u64>,
+    exit: Option<u32>,
+    guards: Range<usize>,
+    addrs: Range<usize>,
+}
+
+/// The decoder's end of the queues.
+struct Feeder {
+    senders: Vec<SyncSender<Arc<Batch>>>,
+    batch: Batch,
+    /// Which blocks the simulators have been told about.
+    defined: Vec<bool>,
+}
+
+impl Feeder {
+    /// Reads all of `reader` into batches; stops early, with no error, when
+    /// every simulator has stopped (they failed: their errors tell).
+    fn feed(&mut self, reader: &mut impl TraceRead) -> Result<(), TraceError> {
+        while let Some(next) = reader.next_item()? {
+            let item = match next {
+                TraceItem::Event(event) => Item::Event(event),
+                TraceItem::Block(block) => {
+                    let id = block.id as usize;
+                    if self.defined.len() <= id {
+                        self.defined.resize(id + 1, false);
+                    }
+                    if !self.defined[id] {
+                        self.defined[id] = true;
+                        let def = Arc::new(block.def.clone());
+                        self.batch.items.push(Item::Define(block.id, def));
+                        self.batch.locations.push(Location::Offset(0));
+                    }
+                    let batch = &mut self.batch;
+                    let guards = batch.guards.len()..batch.guards.len() + block.run.guards.len();
+                    batch.guards.extend_from_slice(&block.run.guards);
+                    let addrs = batch.addrs.len()..batch.addrs.len() + block.run.addrs.len();
+                    batch.addrs.extend_from_slice(&block.run.addrs);
+                    Item::Run(Run {
+                        id: block.id,
+                        call: block.call,
+                        leaving: block.leaving,
+                        sp: block.run.sp,
+                        exit: block.run.exit,
+                        guards,
+                        addrs,
+                    })
+                }
+            };
+            self.batch.items.push(item);
+            self.batch.locations.push(reader.location());
+            if self.batch.items.len() >= BATCH_ITEMS && !self.send() {
+                return Ok(());
+            }
+        }
+        self.send();
+        Ok(())
+    }
+
+    /// Hands the batch to every simulator still running; false when none
+    /// is.
+    fn send(&mut self) -> bool {
+        let batch = Arc::new(std::mem::take(&mut self.batch));
+        self.senders
+            .retain(|sender| sender.send(Arc::clone(&batch)).is_ok());
+        !self.senders.is_empty()
+    }
+}
+
+/// Replays batches into a simulator.
+struct Replay<B: Backdate> {
+    simulator: Simulator<B>,
+    defs: Vec<Option<Arc<BlockDef>>>,
+}
+
+impl<B: Backdate> Replay<B> {
+    fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
+        let mut accesses = 0;
+        for (item, &at) in batch.items.iter().zip(&batch.locations) {
+            match item {
+                Item::Event(event) => {
+                    accesses += u64::from(matches!(event, Event::Data { .. }));
+                    self.simulator
+                        .apply(event.clone())
+                        .map_err(|err| TraceError::semantic(at, err))?;
+                }
+                Item::Define(id, def) => {
+                    let id = *id as usize;
+                    if self.defs.len() <= id {
+                        self.defs.resize(id + 1, None);
+                    }
+                    self.defs[id] = Some(Arc::clone(def));
+                }
+                Item::Run(run) => {
+                    let def = self.defs[run.id as usize]
+                        .as_deref()
+                        .expect("a block is defined before its first run");
+                    accesses += run.addrs.len() as u64;
+                    let item = BlockItem {
+                        id: run.id,
+                        def,
+                        run: RunRef {
+                            sp: run.sp,
+                            exit: run.exit,
+                            guards: &batch.guards[run.guards.clone()],
+                            addrs: &batch.addrs[run.addrs.clone()],
+                        },
+                        call: run.call,
+                        leaving: run.leaving,
+                    };
+                    self.simulator
+                        .block(&item)
+                        .map_err(|err| TraceError::semantic(at, err))?;
+                }
+            }
+        }
+        Ok(accesses)
+    }
+
+    fn run(
+        mut self,
+        batches: Receiver<Arc<Batch>>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Profile, TraceError> {
+        let mut accesses = 0;
+        for batch in batches {
+            accesses += self.batch(&batch)?;
+            progress(self.simulator.instructions() + accesses);
+        }
+        Ok(self.simulator.finish())
+    }
+}
+
+fn simulate_batches(
+    config: SimConfig,
+    detached: bool,
+    batches: Receiver<Arc<Batch>>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Profile, TraceError> {
+    fn replay<B: Backdate>(mut simulator: Simulator<B>, detached: bool) -> Replay<B> {
+        simulator.set_detached_data(detached);
+        Replay {
+            simulator,
+            defs: Vec::new(),
+        }
+    }
+    if config.backdate() {
+        replay(Simulator::new(config, CallTree::new()), detached).run(batches, progress)
+    } else {
+        replay(Simulator::new(config, NoBackdate), detached).run(batches, progress)
+    }
+}
+
+/// Simulates `reader` once per configuration: decoded on one thread, each
+/// configuration simulated on a thread of its own. `progress` hears the
+/// events the first configuration has simulated, once per batch. Gives the
+/// reader back (for what it noticed on the way) with one profile or error
+/// per configuration; a decoding error stops them all.
+pub fn simulate_each<R: TraceRead + Send>(
+    mut reader: R,
+    configs: &[SimConfig],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
+    let detached = reader.detached_data();
+    let (senders, receivers): (Vec<_>, Vec<_>) =
+        configs.iter().map(|_| sync_channel(QUEUE)).unzip();
+    let quiet = |_: u64| {};
+    thread::scope(|scope| {
+        let workers: Vec<_> = configs
+            .iter()
+            .zip(receivers)
+            .enumerate()
+            .map(|(index, (config, batches))| {
+                let progress: &(dyn Fn(u64) + Sync) = if index == 0 { progress } else { &quiet };
+                let config = config.clone();
+                thread::Builder::new()
+                    .name(format!("simulate-{index}"))
+                    .spawn_scoped(scope, move || {
+                        simulate_batches(config, detached, batches, progress)
+                    })
+                    .expect("a simulator thread starts")
+            })
+            .collect();
+        let mut feeder = Feeder {
+            senders,
+            batch: Batch::default(),
+            defined: Vec::new(),
+        };
+        let fed = feeder.feed(&mut reader);
+        drop(feeder);
+        let profiles = workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a simulator thread does not panic"))
+            .collect();
+        fed.map(|()| (reader, profiles))
+    })
+}
