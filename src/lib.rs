@@ -51,6 +51,7 @@ pub mod calltree;
 pub mod commands;
 pub mod config;
 pub mod cost;
+pub mod hierarchies;
 pub mod output;
 pub mod pattern;
 pub mod pipeline;

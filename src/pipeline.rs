@@ -82,9 +82,9 @@ impl Feeder {
                     }
                     let batch = &mut self.batch;
                     let guards = batch.guards.len()..batch.guards.len() + block.run.guards.len();
-                    batch.guards.extend_from_slice(&block.run.guards);
+                    batch.guards.extend_from_slice(block.run.guards);
                     let addrs = batch.addrs.len()..batch.addrs.len() + block.run.addrs.len();
-                    batch.addrs.extend_from_slice(&block.run.addrs);
+                    batch.addrs.extend_from_slice(block.run.addrs);
                     Item::Run(Run {
                         id: block.id,
                         call: block.call,

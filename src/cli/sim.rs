@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::ArgAction;
 use linegrind::cache::CacheGeometry;
-use linegrind::commands::SimJob;
+use linegrind::commands::{SimJob, SimRun};
 use linegrind::config::{ConfigError, SimConfig};
+use linegrind::hierarchies::{Hierarchy, Levels, parse_file, sweep};
 use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
@@ -19,6 +20,7 @@ Examples:
   linegrind sim app.lgt --cacheuse=no          # misses only, fastest
   linegrind sim app.lgt --json app.json        # also a summary for `linegrind check`
   linegrind sim lackey.log --binary ./app      # a Valgrind Lackey trace, with calls from ./app
+  linegrind sim app.lgt --sweep LL=256K..64M   # nine LL sizes from one pass over the trace
   callgrind_annotate --inclusive=yes callgrind.out.app";
 
 #[derive(clap::Args, Debug)]
@@ -54,6 +56,18 @@ pub struct SimArgs {
         default_value = "8388608,16,64"
     )]
     ll: CacheGeometry,
+
+    /// Simulate one level at every size from FROM to TO, doubling, all from
+    /// one decoding of the trace and in parallel; each writes
+    /// <output>.<LEVEL=SIZE> (example: --sweep LL=256K..64M).
+    #[arg(long, value_name = "LEVEL=FROM..TO", conflicts_with = "hierarchies")]
+    sweep: Option<String>,
+
+    /// Simulate every hierarchy listed in FILE (one per line: a name, then
+    /// I1=, D1= or LL= geometries; levels left out are the command line's),
+    /// each writing <output>.<name> (example: --config caches.conf).
+    #[arg(long = "config", value_name = "FILE")]
+    hierarchies: Option<PathBuf>,
 
     /// Collect cache-use metrics: AcCost/SpLoss and bytes loaded and used per
     /// loading instruction (example: --cacheuse=no for misses only).
@@ -118,10 +132,52 @@ impl SimArgs {
             patterns: self.fn_skip,
             plt: self.skip_plt,
         };
-        let config = SimConfig::new(self.i1, self.d1, self.ll, self.cache_use, self.backdate)?
-            .with_skip(skip)
-            .with_inline_functions(self.show_inlined)
-            .with_stack_samples(self.firefox.is_some())?;
+        let given = Levels {
+            i1: self.i1,
+            d1: self.d1,
+            ll: self.ll,
+        };
+        let hierarchies = match (&self.sweep, &self.hierarchies) {
+            (Some(spec), _) => Some(sweep(spec, given)),
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path).map_err(|err| {
+                    ConfigError::new(format!("cannot read {}: {err}", path.display()))
+                })?;
+                Some(parse_file(&text, &path.display().to_string(), given))
+            }
+            (None, None) => None,
+        };
+        let hierarchies = match hierarchies {
+            Some(list) => list.map_err(|err| ConfigError::new(err.to_string()))?,
+            None => vec![Hierarchy {
+                name: String::new(),
+                levels: given,
+            }],
+        };
+        let several = self.sweep.is_some() || self.hierarchies.is_some();
+        if several && self.firefox.is_some() {
+            return Err(ConfigError::new(
+                "--profile writes one Firefox profile: give it one hierarchy, not --sweep or --config",
+            ));
+        }
+        let runs = hierarchies
+            .into_iter()
+            .map(|hierarchy| {
+                let Levels { i1, d1, ll } = hierarchy.levels;
+                let config = SimConfig::new(i1, d1, ll, self.cache_use, self.backdate)
+                    .map_err(|err| match several {
+                        true => ConfigError::new(format!("{}: {err}", hierarchy.name)),
+                        false => err,
+                    })?
+                    .with_skip(skip.clone())
+                    .with_inline_functions(self.show_inlined)
+                    .with_stack_samples(self.firefox.is_some())?;
+                Ok(SimRun {
+                    name: several.then_some(hierarchy.name),
+                    config,
+                })
+            })
+            .collect::<Result<Vec<SimRun>, ConfigError>>()?;
         if !self.dump_instr && !self.dump_line {
             return Err(ConfigError::new(
                 "--dump-instr=no and --dump-line=no leave cost lines without a position; \
@@ -135,7 +191,7 @@ impl SimArgs {
         Ok(SimJob {
             input,
             output,
-            config,
+            runs,
             positions: Positions {
                 instr: self.dump_instr,
                 line: self.dump_line,

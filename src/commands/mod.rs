@@ -19,5 +19,5 @@ pub use failure::{Failure, InputContext};
 pub use info::info;
 pub use record::record;
 pub use report::{ReportJob, report};
-pub use sim::{SimJob, sim};
+pub use sim::{SimJob, SimRun, sim};
 pub use trace_input::TraceInput;

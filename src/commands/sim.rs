@@ -7,30 +7,46 @@ use std::path::{Path, PathBuf};
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::config::SimConfig;
+use crate::cost::EventKind;
 use crate::output::json::Summary;
+use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, write_atomically, write_callgrind, write_firefox_profile, write_summary,
+    Positions, Progress, grouped, percent, write_atomically, write_callgrind,
+    write_firefox_profile, write_summary,
 };
 use crate::pipeline::simulate_each;
+use crate::profile::Profile;
 
 /// A validated `sim` invocation.
 #[derive(Clone, Debug)]
 pub struct SimJob {
     pub input: TraceInput,
-    /// The callgrind file to write.
+    /// The callgrind file to write; with several hierarchies, each writes
+    /// `<output>.<name>`.
     pub output: PathBuf,
-    pub config: SimConfig,
+    /// The hierarchies to simulate, all from one decoding of the trace.
+    pub runs: Vec<SimRun>,
     /// Subpositions of the callgrind file's cost lines.
     pub positions: Positions,
     /// Functions listed in each top list of the summary.
     pub top: usize,
-    /// Where to write the JSON summary, if anywhere.
+    /// Where to write the JSON summary, if anywhere (`<json>.<name>` with
+    /// several hierarchies).
     pub json: Option<PathBuf>,
     /// Where to write the Firefox Profiler profile, if anywhere (the
-    /// configuration then collects stack samples).
+    /// configuration then collects stack samples; one hierarchy only).
     pub firefox: Option<PathBuf>,
     /// No progress display and no summary on standard output.
     pub quiet: bool,
+}
+
+/// One hierarchy of a `sim` run.
+#[derive(Clone, Debug)]
+pub struct SimRun {
+    /// Its name, with several hierarchies (`LL=1M`, or a configuration
+    /// file's); `None` for a run of one.
+    pub name: Option<String>,
+    pub config: SimConfig,
 }
 
 impl SimJob {
@@ -45,22 +61,36 @@ impl SimJob {
     }
 }
 
+/// `path`, or `path.<name>` for a named hierarchy.
+fn named(path: &Path, run: &SimRun) -> PathBuf {
+    match &run.name {
+        None => path.to_path_buf(),
+        Some(name) => {
+            let mut named = path.as_os_str().to_owned();
+            named.push(format!(".{name}"));
+            PathBuf::from(named)
+        }
+    }
+}
+
 /// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     let name = job.input.path.display();
     let reader = job.input.open()?;
     let progress = Progress::new("simulating", reader.events(), !job.quiet);
-    let simulated = simulate_each(reader, &[job.config.clone()], &|events| {
-        progress.set(events)
-    });
+    let configs: Vec<SimConfig> = job.runs.iter().map(|run| run.config.clone()).collect();
+    let simulated = simulate_each(reader, &configs, &|events| progress.set(events));
     progress.finish();
-    let (reader, mut profiles) = simulated.input(&name)?;
-    let profile = profiles.remove(0).input(&name)?;
+    let (reader, profiles) = simulated.input(&name)?;
+    let profiles = profiles
+        .into_iter()
+        .map(|profile| profile.input(&name))
+        .collect::<Result<Vec<Profile>, Failure>>()?;
     let truncated = reader
         .truncated()
         .map(|why| format!("{name} is truncated: {why}"));
     let skipped = reader.skipped().map(|what| format!("{name}: {what}"));
-    let warnings = profile
+    let warnings = profiles[0]
         .program
         .symbolizer()
         .warnings()
@@ -71,34 +101,108 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
     }
     let cmd = job.input.path.to_string_lossy();
-    write_atomically(&job.output, |out| {
-        write_callgrind(out, &profile, &cmd, job.positions)
-    })
-    .other(format!("cannot write {}", job.output.display()))?;
-    if let Some(path) = &job.json {
-        let summary = Summary::new(&profile, &cmd);
-        write_atomically(path, |out| summary.write(out))
-            .other(format!("cannot write {}", path.display()))?;
-    }
-    if let (Some(path), Some(samples)) = (&job.firefox, &profile.samples) {
-        write_atomically(path, |out| {
-            write_firefox_profile(out, &profile, samples, &cmd)
+    let mut written = Vec::new();
+    for (run, profile) in job.runs.iter().zip(&profiles) {
+        let output = named(&job.output, run);
+        write_atomically(&output, |out| {
+            write_callgrind(out, profile, &cmd, job.positions)
         })
-        .other(format!("cannot write {}", path.display()))?;
+        .other(format!("cannot write {}", output.display()))?;
+        written.push(output);
+        if let Some(path) = &job.json {
+            let path = named(path, run);
+            let summary = Summary::new(profile, &cmd);
+            write_atomically(&path, |out| summary.write(out))
+                .other(format!("cannot write {}", path.display()))?;
+            written.push(path);
+        }
+        if let (Some(path), Some(samples)) = (&job.firefox, &profile.samples) {
+            write_atomically(path, |out| {
+                write_firefox_profile(out, profile, samples, &cmd)
+            })
+            .other(format!("cannot write {}", path.display()))?;
+            written.push(path.clone());
+        }
     }
     if job.quiet {
         return Ok(());
     }
-    writeln!(stdout, "linegrind sim {name}")
-        .and_then(|()| write_summary(stdout, &profile, job.top))
-        .and_then(|()| writeln!(stdout, "\nwrote {}", job.output.display()))
-        .and_then(|()| match &job.json {
-            Some(path) => writeln!(stdout, "wrote {}", path.display()),
-            None => Ok(()),
-        })
-        .and_then(|()| match &job.firefox {
-            Some(path) => writeln!(stdout, "wrote {}", path.display()),
-            None => Ok(()),
-        })
-        .other("cannot write the summary")
+    let mut report = || -> std::io::Result<()> {
+        writeln!(stdout, "linegrind sim {name}")?;
+        if job.runs.len() == 1 {
+            write_summary(stdout, &profiles[0], job.top)?;
+        } else {
+            write_comparison(stdout, &job.runs, &profiles)?;
+        }
+        writeln!(stdout)?;
+        for path in &written {
+            writeln!(stdout, "wrote {}", path.display())?;
+        }
+        Ok(())
+    };
+    report().other("cannot write the summary")
+}
+
+/// One row per hierarchy: its caches, misses and wasted bytes.
+fn write_comparison(
+    out: &mut dyn Write,
+    runs: &[SimRun],
+    profiles: &[Profile],
+) -> std::io::Result<()> {
+    use EventKind::*;
+    let mut table = Table::new(&[
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+    ]);
+    table.header(&[
+        "hierarchy",
+        "D1 misses",
+        "D1 miss%",
+        "LL misses",
+        "LL miss%",
+        "I1 misses",
+        "SpLoss1",
+        "SpLoss2",
+    ]);
+    for (run, profile) in runs.iter().zip(profiles) {
+        let t = &profile.totals;
+        let data = t[Dr] + t[Dw];
+        let d1 = t[D1mr] + t[D1mw];
+        let ll = t[ILmr] + t[DLmr] + t[DLmw];
+        let uses = profile.config.cache_use();
+        let cells = [
+            run.name.clone().unwrap_or_default(),
+            grouped(d1),
+            percent(d1, data),
+            grouped(ll),
+            percent(ll, t[Ir] + data),
+            grouped(t[I1mr]),
+            if uses {
+                grouped(t[SpLoss1])
+            } else {
+                "-".into()
+            },
+            if uses {
+                grouped(t[SpLoss2])
+            } else {
+                "-".into()
+            },
+        ];
+        table.row(cells.into_iter().map(Cell::plain).collect());
+    }
+    let first = &profiles[0].totals;
+    writeln!(
+        out,
+        "{} instructions, {} data accesses, {} hierarchies:\n",
+        grouped(first[Ir]),
+        grouped(first[Dr] + first[Dw]),
+        runs.len()
+    )?;
+    table.write(out, false)
 }

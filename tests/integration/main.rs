@@ -14,5 +14,6 @@ mod importers;
 mod recorder;
 mod reports;
 mod support;
+mod sweep;
 mod symbols;
 mod tree_memory;

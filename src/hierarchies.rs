@@ -1,0 +1,241 @@
+//! Several cache hierarchies simulated in one run: a sweep of one level's
+//! size (`--sweep LL=256K..64M`) or a list read from a file (`--config`).
+//!
+//! A configuration file names one hierarchy per line; levels a line leaves
+//! out keep the command line's geometry:
+//!
+//! ```text
+//! # name    levels (SIZE,ASSOC,LINE; sizes may end in K, M or G)
+//! small     D1=16K,4,64   LL=1M,16,64
+//! default
+//! big-ll    LL=32M,16,64
+//! ```
+
+use std::fmt;
+
+use crate::cache::CacheGeometry;
+
+/// The three levels of one hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Levels {
+    pub i1: CacheGeometry,
+    pub d1: CacheGeometry,
+    pub ll: CacheGeometry,
+}
+
+/// A hierarchy with the name its outputs and summary row carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hierarchy {
+    pub name: String,
+    pub levels: Levels,
+}
+
+/// Why a sweep or a configuration file was rejected, with where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HierarchyError(pub String);
+
+impl fmt::Display for HierarchyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HierarchyError {}
+
+/// Sweeps are at most this long: each configuration is a thread.
+pub const MAX_HIERARCHIES: usize = 64;
+
+/// A byte count with an optional `K`, `M` or `G` (powers of 1024).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.as_bytes().last()? {
+        b'K' | b'k' => (&text[..text.len() - 1], 1 << 10),
+        b'M' | b'm' => (&text[..text.len() - 1], 1 << 20),
+        b'G' | b'g' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
+/// A size as a sweep names it: `256K`, `64M`, or bytes.
+fn size_name(size: u64) -> String {
+    match size {
+        s if s >= 1 << 30 && s % (1 << 30) == 0 => format!("{}G", s >> 30),
+        s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{}M", s >> 20),
+        s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{}K", s >> 10),
+        s => s.to_string(),
+    }
+}
+
+/// `SIZE,ASSOC,LINE` with a size that may carry a unit.
+fn parse_geometry(text: &str) -> Result<CacheGeometry, String> {
+    let (size, rest) = text
+        .split_once(',')
+        .ok_or_else(|| format!("`{text}` is not SIZE,ASSOC,LINE"))?;
+    let size = parse_size(size).ok_or_else(|| format!("`{size}` is not a size"))?;
+    format!("{size},{rest}")
+        .parse::<CacheGeometry>()
+        .map_err(|err| err.to_string())
+}
+
+/// Which level `name` is, in `levels`.
+fn level<'a>(levels: &'a mut Levels, name: &str) -> Option<&'a mut CacheGeometry> {
+    match name {
+        "I1" => Some(&mut levels.i1),
+        "D1" => Some(&mut levels.d1),
+        "LL" => Some(&mut levels.ll),
+        _ => None,
+    }
+}
+
+/// `LEVEL=FROM..TO`: the level's size doubled from FROM up to TO, its
+/// associativity and line size kept from `base`.
+pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+    let bad = |why: String| HierarchyError(format!("--sweep {spec}: {why}"));
+    let (name, range) = spec
+        .split_once('=')
+        .ok_or_else(|| bad("expected LEVEL=FROM..TO, for example LL=256K..64M".into()))?;
+    let (from, to) = range
+        .split_once("..")
+        .ok_or_else(|| bad(format!("`{range}` is not FROM..TO")))?;
+    let size = |text: &str| parse_size(text).ok_or_else(|| bad(format!("`{text}` is not a size")));
+    let (from, to) = (size(from)?, size(to)?);
+    if from == 0 || from > to {
+        return Err(bad("FROM must be above zero and at most TO".into()));
+    }
+    let mut hierarchies = Vec::new();
+    let mut bytes = from;
+    while bytes <= to {
+        if hierarchies.len() == MAX_HIERARCHIES {
+            return Err(bad(format!("more than {MAX_HIERARCHIES} sizes")));
+        }
+        let mut levels = base;
+        let geometry = level(&mut levels, name)
+            .ok_or_else(|| bad(format!("`{name}` is not a level (I1, D1 or LL)")))?;
+        *geometry = CacheGeometry::new(bytes, geometry.assoc(), geometry.line_size())
+            .map_err(|err| bad(err.to_string()))?;
+        hierarchies.push(Hierarchy {
+            name: format!("{name}={}", size_name(bytes)),
+            levels,
+        });
+        bytes = bytes.saturating_mul(2);
+    }
+    Ok(hierarchies)
+}
+
+/// The hierarchies of a configuration file's `text` (see the module
+/// documentation); `file` names it in errors.
+pub fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+    let mut hierarchies: Vec<Hierarchy> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let bad = |why: String| HierarchyError(format!("{file}: line {}: {why}", number + 1));
+        let line = line.split('#').next().unwrap_or("").trim();
+        let mut words = line.split_whitespace();
+        let Some(name) = words.next() else {
+            continue;
+        };
+        if name.contains('=') || name.contains('/') {
+            return Err(bad(format!(
+                "a line starts with the hierarchy's name, not `{name}`"
+            )));
+        }
+        if hierarchies.iter().any(|other| other.name == name) {
+            return Err(bad(format!("`{name}` is named twice")));
+        }
+        let mut levels = base;
+        for word in words {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| bad(format!("`{word}` is not LEVEL=SIZE,ASSOC,LINE")))?;
+            let geometry = level(&mut levels, key)
+                .ok_or_else(|| bad(format!("`{key}` is not a level (I1, D1 or LL)")))?;
+            *geometry = parse_geometry(value).map_err(bad)?;
+        }
+        if hierarchies.len() == MAX_HIERARCHIES {
+            return Err(bad(format!("more than {MAX_HIERARCHIES} hierarchies")));
+        }
+        hierarchies.push(Hierarchy {
+            name: name.to_string(),
+            levels,
+        });
+    }
+    if hierarchies.is_empty() {
+        return Err(HierarchyError(format!("{file}: no hierarchy in it")));
+    }
+    Ok(hierarchies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Levels {
+        let g = |text: &str| text.parse::<CacheGeometry>().unwrap();
+        Levels {
+            i1: g("32768,8,64"),
+            d1: g("32768,8,64"),
+            ll: g("8388608,16,64"),
+        }
+    }
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("256K"), Some(256 << 10));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("1.5M"), None);
+        assert_eq!(parse_size("K"), None);
+    }
+
+    #[test]
+    fn a_sweep_doubles_one_level_and_keeps_its_ways_and_lines() {
+        let sweep = sweep("LL=256K..64M", base()).unwrap();
+        let names: Vec<&str> = sweep.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "LL=256K", "LL=512K", "LL=1M", "LL=2M", "LL=4M", "LL=8M", "LL=16M", "LL=32M",
+                "LL=64M"
+            ]
+        );
+        assert!(
+            sweep
+                .iter()
+                .all(|h| h.levels.ll.assoc() == 16 && h.levels.d1 == base().d1)
+        );
+        assert_eq!(sweep[0].levels.ll.size(), 256 << 10);
+        assert!(
+            super::sweep("L2=1M..2M", base())
+                .unwrap_err()
+                .0
+                .contains("not a level")
+        );
+        assert!(super::sweep("LL=2M..1M", base()).is_err());
+        assert!(
+            super::sweep("LL=1000..4000", base())
+                .unwrap_err()
+                .0
+                .contains("sets")
+        );
+    }
+
+    #[test]
+    fn a_file_names_hierarchies_and_overrides_levels() {
+        let text = "# comment\nsmall D1=16K,4,64 LL=1M,16,64\n\ndefault  # as given\n";
+        let list = parse_file(text, "h.conf", base()).unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].name, "small");
+        assert_eq!(list[0].levels.d1.size(), 16 << 10);
+        assert_eq!(list[0].levels.i1, base().i1);
+        assert_eq!(list[1].levels, base());
+        let error = |text: &str| parse_file(text, "h.conf", base()).unwrap_err().0;
+        assert_eq!(
+            error("a\nb L3=1M,16,64\n"),
+            "h.conf: line 2: `L3` is not a level (I1, D1 or LL)"
+        );
+        assert!(error("a\na\n").contains("line 2: `a` is named twice"));
+        assert!(error("LL=1M,16,64\n").contains("starts with the hierarchy's name"));
+        assert!(error("a LL=1M,3,64\n").contains("line 1"));
+        assert_eq!(error("# nothing\n"), "h.conf: no hierarchy in it");
+    }
+}

@@ -1,0 +1,111 @@
+//! Several hierarchies from one decoding: each output must be exactly the
+//! file a run of that hierarchy alone writes.
+
+use crate::support::{linegrind, root};
+
+fn trace() -> String {
+    root()
+        .join("traces/pointer_chase.lgt")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_sweep_writes_what_separate_runs_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            &trace(),
+            "--sweep",
+            "LL=512K..2M",
+            "-o",
+            "sweep.out",
+            "--json",
+            "sweep.json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("3 hierarchies"), "{stdout}");
+    for (name, size) in [("512K", "524288"), ("1M", "1048576"), ("2M", "2097152")] {
+        assert!(
+            stdout
+                .lines()
+                .any(|line| line.starts_with(&format!("LL={name} "))),
+            "{stdout}"
+        );
+        let alone = linegrind(
+            dir.path(),
+            &[
+                "sim",
+                &trace(),
+                "--quiet",
+                &format!("--LL={size},16,64"),
+                "-o",
+                "alone.out",
+                "--json",
+                "alone.json",
+            ],
+        );
+        assert!(alone.status.success());
+        let read = |file: &str| std::fs::read(dir.path().join(file)).unwrap();
+        assert!(
+            read(&format!("sweep.out.LL={name}")) == read("alone.out"),
+            "LL={name}"
+        );
+        assert!(
+            read(&format!("sweep.json.LL={name}")) == read("alone.json"),
+            "LL={name}"
+        );
+    }
+}
+
+#[test]
+fn a_configuration_file_names_its_hierarchies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("caches.conf"),
+        "# name   levels\nsmall D1=16K,4,64 LL=1M,16,64\ndefault\n",
+    )
+    .unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", &trace(), "--config", "caches.conf", "-o", "c.out"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let small = std::fs::read_to_string(dir.path().join("c.out.small")).unwrap();
+    assert!(
+        small.contains("desc: D1 cache: 16384 B, 64 B, 4-way associative"),
+        "{small}"
+    );
+    let default = std::fs::read_to_string(dir.path().join("c.out.default")).unwrap();
+    assert!(default.contains("desc: D1 cache: 32768 B, 64 B, 8-way associative"));
+
+    std::fs::write(dir.path().join("bad.conf"), "small\nbig LL=3M,16,64\n").unwrap();
+    let output = linegrind(dir.path(), &["sim", &trace(), "--config", "bad.conf"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.conf: line 2:"), "{stderr}");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            &trace(),
+            "--sweep",
+            "LL=1M..2M",
+            "--profile",
+            "p.json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
