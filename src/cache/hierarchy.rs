@@ -77,6 +77,9 @@ struct L1Line<H, M> {
     used: LineUse<M>,
     /// Use not yet handed to the LL residency of the same line.
     pending: LineUse<M>,
+    /// Where LL holds the same line, while it does: L1 evictions hand
+    /// their pending use there without searching LL's set.
+    ll_slot: Option<u32>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -200,21 +203,26 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                         loader: sink.hold(),
                         used: LineUse::first(*bytes),
                         pending: LineUse::first(*bytes),
+                        ll_slot: None,
                     };
                 }
-                if self.ll_access(k, line, sink) {
-                    outcome.ll_miss = true;
+                let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
+                outcome.ll_miss |= ll_miss;
+                if self.track_use {
+                    self.l1[k].lines[slot].ll_slot = Some(ll_slot as u32);
                 }
             }
         }
     }
 
-    /// Looks up in LL the line `l1_line` of L1 cache `k`; true on a miss.
-    fn ll_access(&mut self, k: usize, l1_line: u64, sink: &mut impl UseSink<H>) -> bool {
+    /// Looks up in LL the line `l1_line` of L1 cache `k`: whether it
+    /// missed, and where LL now holds it.
+    fn ll_access(&mut self, k: usize, l1_line: u64, sink: &mut impl UseSink<H>) -> (bool, Slot) {
         let addr = l1_line << self.l1[k].line_bits;
         let line = addr >> self.ll.cache.geometry().line_bits();
-        let Lookup::Miss { slot, victim } = self.ll.cache.access(line) else {
-            return false;
+        let (slot, victim) = match self.ll.cache.access(line) {
+            Lookup::Hit(slot) => return (false, slot),
+            Lookup::Miss { slot, victim } => (slot, victim),
         };
         if self.track_use {
             if let Some(victim) = victim {
@@ -229,17 +237,23 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             let other = &mut self.l1[1 - k];
             if let Some(copy) = other.cache.probe(line) {
                 other.lines[copy].pending = LineUse::default();
+                other.lines[copy].ll_slot = Some(slot as u32);
             }
         }
-        true
+        (true, slot)
     }
 
     fn end_l1_residency(&mut self, k: usize, line: u64, slot: Slot, sink: &mut impl Release<H>) {
         let state = self.l1[k].lines[slot];
         let line_size = self.l1[k].cache.geometry().line_size();
         sink.release(Level::L1, state.loader, &state.used, line_size);
-        if let Some(ll_slot) = self.ll.cache.probe(line) {
-            self.ll.lines[ll_slot].used.absorb(&state.pending);
+        debug_assert_eq!(
+            state.ll_slot.map(|slot| slot as Slot),
+            self.ll.cache.probe(line),
+            "an L1 line knows where LL holds it"
+        );
+        if let Some(ll_slot) = state.ll_slot {
+            self.ll.lines[ll_slot as usize].used.absorb(&state.pending);
         }
     }
 
@@ -249,6 +263,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             if let Some(copy) = first.cache.probe(line) {
                 used.absorb(&first.lines[copy].pending);
                 first.lines[copy].pending = LineUse::default();
+                first.lines[copy].ll_slot = None;
             }
         }
         let line_size = self.ll.cache.geometry().line_size();
