@@ -103,6 +103,24 @@ impl SetAssocCache {
         }
     }
 
+    /// Asks the host to bring `line`'s set into its caches, ahead of a
+    /// lookup that other work will come between.
+    #[inline]
+    pub fn prefetch(&self, line: u64) {
+        let start = (line & self.set_mask) as usize * self.assoc;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(way) = self.ways.get(start) {
+            // SAFETY: a prefetch is a hint; it reads nothing and cannot
+            // fault, and the pointer is to an element of `ways`.
+            unsafe {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                _mm_prefetch::<_MM_HINT_T0>((way as *const Way).cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = start;
+    }
+
     /// The slot of `line` if it is resident, without touching the LRU order.
     #[inline]
     pub fn probe(&self, line: u64) -> Option<Slot> {
