@@ -58,58 +58,33 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-/// Simulates a whole trace with `config`, streaming it event by event.
+/// Simulates a whole trace with `config` on this thread, streaming it
+/// event by event (`sim` decodes on another thread: see
+/// [`crate::pipeline`]).
 pub fn simulate(reader: &mut impl TraceRead, config: SimConfig) -> Result<Profile, TraceError> {
-    simulate_reporting(reader, config, |_| {})
-}
-
-/// [`simulate`], telling `progress` the number of instructions and data
-/// accesses simulated every million or so.
-pub fn simulate_reporting(
-    reader: &mut impl TraceRead,
-    config: SimConfig,
-    progress: impl FnMut(u64),
-) -> Result<Profile, TraceError> {
     let detached = reader.detached_data();
     if config.backdate() {
         let mut simulator = Simulator::new(config, CallTree::new());
         simulator.set_detached_data(detached);
-        run(reader, simulator, progress)
+        run(reader, simulator)
     } else {
         let mut simulator = Simulator::new(config, NoBackdate);
         simulator.set_detached_data(detached);
-        run(reader, simulator, progress)
+        run(reader, simulator)
     }
 }
 
-/// Events between two progress reports.
-const PROGRESS_STEP: u64 = 1 << 20;
-
 /// Feeds every event of `reader` to `simulator`, then finishes it.
-pub fn run<B: Backdate>(
+fn run<B: Backdate>(
     reader: &mut impl TraceRead,
     mut simulator: Simulator<B>,
-    mut progress: impl FnMut(u64),
 ) -> Result<Profile, TraceError> {
-    let mut accesses = 0u64;
-    let mut next_report = PROGRESS_STEP;
     while let Some(item) = reader.next_item()? {
         let done = match item {
-            TraceItem::Event(event) => {
-                accesses += u64::from(matches!(event, Event::Data { .. }));
-                simulator.apply(event)
-            }
-            TraceItem::Block(block) => {
-                accesses += block.run.addrs.len() as u64;
-                simulator.block(&block)
-            }
+            TraceItem::Event(event) => simulator.apply(event),
+            TraceItem::Block(block) => simulator.block(&block),
         };
         done.map_err(|err| TraceError::semantic(reader.location(), err))?;
-        let events = simulator.instructions + accesses;
-        if events >= next_report {
-            progress(events);
-            next_report = events + PROGRESS_STEP;
-        }
     }
     Ok(simulator.finish())
 }
