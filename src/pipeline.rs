@@ -27,13 +27,24 @@ const QUEUE: usize = 4;
 
 /// What the decoder hands the simulators: items in trace order, with the
 /// variable parts of block runs packed in shared arrays.
-#[derive(Default)]
 struct Batch {
     items: Vec<Item>,
     /// Where each item is in the trace, for errors.
     locations: Vec<Location>,
     guards: Vec<bool>,
     addrs: Vec<u64>,
+}
+
+impl Batch {
+    /// An empty batch with room for a full one's items.
+    fn new() -> Batch {
+        Batch {
+            items: Vec::with_capacity(BATCH_ITEMS),
+            locations: Vec::with_capacity(BATCH_ITEMS),
+            guards: Vec::new(),
+            addrs: Vec::new(),
+        }
+    }
 }
 
 enum Item {
@@ -78,6 +89,7 @@ impl Feeder {
                         self.defined[id] = true;
                         let def = Arc::new(block.def.clone());
                         self.batch.items.push(Item::Define(block.id, def));
+                        // A definition cannot fail; its location is unused.
                         self.batch.locations.push(Location::Offset(0));
                     }
                     let batch = &mut self.batch;
@@ -109,7 +121,7 @@ impl Feeder {
     /// Hands the batch to every simulator still running; false when none
     /// is.
     fn send(&mut self) -> bool {
-        let batch = Arc::new(std::mem::take(&mut self.batch));
+        let batch = Arc::new(std::mem::replace(&mut self.batch, Batch::new()));
         self.senders
             .retain(|sender| sender.send(Arc::clone(&batch)).is_ok());
         !self.senders.is_empty()
@@ -232,7 +244,7 @@ pub fn simulate_each<R: TraceRead + Send>(
             .collect();
         let mut feeder = Feeder {
             senders,
-            batch: Batch::default(),
+            batch: Batch::new(),
             defined: Vec::new(),
         };
         let fed = feeder.feed(&mut reader);
@@ -243,4 +255,72 @@ pub fn simulate_each<R: TraceRead + Send>(
             .collect();
         fed.map(|()| (reader, profiles))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulator::simulate;
+    use crate::trace::TextReader;
+
+    /// A loop over a 16 KiB array, long enough for several batches.
+    fn trace() -> String {
+        let mut text = String::from("linegrind-trace text 1\nfn 1000 1100 main t.c 1\n");
+        for i in 0..6000u64 {
+            text += &format!(
+                "i 1000 4\nr {:x} 8\ni 1004 4\nw {:x} 4\n",
+                0x10000 + i * 8 % 16384,
+                0x90000 + i * 64
+            );
+        }
+        text
+    }
+
+    #[test]
+    fn each_configuration_simulates_as_alone() {
+        let text = trace();
+        let small = SimConfig::new(
+            "4096,2,64".parse().unwrap(),
+            "4096,2,64".parse().unwrap(),
+            "65536,4,64".parse().unwrap(),
+            true,
+            true,
+        )
+        .unwrap();
+        let configs = [SimConfig::default(), small];
+        let (_, profiles) =
+            simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
+        for (config, profile) in configs.iter().zip(profiles) {
+            let alone = simulate(&mut TextReader::new(text.as_bytes()), config.clone()).unwrap();
+            let profile = profile.unwrap();
+            assert_eq!(profile.totals, alone.totals);
+            assert_eq!(profile.function_self_costs(), alone.function_self_costs());
+        }
+    }
+
+    #[test]
+    fn errors_carry_their_line_and_stop_every_simulator() {
+        let mut text = trace();
+        text += "r 10 8 8\n";
+        let lines = text.lines().count() as u64;
+        let configs = [SimConfig::default(), SimConfig::default()];
+        let Err(err) = simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}) else {
+            panic!("a syntax error is an error");
+        };
+        assert_eq!(err.location, Location::Line(lines));
+
+        let text = "linegrind-trace text 1\nr 10 8\n";
+        let (_, profiles) =
+            simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
+        for profile in profiles {
+            let Err(err) = profile else {
+                panic!("an access before any instruction is an error");
+            };
+            assert_eq!(err.location, Location::Line(2));
+            assert!(
+                err.to_string().contains("no preceding instruction"),
+                "{err}"
+            );
+        }
+    }
 }

@@ -198,7 +198,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 // Ending the victim's residency first touches its LL line:
                 // have the new line's LL set on its way meanwhile.
                 let addr = line << self.l1[k].line_bits;
-                self.ll.cache.prefetch(addr >> self.ll.cache.geometry().line_bits());
+                self.ll
+                    .cache
+                    .prefetch(addr >> self.ll.cache.geometry().line_bits());
                 if self.track_use {
                     if let Some(victim) = victim {
                         self.end_l1_residency(k, victim, slot, sink);
