@@ -311,7 +311,7 @@ impl<B: Backdate> Simulator<B> {
 
     /// Runs instruction `instr`, reached by sequential flow or after the
     /// control transfers were applied: its fetch and its costs.
-    #[inline]
+    #[inline(always)]
     fn execute(&mut self, instr: InstrId, addr: u64, len: u32) {
         let now = self.instructions;
         let context = self.threads.current();
@@ -331,10 +331,13 @@ impl<B: Backdate> Simulator<B> {
         };
         let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut sink);
         let self_cost = &mut self.self_cost[id.0 as usize];
-        for target in [self_cost, &mut context.cost] {
-            target[EventKind::Ir] += 1;
-            target[EventKind::I1mr] += u64::from(outcome.l1_miss);
-            target[EventKind::ILmr] += u64::from(outcome.ll_miss);
+        self_cost[EventKind::Ir] += 1;
+        context.cost[EventKind::Ir] += 1;
+        if outcome.l1_miss {
+            for target in [self_cost, &mut context.cost] {
+                target[EventKind::I1mr] += 1;
+                target[EventKind::ILmr] += u64::from(outcome.ll_miss);
+            }
         }
     }
 
@@ -357,20 +360,24 @@ impl<B: Backdate> Simulator<B> {
         let fast = known.len() == item.def.instrs.len() && !self.program.shows_inlined();
         let mut seen = Vec::new();
         let mut index = 0;
-        let walked = item.def.walk(item.run, |step| match step {
-            Step::Instr { addr, len } => {
-                if !fast {
-                    seen.push(self.instruction(addr, len, None));
-                } else if index == 0 {
-                    self.instruction(addr, len, Some(known[0]));
-                } else {
-                    self.execute(known[index], addr, len);
+        let walked = item.def.walk(
+            item.run,
+            #[inline(always)]
+            |step| match step {
+                Step::Instr { addr, len } => {
+                    if !fast {
+                        seen.push(self.instruction(addr, len, None));
+                    } else if index == 0 {
+                        self.instruction(addr, len, Some(known[0]));
+                    } else {
+                        self.execute(known[index], addr, len);
+                    }
+                    index += 1;
+                    Ok(())
                 }
-                index += 1;
-                Ok(())
-            }
-            Step::Data { access, addr, size } => self.data(access, addr, size),
-        });
+                Step::Data { access, addr, size } => self.data(access, addr, size),
+            },
+        );
         self.block_instrs[id] = if fast { known } else { seen };
         match walked {
             Ok(()) => {}
@@ -385,6 +392,7 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
+    #[inline(always)]
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
         let now = self.instructions;
         let context = self.threads.current();
@@ -415,10 +423,13 @@ impl<B: Backdate> Simulator<B> {
             Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
         };
         let self_cost = &mut self.self_cost[id.0 as usize];
-        for target in [self_cost, &mut context.cost] {
-            target[count] += 1;
-            target[l1] += u64::from(outcome.l1_miss);
-            target[ll] += u64::from(outcome.ll_miss);
+        self_cost[count] += 1;
+        context.cost[count] += 1;
+        if outcome.l1_miss {
+            for target in [self_cost, &mut context.cost] {
+                target[l1] += 1;
+                target[ll] += u64::from(outcome.ll_miss);
+            }
         }
         Ok(())
     }

@@ -133,7 +133,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     }
 
     /// Simulates one access of `size` bytes at `addr` through `kind`'s L1.
-    #[inline]
+    /// Inlined into the simulator: an access within one line that hits
+    /// runs no call at all.
+    #[inline(always)]
     pub fn access(
         &mut self,
         kind: L1Kind,
@@ -156,6 +158,21 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
             return outcome;
         }
+        self.access_straddling(k, addr, size, sink)
+    }
+
+    /// An access over two lines (or more, clamped to a line's worth).
+    #[inline(never)]
+    fn access_straddling(
+        &mut self,
+        k: usize,
+        addr: u64,
+        size: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        let bits = self.l1[k].line_bits;
+        let line_size = 1u64 << bits;
+        let mut outcome = Outcome::default();
         let mut end = addr + u64::from(size);
         let first = addr >> bits;
         if ((end - 1) >> bits) - first > 1 {
@@ -176,7 +193,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         outcome
     }
 
-    #[inline]
+    /// One line's lookup in L1 `k`: a hit is counted here, a miss handled
+    /// out of line.
+    #[inline(always)]
     fn access_line(
         &mut self,
         k: usize,
@@ -195,30 +214,43 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             }
             Lookup::Miss { slot, victim } => {
                 outcome.l1_miss = true;
-                // Ending the victim's residency first touches its LL line:
-                // have the new line's LL set on its way meanwhile.
-                let addr = line << self.l1[k].line_bits;
-                self.ll
-                    .cache
-                    .prefetch(addr >> self.ll.cache.geometry().line_bits());
-                if self.track_use {
-                    if let Some(victim) = victim {
-                        self.end_l1_residency(k, victim, slot, sink);
-                    }
-                    self.l1[k].lines[slot] = L1Line {
-                        loader: sink.hold(),
-                        used: LineUse::first(*bytes),
-                        pending: LineUse::first(*bytes),
-                        ll_slot: None,
-                    };
-                }
-                let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
-                outcome.ll_miss |= ll_miss;
-                if self.track_use {
-                    self.l1[k].lines[slot].ll_slot = Some(ll_slot as u32);
-                }
+                outcome.ll_miss |= self.l1_miss(k, (line, slot, victim), bytes, sink);
             }
         }
+    }
+
+    /// `line` missed L1 `k` and was loaded into `slot`, evicting `victim`;
+    /// whether it missed LL too.
+    #[inline(never)]
+    fn l1_miss(
+        &mut self,
+        k: usize,
+        (line, slot, victim): (u64, Slot, Option<u64>),
+        bytes: &M,
+        sink: &mut impl UseSink<H>,
+    ) -> bool {
+        // Ending the victim's residency first touches its LL line: have the
+        // new line's LL set on its way meanwhile.
+        let addr = line << self.l1[k].line_bits;
+        self.ll
+            .cache
+            .prefetch(addr >> self.ll.cache.geometry().line_bits());
+        if self.track_use {
+            if let Some(victim) = victim {
+                self.end_l1_residency(k, victim, slot, sink);
+            }
+            self.l1[k].lines[slot] = L1Line {
+                loader: sink.hold(),
+                used: LineUse::first(*bytes),
+                pending: LineUse::first(*bytes),
+                ll_slot: None,
+            };
+        }
+        let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
+        if self.track_use {
+            self.l1[k].lines[slot].ll_slot = Some(ll_slot as u32);
+        }
+        ll_miss
     }
 
     /// Looks up in LL the line `l1_line` of L1 cache `k`: whether it
