@@ -100,9 +100,12 @@ pub struct Simulator<B: Backdate> {
     /// Self cost of every instruction, indexed by [`InstrId`].
     self_cost: Vec<Cost>,
     instructions: u64,
-    /// The instructions of each block of a block-structured trace, by block
-    /// number, once a run went through all of them.
-    block_instrs: Vec<Vec<InstrId>>,
+    /// Where the instructions of each block of a block-structured trace
+    /// start in `block_instr_ids`, by block number, once a run went
+    /// through all of them.
+    block_instrs: Vec<Option<u32>>,
+    /// The instructions of the blocks in `block_instrs`, block after block.
+    block_instr_ids: Vec<InstrId>,
     /// Bytes per loading stack over time, when asked for.
     samples: Option<StackSamples>,
     /// Data accesses without an instruction go to `(unknown)`.
@@ -139,6 +142,7 @@ impl<B: Backdate> Simulator<B> {
             detached_data: false,
             tid: 1,
             block_instrs: Vec::new(),
+            block_instr_ids: Vec::new(),
         }
     }
 
@@ -354,10 +358,9 @@ impl<B: Backdate> Simulator<B> {
         }
         let id = item.id as usize;
         if self.block_instrs.len() <= id {
-            self.block_instrs.resize(id + 1, Vec::new());
+            self.block_instrs.resize(id + 1, None);
         }
-        let known = std::mem::take(&mut self.block_instrs[id]);
-        let fast = known.len() == item.def.instrs.len() && !self.program.shows_inlined();
+        let known = self.block_instrs[id].filter(|_| !self.program.shows_inlined());
         let mut seen = Vec::new();
         let mut index = 0;
         let walked = item.def.walk(
@@ -365,12 +368,16 @@ impl<B: Backdate> Simulator<B> {
             #[inline(always)]
             |step| match step {
                 Step::Instr { addr, len } => {
-                    if !fast {
-                        seen.push(self.instruction(addr, len, None));
-                    } else if index == 0 {
-                        self.instruction(addr, len, Some(known[0]));
-                    } else {
-                        self.execute(known[index], addr, len);
+                    match known {
+                        None => seen.push(self.instruction(addr, len, None)),
+                        Some(start) => {
+                            let instr = self.block_instr_ids[start as usize + index];
+                            if index == 0 {
+                                self.instruction(addr, len, Some(instr));
+                            } else {
+                                self.execute(instr, addr, len);
+                            }
+                        }
                     }
                     index += 1;
                     Ok(())
@@ -378,7 +385,11 @@ impl<B: Backdate> Simulator<B> {
                 Step::Data { access, addr, size } => self.data(access, addr, size),
             },
         );
-        self.block_instrs[id] = if fast { known } else { seen };
+        if self.block_instrs[id].is_none() && seen.len() == item.def.instrs.len() {
+            // A run through the whole block: its instructions are known.
+            self.block_instrs[id] = Some(self.block_instr_ids.len() as u32);
+            self.block_instr_ids.extend_from_slice(&seen);
+        }
         match walked {
             Ok(()) => {}
             Err(WalkError::Step(err)) => return Err(err),

@@ -34,12 +34,8 @@ impl ByteMask for u64 {
     #[inline]
     fn range(offset: u32, len: u32) -> u64 {
         debug_assert!(len >= 1 && offset + len <= 64);
-        let bits = if len >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << len) - 1
-        };
-        bits << offset
+        // `len` ones, without a branch: a shift by 0 to 63.
+        (u64::MAX >> (64 - len)) << offset
     }
 
     #[inline]
