@@ -66,22 +66,41 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     for root in roots {
         table.row(line(report, &report.inclusive[root], "", root));
         path.push(root);
-        callees(report, &calls_from, root, "", &mut path, &mut table);
+        branches(
+            report,
+            &calls_from,
+            Direction::Callees,
+            root,
+            "",
+            &mut path,
+            &mut table,
+        );
         path.pop();
     }
     table.write(out, report.options.color)
 }
 
-fn callees(
+/// Which way a tree goes from a function: to the functions it calls, or
+/// to those that call it.
+#[derive(Clone, Copy)]
+enum Direction {
+    Callees,
+    Callers,
+}
+
+/// The rows below `f`: its calls in `direction` above the threshold, each
+/// followed by its own, until a recursion or [`MAX_DEPTH`].
+fn branches(
     report: &Report,
-    calls_from: &[Vec<usize>],
+    calls: &[Vec<usize>],
+    direction: Direction,
     f: FunctionIndex,
     indent: &str,
     path: &mut Vec<FunctionIndex>,
     table: &mut Table,
 ) {
     let file = report.file;
-    let shown: Vec<usize> = calls_from[f]
+    let shown: Vec<usize> = calls[f]
         .iter()
         .copied()
         .filter(|&at| report.above_threshold(file.calls[at].inclusive[report.options.sort]))
@@ -89,14 +108,14 @@ fn callees(
     for (n, &at) in shown.iter().enumerate() {
         let call = &file.calls[at];
         let last = n + 1 == shown.len();
-        let branch = if last { "└─ " } else { "├─ " };
-        let recursive = path.contains(&call.callee);
-        let mut row = line(
-            report,
-            &call.inclusive,
-            &format!("{indent}{branch}"),
-            call.callee,
-        );
+        let (next, branch) = match (direction, last) {
+            (Direction::Callees, false) => (call.callee, "├─ "),
+            (Direction::Callees, true) => (call.callee, "└─ "),
+            (Direction::Callers, false) => (call.caller, "├< "),
+            (Direction::Callers, true) => (call.caller, "└< "),
+        };
+        let recursive = path.contains(&next);
+        let mut row = line(report, &call.inclusive, &format!("{indent}{branch}"), next);
         if recursive {
             let name = row.len() - 2;
             row[name].text.push_str(" (recursive)");
@@ -104,8 +123,8 @@ fn callees(
         table.row(row);
         if !recursive && path.len() < MAX_DEPTH {
             let indent = format!("{indent}{}", if last { "   " } else { "│  " });
-            path.push(call.callee);
-            callees(report, calls_from, call.callee, &indent, path, table);
+            path.push(next);
+            branches(report, calls, direction, next, &indent, path, table);
             path.pop();
         }
     }
@@ -137,46 +156,15 @@ pub fn write_caller_trees(out: &mut dyn Write, report: &Report) -> io::Result<()
         };
         table.row(line(report, costs, "", f));
         let mut path = vec![f];
-        callers(report, &calls_to, f, "", &mut path, &mut table);
+        branches(
+            report,
+            &calls_to,
+            Direction::Callers,
+            f,
+            "",
+            &mut path,
+            &mut table,
+        );
     }
     table.write(out, report.options.color)
-}
-
-fn callers(
-    report: &Report,
-    calls_to: &[Vec<usize>],
-    f: FunctionIndex,
-    indent: &str,
-    path: &mut Vec<FunctionIndex>,
-    table: &mut Table,
-) {
-    let file = report.file;
-    let shown: Vec<usize> = calls_to[f]
-        .iter()
-        .copied()
-        .filter(|&at| report.above_threshold(file.calls[at].inclusive[report.options.sort]))
-        .collect();
-    for (n, &at) in shown.iter().enumerate() {
-        let call = &file.calls[at];
-        let last = n + 1 == shown.len();
-        let branch = if last { "└< " } else { "├< " };
-        let recursive = path.contains(&call.caller);
-        let mut row = line(
-            report,
-            &call.inclusive,
-            &format!("{indent}{branch}"),
-            call.caller,
-        );
-        if recursive {
-            let name = row.len() - 2;
-            row[name].text.push_str(" (recursive)");
-        }
-        table.row(row);
-        if !recursive && path.len() < MAX_DEPTH {
-            let indent = format!("{indent}{}", if last { "   " } else { "│  " });
-            path.push(call.caller);
-            callers(report, calls_to, call.caller, &indent, path, table);
-            path.pop();
-        }
-    }
 }
