@@ -16,7 +16,8 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, TraceErrorKind};
+use super::error::{Location, TraceError};
+use super::lines::next_line;
 use super::{Access, Event, TraceRead};
 
 /// Which of the two forms a reader reads.
@@ -173,20 +174,10 @@ fn write(addr: u64, size: u32) -> Event {
 impl<R: BufRead> TraceRead for DinReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            self.buf.clear();
-            let read = self.input.read_until(b'\n', &mut self.buf);
-            let at = Location::Line(self.line + 1);
-            match read {
-                Err(err) => {
-                    return Err(TraceError {
-                        location: at,
-                        kind: TraceErrorKind::Io(err),
-                    });
-                }
-                Ok(0) => return Ok(None),
-                Ok(_) => {}
+            if !next_line(&mut self.input, &mut self.buf, &mut self.line)? {
+                return Ok(None);
             }
-            self.line += 1;
+            let at = Location::Line(self.line);
             let line = std::mem::take(&mut self.buf);
             let event = self.record(line.trim_ascii(), at);
             self.buf = line;

@@ -13,6 +13,7 @@ mod convert;
 mod din;
 mod error;
 mod lackey;
+mod lines;
 mod open;
 mod text;
 

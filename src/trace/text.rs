@@ -7,7 +7,8 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, TraceErrorKind};
+use super::error::{Location, TraceError};
+use super::lines::next_line;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
@@ -38,26 +39,16 @@ impl<R: BufRead> TextReader<R> {
 impl<R: BufRead> TraceRead for TextReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            self.buf.clear();
-            let read = self.input.read_until(b'\n', &mut self.buf);
-            let at = Location::Line(self.line + 1);
-            match read {
-                Err(err) => {
-                    return Err(TraceError {
-                        location: at,
-                        kind: TraceErrorKind::Io(err),
-                    });
+            if !next_line(&mut self.input, &mut self.buf, &mut self.line)? {
+                if self.header_seen {
+                    return Ok(None);
                 }
-                Ok(0) if self.header_seen => return Ok(None),
-                Ok(0) => {
-                    return Err(TraceError::syntax(
-                        at,
-                        "the trace is empty: expected the header `linegrind-trace text 1`",
-                    ));
-                }
-                Ok(_) => {}
+                return Err(TraceError::syntax(
+                    Location::Line(self.line + 1),
+                    "the trace is empty: expected the header `linegrind-trace text 1`",
+                ));
             }
-            self.line += 1;
+            let at = Location::Line(self.line);
             let content = match self.buf.iter().position(|&b| b == b'#') {
                 Some(hash) => &self.buf[..hash],
                 None => &self.buf[..],
