@@ -9,7 +9,7 @@
 //! arcs between the program's own functions with their call counts.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use linegrind::config::SimConfig;
@@ -18,7 +18,7 @@ use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{linegrind, root};
+use crate::support::{compile_program, record};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -113,41 +113,9 @@ fn missing_tools() -> Option<String> {
     None
 }
 
-fn compile(program: &Program, dir: &Path) -> PathBuf {
-    let source = root().join("tests/programs/fidelity").join(program.source);
-    let compiler = if program.source.ends_with(".cpp") {
-        "c++"
-    } else {
-        "cc"
-    };
-    let out = dir.join(program.source.replace('.', "_"));
-    let status = Command::new(compiler)
-        .arg("-g")
-        .args(program.flags)
-        .arg("-o")
-        .arg(&out)
-        .arg(&source)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{compiler} {}", program.source);
-    out
-}
-
 /// Our profile of `binary`, recorded and simulated, read back.
 fn ours(binary: &Path, dir: &Path) -> ProfileFile {
-    let trace = dir.join("trace.lgt");
-    let output = linegrind(
-        dir,
-        &[
-            "record",
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-            binary.to_str().unwrap(),
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("linegrind: recorded "), "{stderr}");
+    let trace = record(binary, dir);
     let g = |arg: &str| arg.split_once('=').unwrap().1.parse().unwrap();
     let config = SimConfig::new(g(CACHES[0]), g(CACHES[1]), g(CACHES[2]), true, true).unwrap();
     let file = std::fs::File::open(&trace).unwrap();
@@ -300,7 +268,8 @@ fn recordings_simulate_like_callgrind() {
     }
     for program in PROGRAMS {
         let dir = tempfile::tempdir().unwrap();
-        let binary = compile(program, dir.path());
+        let source = format!("fidelity/{}", program.source);
+        let binary = compile_program(&source, program.flags, dir.path());
         let ours = ours(&binary, dir.path());
         let theirs = callgrinds(&binary, dir.path());
         compare(program, &ours, &theirs);

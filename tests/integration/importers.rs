@@ -10,7 +10,7 @@ use std::process::Command;
 
 use linegrind::report::ProfileFile;
 
-use crate::support::{linegrind, root};
+use crate::support::{compile_program, linegrind, record};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -54,18 +54,6 @@ fn missing_tools() -> Option<String> {
     None
 }
 
-fn compile(source: &str, dir: &Path) -> PathBuf {
-    let out = dir.join(source.replace(['.', '/'], "_"));
-    let status = Command::new("cc")
-        .args(["-g", "-O1", "-o"])
-        .arg(&out)
-        .arg(root().join("tests/programs").join(source))
-        .status()
-        .unwrap();
-    assert!(status.success(), "cc {source}");
-    out
-}
-
 /// Runs `binary` under Lackey, as the recorder runs its own tool: same
 /// Valgrind folder and working folder (Debian's `valgrind` is a shell
 /// script, which sets `PWD`), so the same environment, the same stack
@@ -82,23 +70,6 @@ fn lackey(binary: &Path, dir: &Path) -> PathBuf {
         .unwrap();
     assert!(status.code().is_some(), "lackey ran");
     log
-}
-
-fn record(binary: &Path, dir: &Path) -> PathBuf {
-    let trace = dir.join("trace.lgt");
-    let output = linegrind(
-        dir,
-        &[
-            "record",
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-            binary.to_str().unwrap(),
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("linegrind: recorded "), "{stderr}");
-    trace
 }
 
 /// Simulates `trace` with `extra` options, and reads the profile back.
@@ -162,7 +133,7 @@ fn lackey_traces_simulate_like_recordings() {
     for program in PROGRAMS {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
-        let binary = compile(program.source, dir);
+        let binary = compile_program(program.source, &["-O1"], dir);
         let log = lackey(&binary, dir);
         let trace = record(&binary, dir);
 

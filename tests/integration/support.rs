@@ -104,3 +104,42 @@ pub fn example_traces() -> Vec<PathBuf> {
     assert!(traces.len() >= 3, "traces/ holds the example traces");
     traces
 }
+
+/// Compiles `tests/programs/<source>` with debug information and `flags`
+/// into `dir` (C++ for `.cpp`), panicking if the compiler fails.
+pub fn compile_program(source: &str, flags: &[&str], dir: &Path) -> PathBuf {
+    let compiler = if source.ends_with(".cpp") {
+        "c++"
+    } else {
+        "cc"
+    };
+    let out = dir.join(source.replace(['.', '/'], "_"));
+    let status = Command::new(compiler)
+        .arg("-g")
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(root().join("tests/programs").join(source))
+        .status()
+        .unwrap();
+    assert!(status.success(), "{compiler} {source}");
+    out
+}
+
+/// Records `binary` with `linegrind record` into `dir/trace.lgt`.
+pub fn record(binary: &Path, dir: &Path) -> PathBuf {
+    let trace = dir.join("trace.lgt");
+    let output = linegrind(
+        dir,
+        &[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            binary.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("linegrind: recorded "), "{stderr}");
+    trace
+}
