@@ -69,7 +69,15 @@ impl<R: TraceRead> CallInference<R> {
     }
 
     fn instruction(&mut self, addr: u64, len: u32, code: &mut CodeObjects) {
-        let open = self.returns.iter().rposition(|&ra| ra == addr);
+        // Only a jump can come back to a return address: sequential flow
+        // skips the search through the open calls.
+        let jumped = self
+            .previous
+            .is_none_or(|previous| previous.end != addr || previous.transfer == Transfer::Return);
+        let open = match jumped {
+            true => self.returns.iter().rposition(|&ra| ra == addr),
+            false => None,
+        };
         match self.previous {
             Some(previous) if previous.called(addr) => {
                 self.out.push_back(Event::Call { target: addr });
