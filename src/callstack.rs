@@ -136,6 +136,13 @@ impl<C> Context<C> {
         self.pending = Pending::Return;
     }
 
+    /// In a skipped function's frame, the call site of the nearest shown
+    /// caller, which every cost of the frame is charged to.
+    #[inline]
+    pub fn charge_to(&self) -> Option<InstrId> {
+        self.charge_to
+    }
+
     /// The instruction that costs of `instr` are charged to: itself, or in
     /// a skipped function's frame, the call site of the nearest shown caller.
     #[inline]

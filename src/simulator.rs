@@ -1,11 +1,12 @@
 //! The simulation: trace events through the call tracker and the caches
 //! into self costs, call arcs and back-dated inclusive costs.
 
+use std::convert::Infallible;
 use std::fmt;
 
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::{ByteMask, Caches, L1Kind, Level, LineUse, Loader, Release, UseSink};
+use crate::cache::{ByteMask, CacheAccess, Caches, Level, LineUse, Loader, Release, UseSink};
 use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
@@ -13,8 +14,12 @@ use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
-use crate::trace::block::{JumpKind, Step, WalkError};
+use crate::trace::block::{BlockDef, JumpKind, RunRef, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
+
+mod stepper;
+
+use stepper::Stepper;
 
 /// Events that are well formed but impossible where they stand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,7 +156,7 @@ impl<B: Backdate> Simulator<B> {
         let now = self.instructions;
         match event {
             Event::Instr { addr, len } => {
-                self.instruction(addr, len, None);
+                self.instruction(addr, len);
             }
             Event::Data { access, addr, size } => return self.data(access, addr, size),
             Event::Call { target } => return self.call(target),
@@ -211,9 +216,17 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// One instruction: first what control did to reach it (calls,
-    /// returns, jumps into functions), then the instruction itself. `known`
-    /// is its id when a block run already looked it up.
-    fn instruction(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
+    /// returns, jumps into functions), then the instruction itself.
+    fn instruction(&mut self, addr: u64, len: u32) -> InstrId {
+        let instr = self.arrive(addr, len, None);
+        self.execute(instr, addr, len);
+        instr
+    }
+
+    /// What control did to reach the instruction at `addr`: calls, returns,
+    /// jumps into functions; its id. `known` is its id when a block run
+    /// already looked it up.
+    fn arrive(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
         let now = self.instructions;
         let context = self.threads.current();
         let sp = context.take_sp();
@@ -309,46 +322,30 @@ impl<B: Backdate> Simulator<B> {
                 context.enter_inlined(call.func, site, arc, addr, &mut self.backdate, now);
             }
         }
-        self.execute(instr, addr, len);
         instr
     }
 
     /// Runs instruction `instr`, reached by sequential flow or after the
     /// control transfers were applied: its fetch and its costs.
-    #[inline(always)]
     fn execute(&mut self, instr: InstrId, addr: u64, len: u32) {
         let now = self.instructions;
+        self.instructions += 1;
         let context = self.threads.current();
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
         let id = context.charged(instr);
-        self.instructions += 1;
-        let mut sink = Sink {
-            charger: Charger {
-                self_cost: &mut self.self_cost,
-                backdate: &mut self.backdate,
-                samples: self.samples.as_mut(),
-                now,
-            },
-            instr: id,
-            cursor: &context.cursor,
+        let charger = Charger {
+            self_cost: &mut self.self_cost,
+            backdate: &mut self.backdate,
+            samples: self.samples.as_mut(),
+            now,
         };
-        let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut sink);
-        let self_cost = &mut self.self_cost[id.0 as usize];
-        self_cost[EventKind::Ir] += 1;
-        context.cost[EventKind::Ir] += 1;
-        if outcome.l1_miss {
-            for target in [self_cost, &mut context.cost] {
-                target[EventKind::I1mr] += 1;
-                target[EventKind::ILmr] += u64::from(outcome.ll_miss);
-            }
-        }
+        Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id)
+            .fetch(id, addr, len, now);
     }
 
     /// Simulates one run of a block: the call that enters it, its
-    /// instructions and accesses, and the return that leaves it. The second
-    /// and later runs of a block skip looking its instructions up: only the
-    /// first instruction, where control arrives, needs the full treatment.
+    /// instructions and accesses, and the return that leaves it.
     pub fn block(&mut self, item: &BlockItem) -> Result<(), SimError> {
         if let Some(target) = item.call {
             self.call(target)?;
@@ -360,36 +357,10 @@ impl<B: Backdate> Simulator<B> {
         if self.block_instrs.len() <= id {
             self.block_instrs.resize(id + 1, None);
         }
-        let known = self.block_instrs[id].filter(|_| !self.program.shows_inlined());
-        let mut seen = Vec::new();
-        let mut index = 0;
-        let walked = item.def.walk(
-            item.run,
-            #[inline(always)]
-            |step| match step {
-                Step::Instr { addr, len } => {
-                    match known {
-                        None => seen.push(self.instruction(addr, len, None)),
-                        Some(start) => {
-                            let instr = self.block_instr_ids[start as usize + index];
-                            if index == 0 {
-                                self.instruction(addr, len, Some(instr));
-                            } else {
-                                self.execute(instr, addr, len);
-                            }
-                        }
-                    }
-                    index += 1;
-                    Ok(())
-                }
-                Step::Data { access, addr, size } => self.data(access, addr, size),
-            },
-        );
-        if self.block_instrs[id].is_none() && seen.len() == item.def.instrs.len() {
-            // A run through the whole block: its instructions are known.
-            self.block_instrs[id] = Some(self.block_instr_ids.len() as u32);
-            self.block_instr_ids.extend_from_slice(&seen);
-        }
+        let walked = match self.block_instrs[id].filter(|_| !self.program.shows_inlined()) {
+            Some(start) => self.known_run(start as usize, item),
+            None => self.new_run(id, item),
+        };
         match walked {
             Ok(()) => {}
             Err(WalkError::Step(err)) => return Err(err),
@@ -403,7 +374,71 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
-    #[inline(always)]
+    /// A run of a block whose instructions are not known yet: each is
+    /// looked up, and once a run went through all of them they are known.
+    fn new_run(&mut self, id: usize, item: &BlockItem) -> Result<(), WalkError<SimError>> {
+        let mut seen = Vec::new();
+        let walked = item.def.walk(item.run, |step| match step {
+            Step::Instr { addr, len } => {
+                seen.push(self.instruction(addr, len));
+                Ok(())
+            }
+            Step::Data { access, addr, size } => self.data(access, addr, size),
+        });
+        if self.block_instrs[id].is_none() && seen.len() == item.def.instrs.len() {
+            self.block_instrs[id] = Some(self.block_instr_ids.len() as u32);
+            self.block_instr_ids.extend_from_slice(&seen);
+        }
+        walked
+    }
+
+    /// A run of a block whose instructions are known, from `start` in
+    /// `block_instr_ids`. Only the first instruction, where control arrives,
+    /// needs the full treatment; then nothing but the caches and the costs
+    /// change until the block ends, so the run steps through one hierarchy
+    /// with one stepper.
+    fn known_run(&mut self, start: usize, item: &BlockItem) -> Result<(), WalkError<SimError>> {
+        let def = &item.def;
+        let Some(first) = def.instrs.first() else {
+            return Ok(());
+        };
+        let first_id = self.block_instr_ids[start];
+        self.arrive(first.addr, u32::from(first.len), Some(first_id));
+        let context = self.threads.current();
+        let charge_to = context.charge_to();
+        let ids = &self.block_instr_ids[start..start + def.instrs.len()];
+        let charger = Charger {
+            self_cost: &mut self.self_cost,
+            backdate: &mut self.backdate,
+            samples: self.samples.as_mut(),
+            now: self.instructions,
+        };
+        let (cursor, cost) = (&context.cursor, &mut context.cost);
+        let first_charged = charge_to.unwrap_or(first_id);
+        let mut now = self.instructions;
+        let walked = match &mut self.caches {
+            Caches::Narrow(caches) => {
+                let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
+                walk_known(stepper, def, item.run, ids, charge_to, &mut now)
+            }
+            Caches::Wide(caches) => {
+                let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
+                walk_known(stepper, def, item.run, ids, charge_to, &mut now)
+            }
+        };
+        let ran = (now - self.instructions) as usize;
+        self.instructions = now;
+        if let Some(last) = ran.checked_sub(1) {
+            let instr = &def.instrs[last];
+            context.last_instr = Some(ids[last]);
+            context.last_end = Some(instr.addr.wrapping_add(u64::from(instr.len)));
+        }
+        walked.map_err(|err| match err {
+            WalkError::Mismatch(mismatch) => WalkError::Mismatch(mismatch),
+        })
+    }
+
+    /// A data access outside a block run.
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
         let now = self.instructions;
         let context = self.threads.current();
@@ -418,30 +453,14 @@ impl<B: Backdate> Simulator<B> {
             }
             None => return Err(SimError::NoInstruction("data access")),
         };
-        let mut sink = Sink {
-            charger: Charger {
-                self_cost: &mut self.self_cost,
-                backdate: &mut self.backdate,
-                samples: self.samples.as_mut(),
-                now,
-            },
-            instr: id,
-            cursor: &context.cursor,
+        let charger = Charger {
+            self_cost: &mut self.self_cost,
+            backdate: &mut self.backdate,
+            samples: self.samples.as_mut(),
+            now,
         };
-        let outcome = self.caches.access(L1Kind::Data, addr, size, &mut sink);
-        let (count, l1, ll) = match access {
-            Access::Read => (EventKind::Dr, EventKind::D1mr, EventKind::DLmr),
-            Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
-        };
-        let self_cost = &mut self.self_cost[id.0 as usize];
-        self_cost[count] += 1;
-        context.cost[count] += 1;
-        if outcome.l1_miss {
-            for target in [self_cost, &mut context.cost] {
-                target[l1] += 1;
-                target[ll] += u64::from(outcome.ll_miss);
-            }
-        }
+        Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id)
+            .data(id, access, addr, size, now);
         Ok(())
     }
 
@@ -505,6 +524,39 @@ impl<B: Backdate> Simulator<B> {
 /// another object; without them (text traces), a jump to the first
 /// instruction of another function, or from an object's code to code in no
 /// known object. Returns the function entered.
+/// Steps through the run of a known block whose instructions are `ids`,
+/// charging to `charge_to` where set; `now` counts the instructions.
+#[inline(always)]
+fn walk_known<B: Backdate, C: CacheAccess<B::Line>>(
+    mut stepper: Stepper<B, C>,
+    def: &BlockDef,
+    run: RunRef,
+    ids: &[InstrId],
+    charge_to: Option<InstrId>,
+    now: &mut u64,
+) -> Result<(), WalkError<Infallible>> {
+    let mut index = 0;
+    let mut charged = InstrId(0);
+    def.walk(
+        run,
+        #[inline(always)]
+        |step| {
+            match step {
+                Step::Instr { addr, len } => {
+                    charged = charge_to.unwrap_or(ids[index]);
+                    index += 1;
+                    stepper.fetch(charged, addr, len, *now);
+                    *now += 1;
+                }
+                Step::Data { access, addr, size } => {
+                    stepper.data(charged, access, addr, size, *now);
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,

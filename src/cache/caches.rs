@@ -3,7 +3,47 @@
 
 use super::geometry::CacheGeometry;
 use super::hierarchy::{Hierarchy, L1Kind, Outcome, Release, UseSink};
-use super::line_use::{NarrowMask, WideMask};
+use super::line_use::{ByteMask, NarrowMask, WideMask};
+
+/// Simulates accesses through I1 or D1 and LL: the one operation a
+/// simulation step needs, whichever masks the caches keep.
+pub trait CacheAccess<H> {
+    /// Simulates one access of `size` bytes at `addr` through `kind`'s L1
+    /// (see [`Hierarchy::access`]).
+    fn access(&mut self, kind: L1Kind, addr: u64, size: u32, sink: &mut impl UseSink<H>)
+    -> Outcome;
+}
+
+impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
+    #[inline(always)]
+    fn access(
+        &mut self,
+        kind: L1Kind,
+        addr: u64,
+        size: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        Hierarchy::access(self, kind, addr, size, sink)
+    }
+}
+
+impl<H: Copy + Default> CacheAccess<H> for Caches<H> {
+    /// Picks the hierarchy on every access: for single events; block runs
+    /// pick it once per run.
+    #[inline]
+    fn access(
+        &mut self,
+        kind: L1Kind,
+        addr: u64,
+        size: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        match self {
+            Caches::Narrow(caches) => caches.access(kind, addr, size, sink),
+            Caches::Wide(caches) => caches.access(kind, addr, size, sink),
+        }
+    }
+}
 
 /// I1, D1 and LL, with use masks sized for their lines.
 pub enum Caches<H> {
@@ -18,21 +58,6 @@ impl<H: Copy + Default> Caches<H> {
             Caches::Wide(Hierarchy::new(i1, d1, ll, track_use))
         } else {
             Caches::Narrow(Hierarchy::new(i1, d1, ll, track_use))
-        }
-    }
-
-    /// Simulates one access (see [`Hierarchy::access`]).
-    #[inline]
-    pub fn access(
-        &mut self,
-        kind: L1Kind,
-        addr: u64,
-        size: u32,
-        sink: &mut impl UseSink<H>,
-    ) -> Outcome {
-        match self {
-            Caches::Narrow(caches) => caches.access(kind, addr, size, sink),
-            Caches::Wide(caches) => caches.access(kind, addr, size, sink),
         }
     }
 

@@ -7,7 +7,7 @@ mod hierarchy;
 mod line_use;
 mod set_assoc;
 
-pub use caches::Caches;
+pub use caches::{CacheAccess, Caches};
 pub use geometry::{CacheGeometry, GeometryError, MAX_USE_LINE_SIZE, MIN_LINE_SIZE};
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, Outcome, Release, UseSink};
 pub use line_use::{ByteMask, LineUse, NarrowMask, WideMask};

@@ -1,0 +1,81 @@
+//! One instruction fetch or data access: through the caches, then counted in
+//! the executing instruction's self cost and its context's cost.
+//!
+//! A [`Stepper`] borrows everything a step touches once. A run of a known
+//! block walks all its instructions and accesses with one stepper over the
+//! hierarchy picked once; single events build one per step.
+
+use crate::backdate::Backdate;
+use crate::cache::{CacheAccess, L1Kind};
+use crate::cost::{Cost, EventKind};
+use crate::program::InstrId;
+use crate::trace::Access;
+
+use super::{Charger, Sink};
+
+pub(super) struct Stepper<'a, B: Backdate, C> {
+    caches: &'a mut C,
+    sink: Sink<'a, B>,
+    context_cost: &'a mut Cost,
+}
+
+impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
+    /// A stepper charging lines loaded to `instr` until told otherwise.
+    #[inline(always)]
+    pub fn new(
+        caches: &'a mut C,
+        charger: Charger<'a, B>,
+        cursor: &'a B::Cursor,
+        context_cost: &'a mut Cost,
+        instr: InstrId,
+    ) -> Self {
+        Stepper {
+            caches,
+            sink: Sink {
+                charger,
+                instr,
+                cursor,
+            },
+            context_cost,
+        }
+    }
+
+    /// Fetches instruction `instr` (the one its costs go to), executed at
+    /// time `now`; its data accesses follow.
+    #[inline(always)]
+    pub fn fetch(&mut self, instr: InstrId, addr: u64, len: u32, now: u64) {
+        self.sink.instr = instr;
+        self.sink.charger.now = now;
+        let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut self.sink);
+        let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
+        self_cost[EventKind::Ir] += 1;
+        self.context_cost[EventKind::Ir] += 1;
+        if outcome.l1_miss {
+            for target in [self_cost, &mut *self.context_cost] {
+                target[EventKind::I1mr] += 1;
+                target[EventKind::ILmr] += u64::from(outcome.ll_miss);
+            }
+        }
+    }
+
+    /// A data access of instruction `instr` at time `now`.
+    #[inline(always)]
+    pub fn data(&mut self, instr: InstrId, access: Access, addr: u64, size: u32, now: u64) {
+        self.sink.instr = instr;
+        self.sink.charger.now = now;
+        let outcome = self.caches.access(L1Kind::Data, addr, size, &mut self.sink);
+        let (count, l1, ll) = match access {
+            Access::Read => (EventKind::Dr, EventKind::D1mr, EventKind::DLmr),
+            Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
+        };
+        let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
+        self_cost[count] += 1;
+        self.context_cost[count] += 1;
+        if outcome.l1_miss {
+            for target in [self_cost, &mut *self.context_cost] {
+                target[l1] += 1;
+                target[ll] += u64::from(outcome.ll_miss);
+            }
+        }
+    }
+}
