@@ -1,12 +1,11 @@
 //! The simulation: trace events through the call tracker and the caches
 //! into self costs, call arcs and back-dated inclusive costs.
 
-use std::convert::Infallible;
 use std::fmt;
 
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::{ByteMask, CacheAccess, Caches, Level, LineUse, Loader, Release, UseSink};
+use crate::cache::{ByteMask, Caches, Level, LineUse, Loader, Release, UseSink};
 use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
@@ -14,11 +13,13 @@ use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
-use crate::trace::block::{BlockDef, JumpKind, RunRef, Step, WalkError};
+use crate::trace::block::{JumpKind, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
+mod known_blocks;
 mod stepper;
 
+use known_blocks::{KnownBlock, KnownBlocks};
 use stepper::Stepper;
 
 /// Events that are well formed but impossible where they stand.
@@ -105,12 +106,8 @@ pub struct Simulator<B: Backdate> {
     /// Self cost of every instruction, indexed by [`InstrId`].
     self_cost: Vec<Cost>,
     instructions: u64,
-    /// Where the instructions of each block of a block-structured trace
-    /// start in `block_instr_ids`, by block number, once a run went
-    /// through all of them.
-    block_instrs: Vec<Option<u32>>,
-    /// The instructions of the blocks in `block_instrs`, block after block.
-    block_instr_ids: Vec<InstrId>,
+    /// The blocks of a block-structured trace a run went all through.
+    known: KnownBlocks,
     /// Bytes per loading stack over time, when asked for.
     samples: Option<StackSamples>,
     /// Data accesses without an instruction go to `(unknown)`.
@@ -146,8 +143,7 @@ impl<B: Backdate> Simulator<B> {
             instructions: 0,
             detached_data: false,
             tid: 1,
-            block_instrs: Vec::new(),
-            block_instr_ids: Vec::new(),
+            known: KnownBlocks::default(),
         }
     }
 
@@ -340,8 +336,10 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now,
         };
-        Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id)
-            .fetch(id, addr, len, now);
+        let mut stepper =
+            Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id);
+        stepper.count_instructions(id, 1);
+        stepper.fetch(id, addr, len, now);
     }
 
     /// Simulates one run of a block: the call that enters it, its
@@ -354,12 +352,9 @@ impl<B: Backdate> Simulator<B> {
             self.threads.current().set_sp(sp);
         }
         let id = item.id as usize;
-        if self.block_instrs.len() <= id {
-            self.block_instrs.resize(id + 1, None);
-        }
-        let walked = match self.block_instrs[id].filter(|_| !self.program.shows_inlined()) {
-            Some(start) => self.known_run(start as usize, item),
-            None => self.new_run(id, item),
+        let walked = match self.known.get(id) {
+            Some(block) if !self.program.shows_inlined() => self.known_run(block, item),
+            known => self.new_run(id, known.is_none(), item),
         };
         match walked {
             Ok(()) => {}
@@ -374,9 +369,15 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
-    /// A run of a block whose instructions are not known yet: each is
-    /// looked up, and once a run went through all of them they are known.
-    fn new_run(&mut self, id: usize, item: &BlockItem) -> Result<(), WalkError<SimError>> {
+    /// A run of a block whose instructions are not known yet (or with
+    /// inlined functions shown, any run): each is looked up, and once a run
+    /// went through all of them they are known.
+    fn new_run(
+        &mut self,
+        id: usize,
+        unknown: bool,
+        item: &BlockItem,
+    ) -> Result<(), WalkError<SimError>> {
         let mut seen = Vec::new();
         let walked = item.def.walk(item.run, |step| match step {
             Step::Instr { addr, len } => {
@@ -385,28 +386,26 @@ impl<B: Backdate> Simulator<B> {
             }
             Step::Data { access, addr, size } => self.data(access, addr, size),
         });
-        if self.block_instrs[id].is_none() && seen.len() == item.def.instrs.len() {
-            self.block_instrs[id] = Some(self.block_instr_ids.len() as u32);
-            self.block_instr_ids.extend_from_slice(&seen);
+        if unknown && seen.len() == item.def.instrs.len() {
+            let line_bits = self.config.i1().line_bits();
+            self.known.learn(id, item.def, &seen, line_bits);
         }
         walked
     }
 
-    /// A run of a block whose instructions are known, from `start` in
-    /// `block_instr_ids`. Only the first instruction, where control arrives,
-    /// needs the full treatment; then nothing but the caches and the costs
-    /// change until the block ends, so the run steps through one hierarchy
-    /// with one stepper.
-    fn known_run(&mut self, start: usize, item: &BlockItem) -> Result<(), WalkError<SimError>> {
+    /// A run of a block whose instructions are known. Only the first
+    /// instruction, where control arrives, needs the full treatment; then
+    /// nothing but the caches and the costs change until the block ends, so
+    /// the run steps through one hierarchy with one stepper.
+    fn known_run(&mut self, block: KnownBlock, item: &BlockItem) -> Result<(), WalkError<SimError>> {
         let def = &item.def;
         let Some(first) = def.instrs.first() else {
             return Ok(());
         };
-        let first_id = self.block_instr_ids[start];
+        let first_id = self.known.first(block);
         self.arrive(first.addr, u32::from(first.len), Some(first_id));
         let context = self.threads.current();
         let charge_to = context.charge_to();
-        let ids = &self.block_instr_ids[start..start + def.instrs.len()];
         let charger = Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
@@ -419,23 +418,23 @@ impl<B: Backdate> Simulator<B> {
         let walked = match &mut self.caches {
             Caches::Narrow(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                walk_known(stepper, def, item.run, ids, charge_to, &mut now)
+                self.known.walk(block, def, item.run, stepper, charge_to, &mut now)
             }
             Caches::Wide(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                walk_known(stepper, def, item.run, ids, charge_to, &mut now)
+                self.known.walk(block, def, item.run, stepper, charge_to, &mut now)
             }
         };
-        let ran = (now - self.instructions) as usize;
         self.instructions = now;
+        let ran = walked.map_err(|err| match err {
+            WalkError::Mismatch(mismatch) => WalkError::Mismatch(mismatch),
+        })?;
         if let Some(last) = ran.checked_sub(1) {
             let instr = &def.instrs[last];
-            context.last_instr = Some(ids[last]);
+            context.last_instr = Some(self.known.id(block, last));
             context.last_end = Some(instr.addr.wrapping_add(u64::from(instr.len)));
         }
-        walked.map_err(|err| match err {
-            WalkError::Mismatch(mismatch) => WalkError::Mismatch(mismatch),
-        })
+        Ok(())
     }
 
     /// A data access outside a block run.
@@ -499,6 +498,7 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now,
         });
+        self.known.add_instruction_counts(&mut self.self_cost);
         let (arc_use, tree) = self.backdate.finish(now);
         let mut arcs = self.arcs.into_vec();
         for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
@@ -524,39 +524,6 @@ impl<B: Backdate> Simulator<B> {
 /// another object; without them (text traces), a jump to the first
 /// instruction of another function, or from an object's code to code in no
 /// known object. Returns the function entered.
-/// Steps through the run of a known block whose instructions are `ids`,
-/// charging to `charge_to` where set; `now` counts the instructions.
-#[inline(always)]
-fn walk_known<B: Backdate, C: CacheAccess<B::Line>>(
-    mut stepper: Stepper<B, C>,
-    def: &BlockDef,
-    run: RunRef,
-    ids: &[InstrId],
-    charge_to: Option<InstrId>,
-    now: &mut u64,
-) -> Result<(), WalkError<Infallible>> {
-    let mut index = 0;
-    let mut charged = InstrId(0);
-    def.walk(
-        run,
-        #[inline(always)]
-        |step| {
-            match step {
-                Step::Instr { addr, len } => {
-                    charged = charge_to.unwrap_or(ids[index]);
-                    index += 1;
-                    stepper.fetch(charged, addr, len, *now);
-                    *now += 1;
-                }
-                Step::Data { access, addr, size } => {
-                    stepper.data(charged, access, addr, size, *now);
-                }
-            }
-            Ok(())
-        },
-    )
-}
-
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,

@@ -161,6 +161,24 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         self.access_straddling(k, addr, size, sink)
     }
 
+    /// Fetches `size` bytes at `addr` from the I1 line of the previous
+    /// fetch, which was within one line: that line is still resident and
+    /// most recently used (only fetches touch I1's order), so this hits and
+    /// changes no order; only the line's use grows.
+    #[inline(always)]
+    pub fn fetch_again(&mut self, addr: u64, size: u32) {
+        if self.track_use {
+            let first = &mut self.l1[L1Kind::Instr as usize];
+            let line = addr >> first.line_bits;
+            let slot = first.cache.last_hit(line);
+            let offset = addr & ((1u64 << first.line_bits) - 1);
+            let bytes = M::range(offset as u32, size);
+            let state = &mut first.lines[slot];
+            state.used.touch(&bytes);
+            state.pending.touch(&bytes);
+        }
+    }
+
     /// An access over two lines (or more, clamped to a line's worth).
     #[inline(never)]
     fn access_straddling(

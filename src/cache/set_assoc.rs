@@ -103,6 +103,14 @@ impl SetAssocCache {
         }
     }
 
+    /// The slot of `line`, which the previous access looked up; accessing it
+    /// again would change nothing.
+    #[inline]
+    pub fn last_hit(&self, line: u64) -> Slot {
+        debug_assert_eq!(self.last.line, line, "the line accessed last");
+        self.last.slot as Slot
+    }
+
     /// Asks the host to bring `line`'s set into its caches, ahead of a
     /// lookup that other work will come between.
     #[inline]

@@ -6,7 +6,7 @@
 //! hierarchy picked once; single events build one per step.
 
 use crate::backdate::Backdate;
-use crate::cache::{CacheAccess, L1Kind};
+use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind};
 use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
 use crate::trace::Access;
@@ -40,17 +40,29 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         }
     }
 
-    /// Fetches instruction `instr` (the one its costs go to), executed at
-    /// time `now`; its data accesses follow.
+    /// Counts `count` runs of instructions charged to `instr`.
+    #[inline(always)]
+    pub fn count_instructions(&mut self, instr: InstrId, count: u64) {
+        self.sink.charger.self_cost[instr.0 as usize][EventKind::Ir] += count;
+        self.count_context_instructions(count);
+    }
+
+    /// Counts `count` runs of instructions in the context only; the caller
+    /// adds them to self costs later.
+    #[inline(always)]
+    pub fn count_context_instructions(&mut self, count: u64) {
+        self.context_cost[EventKind::Ir] += count;
+    }
+
+    /// Fetches an instruction whose costs go to `instr`, executed at time
+    /// `now` (its count is the caller's); its data accesses follow.
     #[inline(always)]
     pub fn fetch(&mut self, instr: InstrId, addr: u64, len: u32, now: u64) {
         self.sink.instr = instr;
         self.sink.charger.now = now;
         let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut self.sink);
-        let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
-        self_cost[EventKind::Ir] += 1;
-        self.context_cost[EventKind::Ir] += 1;
         if outcome.l1_miss {
+            let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
             for target in [self_cost, &mut *self.context_cost] {
                 target[EventKind::I1mr] += 1;
                 target[EventKind::ILmr] += u64::from(outcome.ll_miss);
@@ -77,5 +89,14 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
                 target[ll] += u64::from(outcome.ll_miss);
             }
         }
+    }
+}
+
+impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
+    /// Fetches an instruction within the I1 line the previous fetch used
+    /// (see [`Hierarchy::fetch_again`]): it hits.
+    #[inline(always)]
+    pub fn fetch_again(&mut self, addr: u64, len: u32) {
+        self.caches.fetch_again(addr, len);
     }
 }

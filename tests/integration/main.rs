@@ -4,6 +4,7 @@ mod annotate;
 mod attribution;
 mod backdate_reference;
 mod binary_format;
+mod block_runs;
 mod cli;
 mod fidelity;
 mod golden;
