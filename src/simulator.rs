@@ -336,8 +336,13 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now,
         };
-        let mut stepper =
-            Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id);
+        let mut stepper = Stepper::new(
+            &mut self.caches,
+            charger,
+            &context.cursor,
+            &mut context.cost,
+            id,
+        );
         stepper.count_instructions(id, 1);
         stepper.fetch(id, addr, len, now);
     }
@@ -397,7 +402,11 @@ impl<B: Backdate> Simulator<B> {
     /// instruction, where control arrives, needs the full treatment; then
     /// nothing but the caches and the costs change until the block ends, so
     /// the run steps through one hierarchy with one stepper.
-    fn known_run(&mut self, block: KnownBlock, item: &BlockItem) -> Result<(), WalkError<SimError>> {
+    fn known_run(
+        &mut self,
+        block: KnownBlock,
+        item: &BlockItem,
+    ) -> Result<(), WalkError<SimError>> {
         let def = &item.def;
         let Some(first) = def.instrs.first() else {
             return Ok(());
@@ -418,11 +427,13 @@ impl<B: Backdate> Simulator<B> {
         let walked = match &mut self.caches {
             Caches::Narrow(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                self.known.walk(block, def, item.run, stepper, charge_to, &mut now)
+                self.known
+                    .walk(block, def, item.run, stepper, charge_to, &mut now)
             }
             Caches::Wide(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                self.known.walk(block, def, item.run, stepper, charge_to, &mut now)
+                self.known
+                    .walk(block, def, item.run, stepper, charge_to, &mut now)
             }
         };
         self.instructions = now;
@@ -458,8 +469,14 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now,
         };
-        Stepper::new(&mut self.caches, charger, &context.cursor, &mut context.cost, id)
-            .data(id, access, addr, size, now);
+        Stepper::new(
+            &mut self.caches,
+            charger,
+            &context.cursor,
+            &mut context.cost,
+            id,
+        )
+        .data(id, access, addr, size, now);
         Ok(())
     }
 

@@ -154,7 +154,11 @@ impl KnownBlocks {
         for block in self.blocks.iter().flatten() {
             let range = block.start as usize..(block.start + block.len) as usize;
             let mut runs = 0;
-            for (instr, ended) in self.instrs[range.clone()].iter().zip(&mut self.ended[range]).rev() {
+            for (instr, ended) in self.instrs[range.clone()]
+                .iter()
+                .zip(&mut self.ended[range])
+                .rev()
+            {
                 runs += std::mem::take(ended);
                 self_cost[instr.id.0 as usize][EventKind::Ir] += runs;
             }

@@ -14,7 +14,10 @@ fn block_runs_simulate_as_their_events() {
     // still holds in the middle of blocks.
     let small = ["--I1=1024,2,64", "--D1=1024,2,64", "--LL=4096,4,64"];
     let options: [&[&str]; 3] = [&[], &small, &["--fn-skip=*alloc*", "--fn-skip=mem*"]];
-    let recorded: Vec<_> = example_traces().into_iter().filter(|p| is_recorded(p)).collect();
+    let recorded: Vec<_> = example_traces()
+        .into_iter()
+        .filter(|p| is_recorded(p))
+        .collect();
     assert!(recorded.len() >= 3, "recorded example traces");
     for trace in recorded {
         let text = dir.path().join("events.txt");
@@ -30,8 +33,10 @@ fn block_runs_simulate_as_their_events() {
                 let output = linegrind(dir.path(), &args);
                 assert!(output.status.success(), "{:?}", output);
                 let profile = fs::read_to_string(dir.path().join("out")).unwrap();
-                let lines: Vec<&str> =
-                    profile.lines().filter(|line| !line.starts_with("cmd:")).collect();
+                let lines: Vec<&str> = profile
+                    .lines()
+                    .filter(|line| !line.starts_with("cmd:"))
+                    .collect();
                 lines.join("\n")
             };
             let blocks = profile(trace.to_str().unwrap());
