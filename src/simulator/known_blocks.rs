@@ -98,7 +98,6 @@ impl KnownBlocks {
     /// instructions. Returns how many ran; their Ir is counted here, in
     /// `context_cost` and in `charge_to`'s or this block's counts.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
         block: KnownBlock,
