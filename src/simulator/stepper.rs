@@ -6,7 +6,7 @@
 //! hierarchy picked once; single events build one per step.
 
 use crate::backdate::Backdate;
-use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind};
+use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind, Outcome};
 use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
 use crate::trace::Access;
@@ -61,13 +61,7 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         self.sink.instr = instr;
         self.sink.charger.now = now;
         let outcome = self.caches.access(L1Kind::Instr, addr, len, &mut self.sink);
-        if outcome.l1_miss {
-            let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
-            for target in [self_cost, &mut *self.context_cost] {
-                target[EventKind::I1mr] += 1;
-                target[EventKind::ILmr] += u64::from(outcome.ll_miss);
-            }
-        }
+        self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
     }
 
     /// A data access of instruction `instr` at time `now`.
@@ -80,10 +74,17 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
             Access::Read => (EventKind::Dr, EventKind::D1mr, EventKind::DLmr),
             Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
         };
-        let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
-        self_cost[count] += 1;
+        self.sink.charger.self_cost[instr.0 as usize][count] += 1;
         self.context_cost[count] += 1;
+        self.count_misses(instr, outcome, l1, ll);
+    }
+
+    /// Counts what `outcome` missed, as `l1` and `ll`, for `instr` and the
+    /// context.
+    #[inline(always)]
+    fn count_misses(&mut self, instr: InstrId, outcome: Outcome, l1: EventKind, ll: EventKind) {
         if outcome.l1_miss {
+            let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
             for target in [self_cost, &mut *self.context_cost] {
                 target[l1] += 1;
                 target[ll] += u64::from(outcome.ll_miss);
