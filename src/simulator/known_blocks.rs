@@ -48,8 +48,11 @@ pub(super) struct KnownBlocks {
 impl KnownBlocks {
     /// Block `id`, if known.
     #[inline]
-    pub fn get(&self, id: usize) -> Option<KnownBlock> {
-        self.blocks.get(id).copied().flatten()
+    pub fn get(&mut self, id: usize) -> Option<KnownBlock> {
+        if self.blocks.len() <= id {
+            self.blocks.resize(id + 1, None);
+        }
+        self.blocks[id]
     }
 
     /// Id of the first instruction of `block`.
@@ -84,9 +87,6 @@ impl KnownBlocks {
             previous = line;
         }
         self.ended.resize(self.instrs.len(), 0);
-        if self.blocks.len() <= id {
-            self.blocks.resize(id + 1, None);
-        }
         self.blocks[id] = Some(KnownBlock {
             start,
             len: ids.len() as u32,
