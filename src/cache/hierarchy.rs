@@ -18,6 +18,7 @@
 //! charged to the wrong residency.
 
 use super::geometry::CacheGeometry;
+use super::huge_table::HugeTable;
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
 use crate::program::InstrId;
@@ -90,13 +91,13 @@ struct LlLine<H, M> {
 
 struct FirstLevel<H, M> {
     cache: SetAssocCache,
-    lines: Vec<L1Line<H, M>>,
+    lines: HugeTable<L1Line<H, M>>,
     line_bits: u32,
 }
 
 struct LastLevel<H, M> {
     cache: SetAssocCache,
-    lines: Vec<LlLine<H, M>>,
+    lines: HugeTable<LlLine<H, M>>,
 }
 
 /// The simulated I1, D1 and LL caches, with use masks of type `M` (which
@@ -115,7 +116,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let slots = |g: &CacheGeometry| if track_use { g.lines() as usize } else { 0 };
         let first = |g: CacheGeometry| FirstLevel {
             cache: SetAssocCache::new(g),
-            lines: vec![L1Line::default(); slots(&g)],
+            lines: HugeTable::filled(L1Line::default(), slots(&g)),
             line_bits: g.line_bits(),
         };
         debug_assert!(
@@ -126,7 +127,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             l1: [first(i1), first(d1)],
             ll: LastLevel {
                 cache: SetAssocCache::new(ll),
-                lines: vec![LlLine::default(); slots(&ll)],
+                lines: HugeTable::filled(LlLine::default(), slots(&ll)),
             },
             track_use,
         }
@@ -247,14 +248,18 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         bytes: &M,
         sink: &mut impl UseSink<H>,
     ) -> bool {
-        // Ending the victim's residency first touches its LL line: have the
-        // new line's LL set on its way meanwhile.
+        // Both of LL's lines are likely out of the host's nearer caches:
+        // have the victim's LL state and the new line's LL set on their way
+        // together, while the victim's residency is charged.
         let addr = line << self.l1[k].line_bits;
         self.ll
             .cache
             .prefetch(addr >> self.ll.cache.geometry().line_bits());
         if self.track_use {
             if let Some(victim) = victim {
+                if let Some(ll_slot) = self.l1[k].lines[slot].ll_slot {
+                    self.ll.lines.prefetch(ll_slot as usize);
+                }
                 self.end_l1_residency(k, victim, slot, sink);
             }
             self.l1[k].lines[slot] = L1Line {

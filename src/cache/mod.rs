@@ -4,6 +4,7 @@
 mod caches;
 mod geometry;
 mod hierarchy;
+mod huge_table;
 mod line_use;
 mod set_assoc;
 

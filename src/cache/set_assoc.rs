@@ -6,6 +6,7 @@
 //! while the LRU order moves only small `(line, slot)` pairs.
 
 use super::geometry::CacheGeometry;
+use super::huge_table::HugeTable;
 
 /// Marks an unused way; no line number reaches it (lines are addresses
 /// shifted right by at least four bits).
@@ -36,7 +37,7 @@ pub struct SetAssocCache {
     set_mask: u64,
     assoc: usize,
     /// `assoc` ways per set, most recently used first.
-    ways: Vec<Way>,
+    ways: HugeTable<Way>,
     /// The line accessed last and its slot: it is its set's most recently
     /// used, so accessing it again needs no search and changes no order.
     last: Way,
@@ -46,12 +47,16 @@ impl SetAssocCache {
     /// An empty cache.
     pub fn new(geometry: CacheGeometry) -> SetAssocCache {
         let lines = geometry.lines() as usize;
-        let ways = (0..lines)
-            .map(|slot| Way {
+        let mut ways = HugeTable::filled(
+            Way {
                 line: EMPTY,
-                slot: slot as u32,
-            })
-            .collect();
+                slot: 0,
+            },
+            lines,
+        );
+        for (slot, way) in ways.iter_mut().enumerate() {
+            way.slot = slot as u32;
+        }
         SetAssocCache {
             geometry,
             set_mask: geometry.sets() - 1,
@@ -115,18 +120,8 @@ impl SetAssocCache {
     /// lookup that other work will come between.
     #[inline]
     pub fn prefetch(&self, line: u64) {
-        let start = (line & self.set_mask) as usize * self.assoc;
-        #[cfg(target_arch = "x86_64")]
-        if let Some(way) = self.ways.get(start) {
-            // SAFETY: a prefetch is a hint; it reads nothing and cannot
-            // fault, and the pointer is to an element of `ways`.
-            unsafe {
-                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-                _mm_prefetch::<_MM_HINT_T0>((way as *const Way).cast());
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = start;
+        self.ways
+            .prefetch((line & self.set_mask) as usize * self.assoc);
     }
 
     /// The slot of `line` if it is resident, without touching the LRU order.
@@ -141,7 +136,7 @@ impl SetAssocCache {
 
     /// Empties the cache.
     pub fn clear(&mut self) {
-        for way in &mut self.ways {
+        for way in self.ways.iter_mut() {
             way.line = EMPTY;
         }
         self.last.line = EMPTY;

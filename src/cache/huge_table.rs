@@ -1,0 +1,146 @@
+//! Fixed-size tables in the host's huge pages.
+//!
+//! An 8 MiB LL keeps 5 MiB of ways and line states that L1 misses touch at
+//! random. In 4 KiB pages nearly every such touch also misses the host's
+//! TLB; in 2 MiB pages the whole table needs three TLB entries. Linux backs
+//! memory with huge pages only where asked (`transparent_hugepage` is
+//! `madvise` on Debian), and only for whole aligned 2 MiB ranges, so a table
+//! of a huge page or more is allocated on a huge-page boundary and advised
+//! before its first write. Elsewhere, or if the kernel declines, it is an
+//! ordinary allocation.
+
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A boxed slice of `T` whose length never changes.
+pub struct HugeTable<T> {
+    start: NonNull<T>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: the table owns its elements like a `Box<[T]>` does.
+unsafe impl<T: Send> Send for HugeTable<T> {}
+// SAFETY: shared access only hands out `&[T]`.
+unsafe impl<T: Sync> Sync for HugeTable<T> {}
+
+impl<T: Copy> HugeTable<T> {
+    /// `len` copies of `value`.
+    pub fn filled(value: T, len: usize) -> HugeTable<T> {
+        let Ok(array) = Layout::array::<T>(len) else {
+            panic!("a table of {len} elements overflows the address space");
+        };
+        // Whole huge pages, or a plain allocation (of at least one byte: a
+        // zero-sized one is not allowed).
+        let (size, align) = if array.size() >= HUGE_PAGE {
+            (array.size().next_multiple_of(HUGE_PAGE), HUGE_PAGE)
+        } else {
+            (array.size().max(1), array.align())
+        };
+        let Ok(layout) = Layout::from_size_align(size, align) else {
+            panic!("a table of {len} elements overflows the address space");
+        };
+        // SAFETY: the layout has a non-zero size.
+        let bytes = unsafe { alloc(layout) };
+        let Some(start) = NonNull::new(bytes.cast::<T>()) else {
+            handle_alloc_error(layout)
+        };
+        if align == HUGE_PAGE {
+            advise_huge_pages(bytes, layout.size());
+        }
+        for i in 0..len {
+            // SAFETY: `i` is within the allocation, which fits `len` values.
+            unsafe { start.add(i).write(value) };
+        }
+        HugeTable { start, len, layout }
+    }
+}
+
+impl<T> HugeTable<T> {
+    /// Asks the host to bring element `index` into its caches, ahead of a
+    /// use that other work will come between.
+    #[inline]
+    pub fn prefetch(&self, index: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(element) = self.get(index) {
+            // SAFETY: a prefetch is a hint; it reads nothing and cannot
+            // fault, and the pointer is to an element of the table.
+            unsafe {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                _mm_prefetch::<_MM_HINT_T0>((element as *const T).cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = index;
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(start: *mut u8, len: usize) {
+    // SAFETY: advice on whole pages of an allocation this table owns; it
+    // changes how they are backed, never what they hold. Failure (a kernel
+    // without transparent huge pages) leaves ordinary pages, so the result
+    // is ignored.
+    unsafe {
+        libc::madvise(start.cast(), len, libc::MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_: *mut u8, _: usize) {}
+
+impl<T> Deref for HugeTable<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` initialised values start at `start` and live as
+        // long as `self`.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T> DerefMut for HugeTable<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Drop for HugeTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: the elements are initialised and dropped once, here; the
+        // memory was allocated in `filled` with this layout.
+        unsafe {
+            std::ptr::drop_in_place(&mut **self as *mut [T]);
+            dealloc(self.start.as_ptr().cast(), self.layout);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_large_tables_hold_what_is_written() {
+        for len in [0, 1, 1000, 3 * HUGE_PAGE / 16 + 7] {
+            let mut table = HugeTable::filled((7u64, 1u32), len);
+            assert_eq!(table.len(), len);
+            assert!(table.iter().all(|&e| e == (7, 1)));
+            if len > 0 {
+                table[len - 1] = (9, 2);
+                assert_eq!(table[len - 1], (9, 2));
+                assert_eq!(table[0], if len == 1 { (9, 2) } else { (7, 1) });
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_of_a_huge_page_or_more_starts_on_a_huge_page() {
+        let table = HugeTable::filled(0u64, HUGE_PAGE / 8);
+        assert_eq!(table.as_ptr() as usize % HUGE_PAGE, 0);
+    }
+}
