@@ -15,8 +15,11 @@
 //! evicted while still in L1; when LL loads a line afresh, a copy held by the
 //! other L1 drops its pending use, which happened while no LL residency
 //! existed. This is Callgrind's merge, made exact: no access is lost or
-//! charged to the wrong residency.
+//! charged to the wrong residency. (The hand-over at an L1 eviction waits a
+//! few evictions in [`DeferredUse`], so that the LL state it goes to is
+//! prefetched meanwhile.)
 
+use super::deferred_use::DeferredUse;
 use super::geometry::CacheGeometry;
 use super::huge_table::HugeTable;
 use super::line_use::{ByteMask, LineUse};
@@ -98,6 +101,8 @@ struct FirstLevel<H, M> {
 struct LastLevel<H, M> {
     cache: SetAssocCache,
     lines: HugeTable<LlLine<H, M>>,
+    /// Pending use of evicted L1 lines not yet added to `lines`.
+    deferred: DeferredUse<M>,
 }
 
 /// The simulated I1, D1 and LL caches, with use masks of type `M` (which
@@ -128,6 +133,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             ll: LastLevel {
                 cache: SetAssocCache::new(ll),
                 lines: HugeTable::filled(LlLine::default(), slots(&ll)),
+                deferred: DeferredUse::new(),
             },
             track_use,
         }
@@ -248,9 +254,10 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         bytes: &M,
         sink: &mut impl UseSink<H>,
     ) -> bool {
-        // Both of LL's lines are likely out of the host's nearer caches:
-        // have the victim's LL state and the new line's LL set on their way
-        // together, while the victim's residency is charged.
+        // Both of LL's lines are likely out of the host's nearer caches: have
+        // the new line's LL set on its way while the victim's residency is
+        // charged, and the victim's LL state for when its deferred use is
+        // due.
         let addr = line << self.l1[k].line_bits;
         self.ll
             .cache
@@ -314,12 +321,15 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             "an L1 line knows where LL holds it"
         );
         if let Some(ll_slot) = state.ll_slot {
-            self.ll.lines[ll_slot as usize].used.absorb(&state.pending);
+            if let Some((due, pending)) = self.ll.deferred.push(ll_slot, state.pending) {
+                self.ll.lines[due].used.absorb(&pending);
+            }
         }
     }
 
     fn end_ll_residency(&mut self, line: u64, slot: Slot, sink: &mut impl Release<H>) {
         let mut used = self.ll.lines[slot].used;
+        self.ll.deferred.take_for(slot, &mut used);
         for first in &mut self.l1 {
             if let Some(copy) = first.cache.probe(line) {
                 used.absorb(&first.lines[copy].pending);
@@ -341,6 +351,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 for (line, slot) in resident {
                     self.end_l1_residency(k, line, slot, sink);
                 }
+            }
+            for (slot, pending) in self.ll.deferred.drain() {
+                self.ll.lines[slot].used.absorb(&pending);
             }
             let line_size = self.ll.cache.geometry().line_size();
             for (_, slot) in self.ll.cache.resident() {

@@ -2,6 +2,7 @@
 //! hierarchy and the per-line use state.
 
 mod caches;
+mod deferred_use;
 mod geometry;
 mod hierarchy;
 mod huge_table;
