@@ -516,6 +516,25 @@ mod tests {
     }
 
     #[test]
+    fn use_handed_over_at_an_l1_eviction_reaches_an_ll_residency_ending_soon_after() {
+        // One-line L1; LL of two lines in two sets.
+        let mut h = caches("64,1,64", "128,1,64");
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Data, 0, 4, &mut sink); // line 0 into L1 and LL
+        h.access(L1Kind::Data, 4, 4, &mut sink); // L1 hit
+        h.access(L1Kind::Data, 64, 4, &mut sink); // line 1: L1 evicts line 0
+        h.access(L1Kind::Data, 128, 4, &mut sink); // line 2: LL evicts line 0
+        assert_eq!(
+            sink.ended,
+            [
+                (Level::L1, 0, 2, 8),
+                (Level::L1, 0, 1, 4),
+                (Level::LL, 0, 2, 8)
+            ]
+        );
+    }
+
+    #[test]
     fn a_line_in_both_l1s_feeds_the_ll_residency_from_both() {
         let mut h = caches("1024,2,64", "8192,4,64");
         let mut sink = Recorder::default();
