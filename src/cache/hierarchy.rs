@@ -186,8 +186,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
-    /// An access over two lines (or more, clamped to a line's worth: the
-    /// bytes from `addr` to the same offset in the next line).
+    /// An access over two lines (or more, clamped to a line's worth).
     #[inline(never)]
     fn access_straddling(
         &mut self,
@@ -197,19 +196,25 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
         let bits = self.l1[k].line_bits;
-        let line_size = 1u32 << bits;
-        let first = addr >> bits;
-        let offset = (addr & u64::from(line_size - 1)) as u32;
-        let head = line_size - offset;
-        let tail = (size - head).min(offset);
-        let (head_bytes, tail_bytes) = if self.track_use {
-            (M::range(offset, head), M::range(0, tail))
-        } else {
-            (M::default(), M::default())
-        };
+        let line_size = 1u64 << bits;
         let mut outcome = Outcome::default();
-        self.access_line(k, first, &head_bytes, sink, &mut outcome);
-        self.access_line(k, first + 1, &tail_bytes, sink, &mut outcome);
+        let mut end = addr + u64::from(size);
+        let first = addr >> bits;
+        if ((end - 1) >> bits) - first > 1 {
+            end = addr + line_size;
+        }
+        let last = (end - 1) >> bits;
+        for line in first..=last {
+            let line_start = line << bits;
+            let from = addr.max(line_start);
+            let to = end.min(line_start + line_size);
+            let bytes = if self.track_use {
+                M::range((from - line_start) as u32, (to - from) as u32)
+            } else {
+                M::default()
+            };
+            self.access_line(k, line, &bytes, sink, &mut outcome);
+        }
         outcome
     }
 
