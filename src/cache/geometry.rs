@@ -10,6 +10,10 @@ pub const MIN_LINE_SIZE: u32 = 16;
 /// Largest line size for which exact used-byte masks are kept.
 pub const MAX_USE_LINE_SIZE: u32 = 256;
 
+/// Largest cache simulated, 4 GiB: far above any real cache, and it keeps
+/// a cache's lines (slots) within `u32` and its tables within memory.
+const MAX_SIZE: u64 = 1 << 32;
+
 /// Size, associativity and line size of one cache, with the derived shifts.
 ///
 /// Invariant (checked by [`CacheGeometry::new`]): the line size is a power of
@@ -52,6 +56,11 @@ impl CacheGeometry {
         }
         if !line_size.is_power_of_two() {
             return fail(format!("line size {line_size} is not a power of two"));
+        }
+        if size > MAX_SIZE {
+            return fail(format!(
+                "size {size} is above the largest cache simulated, {MAX_SIZE} bytes (4 GiB)"
+            ));
         }
         let way_bytes = u64::from(assoc) * u64::from(line_size);
         if size < way_bytes || size % way_bytes != 0 {
@@ -179,5 +188,7 @@ mod tests {
         assert!(err("256,8,64").contains("not a whole number of sets"));
         assert!(err("32768,8").contains("size,assoc,line_size"));
         assert!(err("32k,8,64").contains("not a decimal size"));
+        assert!(err("8589934592,16,64").contains("above the largest cache simulated"));
+        assert!("4294967296,16,64".parse::<CacheGeometry>().is_ok());
     }
 }

@@ -28,19 +28,19 @@ unsafe impl<T: Send> Send for HugeTable<T> {}
 unsafe impl<T: Sync> Sync for HugeTable<T> {}
 
 impl<T: Copy> HugeTable<T> {
-    /// `len` copies of `value`.
+    /// `len` copies of `value`. The caches' tables are bounded by the
+    /// geometry's largest size, far from the address space's limit.
     pub fn filled(value: T, len: usize) -> HugeTable<T> {
-        let Ok(array) = Layout::array::<T>(len) else {
-            panic!("a table of {len} elements overflows the address space");
-        };
         // Whole huge pages, or a plain allocation (of at least one byte: a
         // zero-sized one is not allowed).
-        let (size, align) = if array.size() >= HUGE_PAGE {
-            (array.size().next_multiple_of(HUGE_PAGE), HUGE_PAGE)
-        } else {
-            (array.size().max(1), array.align())
-        };
-        let Ok(layout) = Layout::from_size_align(size, align) else {
+        let layout = Layout::array::<T>(len).and_then(|array| {
+            if array.size() >= HUGE_PAGE {
+                Layout::from_size_align(array.size().next_multiple_of(HUGE_PAGE), HUGE_PAGE)
+            } else {
+                Layout::from_size_align(array.size().max(1), array.align())
+            }
+        });
+        let Ok(layout) = layout else {
             panic!("a table of {len} elements overflows the address space");
         };
         // SAFETY: the layout has a non-zero size.
@@ -48,7 +48,7 @@ impl<T: Copy> HugeTable<T> {
         let Some(start) = NonNull::new(bytes.cast::<T>()) else {
             handle_alloc_error(layout)
         };
-        if align == HUGE_PAGE {
+        if layout.align() == HUGE_PAGE {
             advise_huge_pages(bytes, layout.size());
         }
         for i in 0..len {
