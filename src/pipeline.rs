@@ -5,6 +5,7 @@
 //! stays a few batches per simulator whatever the trace's length, and a
 //! trace decoded once feeds any number of configurations.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -45,6 +46,14 @@ impl Batch {
             addrs: Vec::new(),
         }
     }
+
+    /// Empties the batch, keeping its memory.
+    fn clear(&mut self) {
+        self.items.clear();
+        self.locations.clear();
+        self.guards.clear();
+        self.addrs.clear();
+    }
 }
 
 enum Item {
@@ -69,6 +78,10 @@ struct Run {
 struct Feeder {
     senders: Vec<SyncSender<Arc<Batch>>>,
     batch: Batch,
+    /// The batches handed over, oldest first, to be refilled once no
+    /// simulator holds them: the queues bound how many there are, and the
+    /// batches' arrays are not allocated and freed again every time.
+    sent: VecDeque<Arc<Batch>>,
     /// Which blocks the simulators have been told about.
     defined: Vec<bool>,
 }
@@ -121,10 +134,23 @@ impl Feeder {
     /// Hands the batch to every simulator still running; false when none
     /// is.
     fn send(&mut self) -> bool {
-        let batch = Arc::new(std::mem::replace(&mut self.batch, Batch::new()));
+        let next = self.reusable().unwrap_or_else(Batch::new);
+        let batch = Arc::new(std::mem::replace(&mut self.batch, next));
         self.senders
             .retain(|sender| sender.send(Arc::clone(&batch)).is_ok());
+        self.sent.push_back(batch);
         !self.senders.is_empty()
+    }
+
+    /// The oldest batch handed over, emptied, if every simulator is done
+    /// with it (only this thread makes new references to a batch).
+    fn reusable(&mut self) -> Option<Batch> {
+        if Arc::strong_count(self.sent.front()?) > 1 {
+            return None;
+        }
+        let mut batch = Arc::try_unwrap(self.sent.pop_front()?).ok()?;
+        batch.clear();
+        Some(batch)
     }
 }
 
@@ -245,6 +271,7 @@ pub fn simulate_each<R: TraceRead + Send>(
         let mut feeder = Feeder {
             senders,
             batch: Batch::new(),
+            sent: VecDeque::new(),
             defined: Vec::new(),
         };
         let fed = feeder.feed(&mut reader);
