@@ -13,7 +13,7 @@
 #define NY 192
 #define NVAR 4
 #define SLICES 8
-/* Sweeps; benches/record_vs_callgrind.sh sets more. */
+/* Sweeps; benches/compare sets more. */
 #ifndef STEPS
 #define STEPS 3
 #endif

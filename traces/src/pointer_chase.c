@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #define NODES 8192
-/* Walks over the list; benches/record_vs_callgrind.sh sets more. */
+/* Walks over the list; benches/compare sets more. */
 #ifndef WALKS
 #define WALKS 4
 #endif

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-/* Particles; benches/record_vs_callgrind.sh sets more. */
+/* Particles; benches/compare sets more. */
 #ifndef PARTICLES
 #define PARTICLES 2048
 #endif
