@@ -7,8 +7,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use linegrind::cache::{
-    ByteMask, CacheGeometry, Hierarchy, L1Kind, Level, LineUse, Loader, NarrowMask, Release,
-    SetAssocCache, UseSink,
+    ByteMask, CacheAccess, CacheGeometry, Hierarchy, L1Kind, Level, LineUse, Loader, NarrowMask,
+    Release, SetAssocCache, UseSink,
 };
 
 /// Addresses: 3 of every 4 into a 16 KiB table, the rest a 64 MiB stream.

@@ -3,28 +3,15 @@
 
 use super::geometry::CacheGeometry;
 use super::hierarchy::{Hierarchy, L1Kind, Outcome, Release, UseSink};
-use super::line_use::{ByteMask, NarrowMask, WideMask};
+use super::line_use::{NarrowMask, WideMask};
 
 /// Simulates accesses through I1 or D1 and LL: the one operation a
 /// simulation step needs, whichever masks the caches keep.
 pub trait CacheAccess<H> {
     /// Simulates one access of `size` bytes at `addr` through `kind`'s L1
-    /// (see [`Hierarchy::access`]).
+    /// and, where it misses, LL.
     fn access(&mut self, kind: L1Kind, addr: u64, size: u32, sink: &mut impl UseSink<H>)
     -> Outcome;
-}
-
-impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
-    #[inline(always)]
-    fn access(
-        &mut self,
-        kind: L1Kind,
-        addr: u64,
-        size: u32,
-        sink: &mut impl UseSink<H>,
-    ) -> Outcome {
-        Hierarchy::access(self, kind, addr, size, sink)
-    }
 }
 
 impl<H: Copy + Default> CacheAccess<H> for Caches<H> {

@@ -19,6 +19,7 @@
 //! few evictions in [`DeferredUse`], so that the LL state it goes to is
 //! prefetched meanwhile.)
 
+use super::caches::CacheAccess;
 use super::deferred_use::DeferredUse;
 use super::geometry::CacheGeometry;
 use super::huge_table::HugeTable;
@@ -137,35 +138,6 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             },
             track_use,
         }
-    }
-
-    /// Simulates one access of `size` bytes at `addr` through `kind`'s L1.
-    /// Inlined into the simulator: an access within one line that hits
-    /// runs no call at all.
-    #[inline(always)]
-    pub fn access(
-        &mut self,
-        kind: L1Kind,
-        addr: u64,
-        size: u32,
-        sink: &mut impl UseSink<H>,
-    ) -> Outcome {
-        let k = kind as usize;
-        let bits = self.l1[k].line_bits;
-        let line_size = 1u64 << bits;
-        let offset = addr & (line_size - 1);
-        let mut outcome = Outcome::default();
-        if offset + u64::from(size) <= line_size {
-            // Within one line: the common case.
-            let bytes = if self.track_use {
-                M::range(offset as u32, size)
-            } else {
-                M::default()
-            };
-            self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
-            return outcome;
-        }
-        self.access_straddling(k, addr, size, sink)
     }
 
     /// Fetches `size` bytes at `addr` from the I1 line of the previous
@@ -365,6 +337,37 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             first.cache.clear();
         }
         self.ll.cache.clear();
+    }
+}
+
+impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
+    /// Simulates one access of `size` bytes at `addr` through `kind`'s L1.
+    /// Inlined into the simulator: an access within one line that hits
+    /// runs no call at all.
+    #[inline(always)]
+    fn access(
+        &mut self,
+        kind: L1Kind,
+        addr: u64,
+        size: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        let k = kind as usize;
+        let bits = self.l1[k].line_bits;
+        let line_size = 1u64 << bits;
+        let offset = addr & (line_size - 1);
+        let mut outcome = Outcome::default();
+        if offset + u64::from(size) <= line_size {
+            // Within one line: the common case.
+            let bytes = if self.track_use {
+                M::range(offset as u32, size)
+            } else {
+                M::default()
+            };
+            self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
+            return outcome;
+        }
+        self.access_straddling(k, addr, size, sink)
     }
 }
 
