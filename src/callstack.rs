@@ -162,6 +162,23 @@ impl<C> Context<C> {
         self.sp = Some(sp);
     }
 
+    /// Whether the next instruction, starting a block, is reached with no
+    /// call or return pending and a stack pointer that leaves no frame (none
+    /// entered below it): then only a jump into another function could
+    /// change the stack.
+    #[inline]
+    pub fn keeps_frames(&self) -> bool {
+        let Some(sp) = self.sp else {
+            return false;
+        };
+        matches!(self.pending, Pending::None)
+            && self
+                .frames
+                .last()
+                .and_then(|top| top.sp)
+                .is_none_or(|top_sp| top_sp >= sp)
+    }
+
     /// Takes the stack pointer given for this instruction, if it starts a
     /// block.
     #[inline]

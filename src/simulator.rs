@@ -412,7 +412,9 @@ impl<B: Backdate> Simulator<B> {
             return Ok(());
         };
         let first_id = self.known.first(block);
-        self.arrive(first.addr, u32::from(first.len), Some(first_id));
+        if !self.plain_arrival(first.addr, first_id) {
+            self.arrive(first.addr, u32::from(first.len), Some(first_id));
+        }
         let context = self.threads.current();
         let charge_to = context.charge_to();
         let charger = Charger {
@@ -446,6 +448,31 @@ impl<B: Backdate> Simulator<B> {
             context.last_end = Some(instr.addr.wrapping_add(u64::from(instr.len)));
         }
         Ok(())
+    }
+
+    /// Whether control reaches the known instruction `instr` at `addr`, the
+    /// first of a block, the way most blocks are reached: by a jump within
+    /// the function, with a stack pointer that leaves no frame. Then
+    /// [`Simulator::arrive`] would change nothing but take the stack
+    /// pointer, which this does. (With stack pointers, a jump enters a
+    /// function when it goes to a function's first instruction or into
+    /// another object: see [`entered_by_jump`].)
+    #[inline]
+    fn plain_arrival(&mut self, addr: u64, instr: InstrId) -> bool {
+        let context = self.threads.current();
+        let Some(last) = context.last_instr else {
+            return false;
+        };
+        if !context.keeps_frames() {
+            return false;
+        }
+        let program = &self.program;
+        let to = program.function(program.instr(instr).func);
+        if to.entry == addr || to.object != program.function(program.instr(last).func).object {
+            return false;
+        }
+        context.take_sp();
+        true
     }
 
     /// A data access outside a block run.
