@@ -106,11 +106,23 @@ struct LastLevel<H, M> {
     deferred: DeferredUse<M>,
 }
 
+/// Fetches that continued the I1 line looked up last, byte for byte, and
+/// are not yet in its use: bytes `from .. to` of the line, fetched `count`
+/// times. They are added in one step before anything else looks at I1's
+/// use (see [`Hierarchy::fetch_again`]).
+#[derive(Clone, Copy, Default)]
+struct FetchTail {
+    from: u32,
+    to: u32,
+    count: u64,
+}
+
 /// The simulated I1, D1 and LL caches, with use masks of type `M` (which
 /// must cover the line size).
 pub struct Hierarchy<H, M> {
     l1: [FirstLevel<H, M>; 2],
     ll: LastLevel<H, M>,
+    tail: FetchTail,
     track_use: bool,
 }
 
@@ -136,25 +148,46 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 lines: HugeTable::filled(LlLine::default(), slots(&ll)),
                 deferred: DeferredUse::new(),
             },
+            tail: FetchTail::default(),
             track_use,
         }
     }
 
-    /// Fetches `size` bytes at `addr` from the I1 line of the previous
-    /// fetch, which was within one line: that line is still resident and
-    /// most recently used (only fetches touch I1's order), so this hits and
-    /// changes no order; only the line's use grows.
+    /// Fetches `size` bytes at `addr`, right after the bytes of the previous
+    /// fetch and in its I1 line, which was within one line: that line is
+    /// still resident and most recently used (only fetches touch I1's
+    /// order), so this hits and changes no order; only the line's use
+    /// grows. The growth waits in the fetch tail: a run of such fetches
+    /// covers one range of the line, added with its count in one step.
     #[inline(always)]
     pub fn fetch_again(&mut self, addr: u64, size: u32) {
         if self.track_use {
+            let offset = addr & ((1u64 << self.l1[L1Kind::Instr as usize].line_bits) - 1);
+            debug_assert!(self.tail.count == 0 || self.tail.to == offset as u32);
+            self.tail.to = offset as u32 + size;
+            self.tail.count += 1;
+        }
+    }
+
+    /// Adds the fetch tail to the use of I1's most recent line; later
+    /// fetches continue where it ended.
+    #[inline]
+    fn settle_fetches(&mut self) {
+        let tail = self.tail;
+        if tail.count > 0 {
+            self.tail = FetchTail {
+                from: tail.to,
+                to: tail.to,
+                count: 0,
+            };
             let first = &mut self.l1[L1Kind::Instr as usize];
-            let line = addr >> first.line_bits;
-            let slot = first.cache.last_hit(line);
-            let offset = addr & ((1u64 << first.line_bits) - 1);
-            let bytes = M::range(offset as u32, size);
-            let state = &mut first.lines[slot];
-            state.used.touch(&bytes);
-            state.pending.touch(&bytes);
+            let fetched = LineUse {
+                count: tail.count,
+                mask: M::range(tail.from, tail.to - tail.from),
+            };
+            let state = &mut first.lines[first.cache.last_slot()];
+            state.used.absorb(&fetched);
+            state.pending.absorb(&fetched);
         }
     }
 
@@ -235,6 +268,8 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             .cache
             .prefetch(addr >> self.ll.cache.geometry().line_bits());
         if self.track_use {
+            // LL may end the residency of I1's line, which takes its use.
+            self.settle_fetches();
             if let Some(victim) = victim {
                 if let Some(ll_slot) = self.l1[k].lines[slot].ll_slot {
                     self.ll.lines.prefetch(ll_slot as usize);
@@ -318,6 +353,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// end of the run.
     pub fn flush(&mut self, sink: &mut impl Release<H>) {
         if self.track_use {
+            self.settle_fetches();
             for k in 0..2 {
                 let resident: Vec<(u64, Slot)> = self.l1[k].cache.resident().collect();
                 for (line, slot) in resident {
@@ -353,6 +389,9 @@ impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
         let k = kind as usize;
+        if kind == L1Kind::Instr && self.track_use {
+            self.settle_fetches();
+        }
         let bits = self.l1[k].line_bits;
         let line_size = 1u64 << bits;
         let offset = addr & (line_size - 1);
@@ -365,6 +404,10 @@ impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
                 M::default()
             };
             self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
+            if kind == L1Kind::Instr {
+                // Where fetches that continue this one start.
+                self.tail.from = (offset + u64::from(size)) as u32;
+            }
             return outcome;
         }
         self.access_straddling(k, addr, size, sink)

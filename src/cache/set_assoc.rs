@@ -108,11 +108,10 @@ impl SetAssocCache {
         }
     }
 
-    /// The slot of `line`, which the previous access looked up; accessing it
+    /// The slot of the line the previous access looked up; accessing it
     /// again would change nothing.
     #[inline]
-    pub fn last_hit(&self, line: u64) -> Slot {
-        debug_assert_eq!(self.last.line, line, "the line accessed last");
+    pub fn last_slot(&self) -> Slot {
         self.last.slot as Slot
     }
 

@@ -2,8 +2,10 @@
 //!
 //! Once a run went through all of a block's instructions, their ids are
 //! kept, with what the I1 geometry says about their fetches: an instruction
-//! in the line the previous one was fetched from needs no lookup, as that
-//! line is then resident and most recently used. Instruction counts (Ir)
+//! that continues the previous one in its line needs no lookup, as that
+//! line is then resident and most recently used, and a run of them adds to
+//! the line's use in one step (see [`Hierarchy::fetch_again`]). Instruction
+//! counts (Ir)
 //! are not added per instruction: each run counts once, at the instruction
 //! it ended with, and [`KnownBlocks::add_instruction_counts`] turns those
 //! counts into every instruction's Ir at the end.
@@ -22,8 +24,8 @@ use super::stepper::Stepper;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownInstr {
     pub id: InstrId,
-    /// In the same I1 line as the previous instruction of the block, both
-    /// within that line.
+    /// Right after the previous instruction of the block, in the same I1
+    /// line, both within that line.
     same_line: bool,
 }
 
@@ -80,11 +82,15 @@ impl KnownBlocks {
         let mut previous = None;
         for (instr, &id) in def.instrs.iter().zip(ids) {
             let line = line_of(instr.addr, instr.len);
+            let follows = line.is_some()
+                && previous.is_some_and(|(line_before, end)| {
+                    line == Some(line_before) && end == instr.addr
+                });
             self.instrs.push(KnownInstr {
                 id,
-                same_line: line.is_some() && line == previous,
+                same_line: follows,
             });
-            previous = line;
+            previous = line.map(|line| (line, instr.addr + u64::from(instr.len)));
         }
         self.ended.resize(self.instrs.len(), 0);
         self.blocks[id] = Some(KnownBlock {

@@ -1,7 +1,8 @@
 //! A recorded trace's block runs simulate exactly as the events they expand
-//! to: the fast walk of known blocks (one stepper per run, fetches from the
-//! previous instruction's line without a lookup, instruction counts added
-//! per run) against the event-by-event path its text conversion takes.
+//! to: the fast walk of known blocks (one stepper per run, fetches that
+//! continue the previous instruction in its line added to the line's use in
+//! one step without a lookup, instruction counts added per run) against the
+//! event-by-event path its text conversion takes.
 
 use std::fs;
 

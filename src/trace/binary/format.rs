@@ -481,6 +481,9 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
     for _ in 0..count {
         let addr = cursor.delta(next)?;
         let len = cursor.byte()?;
+        if len == 0 {
+            return Err(corrupt(cursor, "an instruction of 0 bytes"));
+        }
         next = addr.wrapping_add(u64::from(len));
         let items = cursor.varint()?;
         if items > 1 << 16 {
@@ -518,4 +521,35 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         });
     }
     Ok(def)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(len: u8) -> BlockDef {
+        BlockDef {
+            instrs: vec![BlockInstr {
+                addr: 0x1000,
+                len,
+                items: 0..0,
+            }],
+            items: Vec::new(),
+            end: JumpKind::Boring,
+        }
+    }
+
+    #[test]
+    fn blocks_round_trip_and_instructions_have_bytes() {
+        let mut bytes = Vec::new();
+        put_block(&mut bytes, &block(3));
+        assert_eq!(get_block(&mut Cursor::new(&bytes)).unwrap(), block(3));
+
+        let mut bytes = Vec::new();
+        put_block(&mut bytes, &block(0));
+        let err = get_block(&mut Cursor::new(&bytes)).unwrap_err();
+        assert_eq!(err.what, "an instruction of 0 bytes");
+        // Just past the length byte, as the other errors point.
+        assert_eq!(err.pos, 6);
+    }
 }
