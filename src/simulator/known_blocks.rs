@@ -5,10 +5,9 @@
 //! that continues the previous one in its line needs no lookup, as that
 //! line is then resident and most recently used, and a run of them adds to
 //! the line's use in one step (see [`Hierarchy::fetch_again`]). Instruction
-//! counts (Ir)
-//! are not added per instruction: each run counts once, at the instruction
-//! it ended with, and [`KnownBlocks::add_instruction_counts`] turns those
-//! counts into every instruction's Ir at the end.
+//! counts (Ir) are not added per instruction: each run counts once, at the
+//! instruction it ended with, and [`KnownBlocks::add_instruction_counts`]
+//! turns those counts into every instruction's Ir at the end.
 
 use std::convert::Infallible;
 
