@@ -28,7 +28,7 @@ pub trait Backdate {
     /// The context ends; its stack is already empty.
     fn close(&mut self, cursor: Self::Cursor, now: u64);
     /// A line is loaded in the context at `cursor`.
-    fn hold(&mut self, cursor: &Self::Cursor) -> Self::Line;
+    fn hold(&mut self, cursor: &mut Self::Cursor, now: u64) -> Self::Line;
     /// The line's residency ended with `cost`; it lets go of `line`.
     fn charge(&mut self, line: Self::Line, cost: &UseCost, now: u64);
     /// The call arcs on the stack where `line` was loaded, outermost
@@ -62,7 +62,7 @@ impl Backdate for NoBackdate {
     fn enter(&mut self, _: &mut (), _: ArcId, _: u64) {}
     fn leave(&mut self, _: &mut (), _: u64) {}
     fn close(&mut self, _: (), _: u64) {}
-    fn hold(&mut self, _: &()) {}
+    fn hold(&mut self, _: &mut (), _: u64) {}
     fn charge(&mut self, _: (), _: &UseCost, _: u64) {}
     fn stack(&self, _: &(), arcs: &mut Vec<ArcId>) {
         arcs.clear();

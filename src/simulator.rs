@@ -339,7 +339,7 @@ impl<B: Backdate> Simulator<B> {
         let mut stepper = Stepper::new(
             &mut self.caches,
             charger,
-            &context.cursor,
+            &mut context.cursor,
             &mut context.cost,
             id,
         );
@@ -423,7 +423,7 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now: self.instructions,
         };
-        let (cursor, cost) = (&context.cursor, &mut context.cost);
+        let (cursor, cost) = (&mut context.cursor, &mut context.cost);
         let first_charged = charge_to.unwrap_or(first_id);
         let mut now = self.instructions;
         let walked = match &mut self.caches {
@@ -499,7 +499,7 @@ impl<B: Backdate> Simulator<B> {
         Stepper::new(
             &mut self.caches,
             charger,
-            &context.cursor,
+            &mut context.cursor,
             &mut context.cost,
             id,
         )
@@ -662,7 +662,7 @@ impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
 struct Sink<'a, B: Backdate> {
     charger: Charger<'a, B>,
     instr: InstrId,
-    cursor: &'a B::Cursor,
+    cursor: &'a mut B::Cursor,
 }
 
 impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
@@ -682,7 +682,7 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
     fn hold(&mut self) -> Loader<B::Line> {
         Loader {
             instr: self.instr,
-            handle: self.charger.backdate.hold(self.cursor),
+            handle: self.charger.backdate.hold(self.cursor, self.charger.now),
         }
     }
 }

@@ -25,7 +25,7 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
     pub fn new(
         caches: &'a mut C,
         charger: Charger<'a, B>,
-        cursor: &'a B::Cursor,
+        cursor: &'a mut B::Cursor,
         context_cost: &'a mut Cost,
         instr: InstrId,
     ) -> Self {

@@ -42,7 +42,7 @@ impl Backdate for BruteForce {
 
     fn close(&mut self, _: Vec<ArcId>, _: u64) {}
 
-    fn hold(&mut self, stack: &Vec<ArcId>) -> usize {
+    fn hold(&mut self, stack: &mut Vec<ArcId>, _: u64) -> usize {
         self.stacks.push(stack.clone());
         self.stacks.len() - 1
     }
