@@ -16,9 +16,11 @@ use crate::stack_samples::{MarkAt, StackSamples};
 use crate::trace::block::{JumpKind, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
+mod call_sites;
 mod known_blocks;
 mod stepper;
 
+use call_sites::{CallSites, SiteCall};
 use known_blocks::{KnownBlock, KnownBlocks};
 use stepper::Stepper;
 
@@ -108,6 +110,8 @@ pub struct Simulator<B: Backdate> {
     instructions: u64,
     /// The blocks of a block-structured trace a run went all through.
     known: KnownBlocks,
+    /// The last call of each call site.
+    call_sites: CallSites,
     /// Bytes per loading stack over time, when asked for.
     samples: Option<StackSamples>,
     /// Data accesses without an instruction go to `(unknown)`.
@@ -144,6 +148,7 @@ impl<B: Backdate> Simulator<B> {
             detached_data: false,
             tid: 1,
             known: KnownBlocks::default(),
+            call_sites: CallSites::default(),
         }
     }
 
@@ -510,15 +515,28 @@ impl<B: Backdate> Simulator<B> {
     fn call(&mut self, target: u64) -> Result<(), SimError> {
         let context = self.threads.current();
         let instr = check_can_transfer(context, "`call`")?;
-        let callee = self.program.callee(target);
-        let (arc, charge_to) = enter(
-            &self.program,
-            &mut self.arcs,
-            context.charged(instr),
-            callee,
-            target,
-        );
         let site = context.charged(instr);
+        let (arc, charge_to) = match self.call_sites.get(site, target) {
+            Some(call) => {
+                if let Some(arc) = call.arc {
+                    self.arcs.get_mut(arc).calls += 1;
+                }
+                (call.arc, call.charge_to)
+            }
+            None => {
+                let callee = self.program.callee(target);
+                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, target);
+                self.call_sites.set(
+                    site,
+                    SiteCall {
+                        target,
+                        arc,
+                        charge_to,
+                    },
+                );
+                (arc, charge_to)
+            }
+        };
         let instr = self.program.instr(instr);
         context.mark_call(Call {
             site,
