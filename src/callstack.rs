@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
-use crate::cost::Cost;
+use crate::cost::ImmediateCost;
 use crate::program::{FnId, InlineCall, InstrId};
 
 /// A call about to take effect.
@@ -74,14 +74,14 @@ struct Frame {
     /// For a frame of inlined code: the inlined function.
     inlined: Option<FnId>,
     /// The context's cost when the call was made.
-    enter: Cost,
+    enter: ImmediateCost,
 }
 
 /// A thread's stack, or a signal handler's.
 pub struct Context<C> {
     frames: Vec<Frame>,
     /// Sum of the immediate costs charged while this context ran.
-    pub cost: Cost,
+    pub cost: ImmediateCost,
     /// The most recent instruction, which data accesses and calls belong to.
     pub last_instr: Option<InstrId>,
     /// The address after the most recent instruction: where sequential
@@ -104,7 +104,7 @@ impl<C> Context<C> {
     fn new(cursor: C) -> Context<C> {
         Context {
             frames: Vec::new(),
-            cost: Cost::ZERO,
+            cost: ImmediateCost::default(),
             last_instr: None,
             last_end: None,
             pending: Pending::None,

@@ -193,6 +193,47 @@ impl Sub for &Cost {
     }
 }
 
+/// The immediate part of a cost: what a context accumulates while it runs
+/// and a call's frame remembers at its entry, half the size of a [`Cost`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImmediateCost(pub [u64; EventKind::IMMEDIATE_COUNT]);
+
+impl Index<EventKind> for ImmediateCost {
+    type Output = u64;
+
+    fn index(&self, kind: EventKind) -> &u64 {
+        debug_assert!(kind.is_immediate());
+        &self.0[kind as usize]
+    }
+}
+
+impl IndexMut<EventKind> for ImmediateCost {
+    fn index_mut(&mut self, kind: EventKind) -> &mut u64 {
+        debug_assert!(kind.is_immediate());
+        &mut self.0[kind as usize]
+    }
+}
+
+impl Sub for &ImmediateCost {
+    type Output = ImmediateCost;
+
+    fn sub(self, other: &ImmediateCost) -> ImmediateCost {
+        let mut out = *self;
+        for (mine, theirs) in out.0.iter_mut().zip(&other.0) {
+            *mine -= theirs;
+        }
+        out
+    }
+}
+
+impl AddAssign<&ImmediateCost> for Cost {
+    fn add_assign(&mut self, other: &ImmediateCost) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine += theirs;
+        }
+    }
+}
+
 /// Number of cache-use kinds, the length of a [`UseCost`].
 pub const USE_COUNT: usize = EVENT_COUNT - EventKind::IMMEDIATE_COUNT;
 

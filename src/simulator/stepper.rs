@@ -7,7 +7,7 @@
 
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind, Outcome};
-use crate::cost::{Cost, EventKind};
+use crate::cost::{EventKind, ImmediateCost};
 use crate::program::InstrId;
 use crate::trace::Access;
 
@@ -16,7 +16,7 @@ use super::{Charger, Sink};
 pub(super) struct Stepper<'a, B: Backdate, C> {
     caches: &'a mut C,
     sink: Sink<'a, B>,
-    context_cost: &'a mut Cost,
+    context_cost: &'a mut ImmediateCost,
 }
 
 impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
@@ -26,7 +26,7 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         caches: &'a mut C,
         charger: Charger<'a, B>,
         cursor: &'a mut B::Cursor,
-        context_cost: &'a mut Cost,
+        context_cost: &'a mut ImmediateCost,
         instr: InstrId,
     ) -> Self {
         Stepper {
@@ -85,10 +85,10 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
     fn count_misses(&mut self, instr: InstrId, outcome: Outcome, l1: EventKind, ll: EventKind) {
         if outcome.l1_miss {
             let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
-            for target in [self_cost, &mut *self.context_cost] {
-                target[l1] += 1;
-                target[ll] += u64::from(outcome.ll_miss);
-            }
+            self_cost[l1] += 1;
+            self_cost[ll] += u64::from(outcome.ll_miss);
+            self.context_cost[l1] += 1;
+            self.context_cost[ll] += u64::from(outcome.ll_miss);
         }
     }
 }
