@@ -88,14 +88,6 @@ impl BlockDef {
         self.instrs.first().map_or(0, |instr| instr.addr)
     }
 
-    /// Number of side exits.
-    pub fn exits(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|item| matches!(item, Item::Exit { .. }))
-            .count()
-    }
-
     /// Number of guarded accesses.
     pub fn guarded(&self) -> usize {
         self.items

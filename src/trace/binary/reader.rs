@@ -14,7 +14,7 @@ use super::format::{
     VERSION,
 };
 use super::varint::Cursor;
-use crate::trace::block::{BlockDef, BlockRun, Expander, Item};
+use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{BlockItem, Event, Location, TraceError, TraceErrorKind, TraceItem, TraceRead};
 
 /// What the END chunk says.
@@ -27,11 +27,51 @@ pub struct Summary {
     pub exit_code: Option<i32>,
 }
 
+/// A block described in the trace, with what decoding its runs needs at
+/// hand.
 struct Def {
     block: BlockDef,
+    /// Where the block's access sites start in `site_last`.
     first_site: usize,
+    /// Per access site in item order: whether it is guarded.
+    sites: Vec<bool>,
     guarded: usize,
-    exits: bool,
+    /// Per side exit: how many access sites come before it, and its kind.
+    exits: Vec<(usize, JumpKind)>,
+}
+
+impl Def {
+    fn new(block: BlockDef, first_site: usize) -> Def {
+        let mut sites = Vec::new();
+        let mut exits = Vec::new();
+        for item in &block.items {
+            match *item {
+                Item::Access { guarded, .. } => sites.push(guarded),
+                Item::Exit { kind } => exits.push((sites.len(), kind)),
+            }
+        }
+        Def {
+            guarded: sites.iter().filter(|&&guarded| guarded).count(),
+            sites,
+            exits,
+            first_site,
+            block,
+        }
+    }
+
+    /// How many access sites a run that took side exit `exit` reached (an
+    /// exit past the last runs the whole block, as [`BlockDef::walk`] does).
+    fn sites_reached(&self, exit: Option<u32>) -> usize {
+        exit.and_then(|exit| self.exits.get(exit as usize))
+            .map_or(self.sites.len(), |&(before, _)| before)
+    }
+
+    /// How a run that took side exit `exit` leaves the block
+    /// ([`BlockDef::leaving`], without going through the items).
+    fn leaving(&self, exit: Option<u32>) -> JumpKind {
+        exit.and_then(|exit| self.exits.get(exit as usize))
+            .map_or(self.block.end, |&(_, kind)| kind)
+    }
 }
 
 /// A binary trace read as events.
@@ -329,14 +369,9 @@ impl<R: Read + Seek> BinaryReader<R> {
         while !cursor.at_end() {
             let block = format::get_block(&mut cursor).map_err(|err| corrupted(at, err))?;
             let first_site = self.site_last.len();
-            let accesses = block.accesses();
-            self.site_last.resize(first_site + accesses, 0);
-            self.defs.push(Def {
-                guarded: block.guarded(),
-                exits: block.exits() > 0,
-                first_site,
-                block,
-            });
+            let def = Def::new(block, first_site);
+            self.site_last.resize(first_site + def.sites.len(), 0);
+            self.defs.push(def);
         }
         Ok(())
     }
@@ -399,7 +434,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             }
             _ => unreachable!("two-bit tag"),
         };
-        if def.exits {
+        if !def.exits.is_empty() {
             let exit = cursor.varint().map_err(|e| relocate(e.into()))?;
             run.exit = exit.checked_sub(1).map(|exit| exit as u32);
         }
@@ -408,29 +443,18 @@ impl<R: Read + Seek> BinaryReader<R> {
             let bits = (def.guarded - word * 64).min(64);
             run.guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
         }
+        // The sites before the exit taken, each with an address unless its
+        // guard said it did not happen.
+        let reached = def.sites_reached(run.exit);
+        let last = &mut self.site_last[def.first_site..def.first_site + reached];
         let mut guards = run.guards.iter();
-        let (mut site, mut exits) = (def.first_site, 0u32);
-        for item in &def.block.items {
-            match *item {
-                Item::Access { guarded, .. } => {
-                    let this = site;
-                    site += 1;
-                    if guarded && !guards.next().copied().unwrap_or(false) {
-                        continue;
-                    }
-                    let addr = cursor
-                        .delta(self.site_last[this])
-                        .map_err(|e| relocate(e.into()))?;
-                    self.site_last[this] = addr;
-                    run.addrs.push(addr);
-                }
-                Item::Exit { .. } => {
-                    if run.exit == Some(exits) {
-                        break;
-                    }
-                    exits += 1;
-                }
+        for (last, &guarded) in last.iter_mut().zip(&def.sites) {
+            if guarded && !guards.next().copied().unwrap_or(false) {
+                continue;
             }
+            let addr = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
+            *last = addr;
+            run.addrs.push(addr);
         }
         self.pos = base + cursor.pos();
         Ok(Some(id))
@@ -480,13 +504,13 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
             None => Ok(None),
             Some(None) => Ok(self.queue.pop_front().map(TraceItem::Event)),
             Some(Some(id)) => {
-                let def = &self.defs[id].block;
-                let call = self.expander.enter(def);
-                let leaving = def.leaving(self.run.view());
+                let def = &self.defs[id];
+                let call = self.expander.enter(&def.block);
+                let leaving = def.leaving(self.run.exit);
                 self.expander.leave(leaving);
                 Ok(Some(TraceItem::Block(BlockItem {
                     id: id as u32,
-                    def,
+                    def: &def.block,
                     run: self.run.view(),
                     call,
                     leaving,
