@@ -191,7 +191,8 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
-    /// An access over two lines (or more, clamped to a line's worth).
+    /// An access over two lines (or more, clamped to a line's worth, which
+    /// leaves one or two): the first line, then the rest in the next.
     #[inline(never)]
     fn access_straddling(
         &mut self,
@@ -208,17 +209,18 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         if ((end - 1) >> bits) - first > 1 {
             end = addr + line_size;
         }
-        let last = (end - 1) >> bits;
-        for line in first..=last {
-            let line_start = line << bits;
-            let from = addr.max(line_start);
-            let to = end.min(line_start + line_size);
-            let bytes = if self.track_use {
-                M::range((from - line_start) as u32, (to - from) as u32)
+        let next = (first + 1) << bits;
+        let track_use = self.track_use;
+        let bytes = |from: u64, to: u64| {
+            if track_use {
+                M::range((from & (line_size - 1)) as u32, (to - from) as u32)
             } else {
                 M::default()
-            };
-            self.access_line(k, line, &bytes, sink, &mut outcome);
+            }
+        };
+        self.access_line(k, first, &bytes(addr, end.min(next)), sink, &mut outcome);
+        if end > next {
+            self.access_line(k, first + 1, &bytes(next, end), sink, &mut outcome);
         }
         outcome
     }
@@ -494,6 +496,14 @@ mod tests {
         h.flush(&mut sink);
         let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
         assert_eq!(l1, [&(Level::L1, 0, 1, 8), &(Level::L1, 0, 1, 8)]);
+
+        // At a line start, the clamped access is that one whole line.
+        let mut sink = Recorder::default();
+        let outcome = h.access(L1Kind::Data, 32, 40, &mut sink);
+        assert!(outcome.l1_miss);
+        h.flush(&mut sink);
+        let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
+        assert_eq!(l1, [&(Level::L1, 0, 1, 16)]);
     }
 
     #[test]
