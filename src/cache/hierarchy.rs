@@ -153,18 +153,22 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
-    /// Fetches `size` bytes at `addr`, right after the bytes of the previous
-    /// fetch and in its I1 line, which was within one line: that line is
-    /// still resident and most recently used (only fetches touch I1's
-    /// order), so this hits and changes no order; only the line's use
-    /// grows. The growth waits in the fetch tail: a run of such fetches
-    /// covers one range of the line, added with its count in one step.
+    /// Fetches the bytes right after the previous fetch up to `line_end`
+    /// in its I1 line, which was within one line: that line is still
+    /// resident and most recently used (only fetches touch I1's order), so
+    /// this hits and changes no order; only the line's use grows. The
+    /// growth waits in the fetch tail: a run of such fetches covers one
+    /// range of the line, added with its count in one step.
     #[inline(always)]
-    pub fn fetch_again(&mut self, addr: u64, size: u32) {
+    pub fn fetch_again(&mut self, line_end: u16) {
         if self.track_use {
-            let offset = addr & ((1u64 << self.l1[L1Kind::Instr as usize].line_bits) - 1);
-            debug_assert!(self.tail.count == 0 || self.tail.to == offset as u32);
-            self.tail.to = offset as u32 + size;
+            let start = if self.tail.count == 0 {
+                self.tail.from
+            } else {
+                self.tail.to
+            };
+            debug_assert!(u32::from(line_end) > start, "fetches continue the last");
+            self.tail.to = u32::from(line_end);
             self.tail.count += 1;
         }
     }

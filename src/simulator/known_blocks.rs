@@ -26,6 +26,8 @@ pub(super) struct KnownInstr {
     /// Right after the previous instruction of the block, in the same I1
     /// line, both within that line.
     same_line: bool,
+    /// Where the instruction ends within its I1 line, when `same_line`.
+    line_end: u16,
 }
 
 /// Where a known block's instructions are in [`KnownBlocks`].
@@ -85,9 +87,15 @@ impl KnownBlocks {
                 && previous.is_some_and(|(line_before, end)| {
                     line == Some(line_before) && end == instr.addr
                 });
+            let end = instr.addr + u64::from(instr.len);
             self.instrs.push(KnownInstr {
                 id,
                 same_line: follows,
+                line_end: if follows {
+                    (end - (instr.addr >> line_bits << line_bits)) as u16
+                } else {
+                    0
+                },
             });
             previous = line.map(|line| (line, instr.addr + u64::from(instr.len)));
         }
@@ -126,7 +134,7 @@ impl KnownBlocks {
                         index += 1;
                         charged = charge_to.unwrap_or(instr.id);
                         if instr.same_line {
-                            stepper.fetch_again(addr, len);
+                            stepper.fetch_again(instr.line_end);
                         } else {
                             stepper.fetch(charged, addr, len, *now);
                         }

@@ -97,7 +97,7 @@ impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
     /// Fetches an instruction within the I1 line the previous fetch used
     /// (see [`Hierarchy::fetch_again`]): it hits.
     #[inline(always)]
-    pub fn fetch_again(&mut self, addr: u64, len: u32) {
-        self.caches.fetch_again(addr, len);
+    pub fn fetch_again(&mut self, line_end: u16) {
+        self.caches.fetch_again(line_end);
     }
 }
