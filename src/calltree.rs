@@ -7,11 +7,12 @@
 //! a node is active holds a reference to that node until it is evicted; at
 //! eviction its cost is added to the node.
 //!
-//! A call's node is made only when a line is loaded under it ([`TreeCursor`]
-//! keeps the calls entered since the active node). Most calls load nothing:
-//! small functions whose code and data are cached. Their nodes would be
-//! made at the call and pruned at the return with no cost, which changes no
-//! arc's cost; the tree's statistics count the nodes made.
+//! A call's node is made only when a line is loaded under it: until then the
+//! active node is its caller's path, and [`TreeCursor`] keeps the calls
+//! entered since, which a line's load turns into nodes. Most calls load
+//! nothing: small functions whose code and data are cached. Their nodes
+//! would be made at the call and pruned at the return with no cost, which
+//! changes no arc's cost; the tree's statistics count the nodes made.
 //!
 //! Invariants:
 //! - `refs` counts the resident lines holding the node, plus one while the
@@ -28,8 +29,8 @@
 //!
 //! Nodes live in an arena: a `Vec` of slots addressed by [`NodeId`], with
 //! freed slots reused through a free list. A node's children are found
-//! through one hash index keyed by (node, arc), so a call costs one lookup
-//! however many callees a function has.
+//! through one hash index keyed by (node, arc), so making a call's node
+//! costs one lookup however many callees a function has.
 
 use std::num::NonZeroU32;
 
