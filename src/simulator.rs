@@ -13,6 +13,7 @@ use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::profile::Profile;
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
+use crate::symbols::ModuleId;
 use crate::trace::block::{JumpKind, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
@@ -456,12 +457,10 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// Whether control reaches the known instruction `instr` at `addr`, the
-    /// first of a block, the way most blocks are reached: by a jump within
-    /// the function, with a stack pointer that leaves no frame. Then
+    /// first of a block, the way most blocks are reached: by a jump that
+    /// enters no function, with a stack pointer that leaves no frame. Then
     /// [`Simulator::arrive`] would change nothing but take the stack
-    /// pointer, which this does. (With stack pointers, a jump enters a
-    /// function when it goes to a function's first instruction or into
-    /// another object: see [`entered_by_jump`].)
+    /// pointer, which this does.
     #[inline]
     fn plain_arrival(&mut self, addr: u64, instr: InstrId) -> bool {
         let context = self.threads.current();
@@ -472,8 +471,9 @@ impl<B: Backdate> Simulator<B> {
             return false;
         }
         let program = &self.program;
-        let to = program.function(program.instr(instr).func);
-        if to.entry == addr || to.object != program.function(program.instr(last).func).object {
+        let to = program.instr(instr).func;
+        let from = program.instr(last).func;
+        if jump_enters(program, from, to, program.function(to).object, addr) {
             return false;
         }
         context.take_sp();
@@ -609,13 +609,26 @@ fn entered_by_jump(
     let Some(func) = func else {
         return (forced || leaves_object).then(|| program.callee(addr));
     };
-    let is_entry = program.function(func).entry == addr;
     let enters = if with_sp {
-        is_entry || object != program.function(from).object
+        jump_enters(program, from, func, object, addr)
     } else {
-        is_entry && func != from || leaves_object
+        program.function(func).entry == addr && func != from || leaves_object
     };
     (forced || enters).then_some(func)
+}
+
+/// With stack pointers, whether a jump from code of function `from` to
+/// `addr` in function `to`, whose code is in `object`, enters `to`: when
+/// `addr` is its first instruction or `object` is not `from`'s.
+#[inline]
+fn jump_enters(
+    program: &Program,
+    from: FnId,
+    to: FnId,
+    object: Option<ModuleId>,
+    addr: u64,
+) -> bool {
+    program.function(to).entry == addr || object != program.function(from).object
 }
 
 /// Counts a call from `site` into `callee` at `target`: its arc, or for a

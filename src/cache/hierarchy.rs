@@ -162,12 +162,15 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     #[inline(always)]
     pub fn fetch_again(&mut self, line_end: u16) {
         if self.track_use {
-            let start = if self.tail.count == 0 {
-                self.tail.from
-            } else {
-                self.tail.to
-            };
-            debug_assert!(u32::from(line_end) > start, "fetches continue the last");
+            debug_assert!(
+                u32::from(line_end)
+                    > if self.tail.count == 0 {
+                        self.tail.from
+                    } else {
+                        self.tail.to
+                    },
+                "fetches continue the last"
+            );
             self.tail.to = u32::from(line_end);
             self.tail.count += 1;
         }
