@@ -35,6 +35,7 @@ struct Def {
     first_site: usize,
     /// Per access site in item order: whether it is guarded.
     sites: Vec<bool>,
+    /// Number of guarded sites, whose bits each run gives.
     guarded: usize,
     /// Per side exit: how many access sites come before it, and its kind.
     exits: Vec<(usize, JumpKind)>,
@@ -51,7 +52,7 @@ impl Def {
             }
         }
         Def {
-            guarded: sites.iter().filter(|&&guarded| guarded).count(),
+            guarded: block.guarded(),
             sites,
             exits,
             first_site,
@@ -59,18 +60,23 @@ impl Def {
         }
     }
 
-    /// How many access sites a run that took side exit `exit` reached (an
-    /// exit past the last runs the whole block, as [`BlockDef::walk`] does).
+    /// The side exit a run took, if any: an exit past the last runs the
+    /// whole block, as [`BlockDef::walk`] does.
+    fn exit_taken(&self, exit: Option<u32>) -> Option<(usize, JumpKind)> {
+        exit.and_then(|exit| self.exits.get(exit as usize)).copied()
+    }
+
+    /// How many access sites a run that took side exit `exit` reached.
     fn sites_reached(&self, exit: Option<u32>) -> usize {
-        exit.and_then(|exit| self.exits.get(exit as usize))
-            .map_or(self.sites.len(), |&(before, _)| before)
+        self.exit_taken(exit)
+            .map_or(self.sites.len(), |(before, _)| before)
     }
 
     /// How a run that took side exit `exit` leaves the block
     /// ([`BlockDef::leaving`], without going through the items).
     fn leaving(&self, exit: Option<u32>) -> JumpKind {
-        exit.and_then(|exit| self.exits.get(exit as usize))
-            .map_or(self.block.end, |&(_, kind)| kind)
+        self.exit_taken(exit)
+            .map_or(self.block.end, |(_, kind)| kind)
     }
 }
 
