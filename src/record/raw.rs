@@ -275,6 +275,9 @@ fn describe<R: Read>(stream: &mut Stream<R>) -> Result<(u32, BlockDef), RawError
     for _ in 0..count {
         let offset = stream.u16()?;
         let len = stream.u8()?;
+        if len == 0 {
+            return Err(stream.malformed("an instruction of 0 bytes"));
+        }
         let items = stream.u16()?;
         let first = def.items.len();
         for _ in 0..items {
@@ -419,5 +422,41 @@ impl<R: Read> Stream<R> {
         let text = String::from_utf8_lossy(&self.buf[self.pos..self.pos + len]).into_owned();
         self.pos += len;
         Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream describing block 0: one instruction of `len` bytes.
+    fn stream(len: u8) -> Vec<u8> {
+        let mut bytes = b"LGR1D".to_vec();
+        bytes.extend(0u32.to_le_bytes());
+        bytes.extend(0x1000u64.to_le_bytes());
+        bytes.extend(1u16.to_le_bytes());
+        bytes.push(0);
+        bytes.extend(0u16.to_le_bytes());
+        bytes.push(len);
+        bytes.extend(0u16.to_le_bytes());
+        bytes
+    }
+
+    fn convert_stream(bytes: &[u8]) -> Result<Recorded, RawError> {
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        convert(bytes, &mut writer, |_| {})
+    }
+
+    #[test]
+    fn block_descriptions_need_instructions_of_some_bytes() {
+        assert!(convert_stream(&stream(4)).is_ok());
+        let Err(err) = convert_stream(&stream(0)) else {
+            panic!("a 0-byte instruction was accepted");
+        };
+        // The length is byte 22; the offset is just past it, as elsewhere.
+        assert_eq!(
+            err.to_string(),
+            "the recorder's stream is malformed at byte 23: an instruction of 0 bytes"
+        );
     }
 }
