@@ -125,10 +125,15 @@ fn ours(binary: &Path, dir: &Path) -> ProfileFile {
     ProfileFile::parse(&out[..]).unwrap()
 }
 
-/// Callgrind's profile of `binary`, run as the recorder runs its tool.
+/// Callgrind's profile of `binary`, run as the recorder runs its tool: same
+/// Valgrind folder and working folder (Debian's `valgrind` is a shell
+/// script that sets `PWD`, which the client's stack holds; a path of
+/// another length moves the stack, and which of two mutually recursive
+/// functions first touches each new stack line).
 fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
     let out = dir.join("callgrind.out");
     let status = Command::new("valgrind")
+        .current_dir(dir)
         .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap())
         .args([
             "--tool=callgrind",
