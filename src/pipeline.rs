@@ -6,7 +6,6 @@
 //! trace decoded once feeds any number of configurations.
 
 use std::collections::VecDeque;
-use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
@@ -27,11 +26,13 @@ const BATCH_ITEMS: usize = 4096;
 const QUEUE: usize = 4;
 
 /// What the decoder hands the simulators: items in trace order, with the
-/// variable parts of block runs packed in shared arrays.
+/// variable parts of block runs packed in shared arrays, each run's after
+/// the previous one's. Every item is read by another core, from memory the
+/// decoder wrote, so items are kept small.
 struct Batch {
     items: Vec<Item>,
     /// Where each item is in the trace, for errors.
-    locations: Vec<Location>,
+    locations: Vec<PackedLocation>,
     guards: Vec<bool>,
     addrs: Vec<u64>,
 }
@@ -63,15 +64,68 @@ enum Item {
     Run(Run),
 }
 
-/// One run of a block, its arrays as ranges into the batch's.
+/// One run of a block; its guards and addresses are the next `guards` and
+/// `addrs` of the batch's arrays. `call`, `sp` and `exit` are meaningful
+/// where `present` says so.
 struct Run {
+    call: u64,
+    sp: u64,
     id: u32,
-    call: Option<u64>,
+    exit: u32,
+    guards: u32,
+    addrs: u32,
     leaving: JumpKind,
-    sp: Option<u64>,
-    exit: Option<u32>,
-    guards: Range<usize>,
-    addrs: Range<usize>,
+    present: u8,
+}
+
+impl Run {
+    const CALL: u8 = 1;
+    const SP: u8 = 2;
+    const EXIT: u8 = 4;
+
+    fn new(block: &BlockItem) -> Run {
+        let flag = |set: bool, bit: u8| if set { bit } else { 0 };
+        Run {
+            call: block.call.unwrap_or(0),
+            sp: block.run.sp.unwrap_or(0),
+            id: block.id,
+            exit: block.run.exit.unwrap_or(0),
+            guards: block.run.guards.len() as u32,
+            addrs: block.run.addrs.len() as u32,
+            leaving: block.leaving,
+            present: flag(block.call.is_some(), Run::CALL)
+                | flag(block.run.sp.is_some(), Run::SP)
+                | flag(block.run.exit.is_some(), Run::EXIT),
+        }
+    }
+
+    fn get<T>(&self, bit: u8, value: T) -> Option<T> {
+        (self.present & bit != 0).then_some(value)
+    }
+}
+
+/// A [`Location`] in one word: lines of text traces with the top bit set,
+/// offsets into binary ones without.
+#[derive(Clone, Copy)]
+struct PackedLocation(u64);
+
+impl PackedLocation {
+    const LINE: u64 = 1 << 63;
+
+    fn new(location: Location) -> PackedLocation {
+        match location {
+            Location::Line(line) => PackedLocation(line | PackedLocation::LINE),
+            Location::Offset(offset) => PackedLocation(offset),
+        }
+    }
+
+    fn get(self) -> Location {
+        if self.0 & PackedLocation::LINE != 0 {
+            Location::Line(self.0 & !PackedLocation::LINE)
+        } else {
+            Location::Offset(self.0)
+        }
+    }
 }
 
 /// The decoder's end of the queues.
@@ -103,26 +157,17 @@ impl Feeder {
                         let def = Arc::new(block.def.clone());
                         self.batch.items.push(Item::Define(block.id, def));
                         // A definition cannot fail; its location is unused.
-                        self.batch.locations.push(Location::Offset(0));
+                        self.batch.locations.push(PackedLocation(0));
                     }
-                    let batch = &mut self.batch;
-                    let guards = batch.guards.len()..batch.guards.len() + block.run.guards.len();
-                    batch.guards.extend_from_slice(block.run.guards);
-                    let addrs = batch.addrs.len()..batch.addrs.len() + block.run.addrs.len();
-                    batch.addrs.extend_from_slice(block.run.addrs);
-                    Item::Run(Run {
-                        id: block.id,
-                        call: block.call,
-                        leaving: block.leaving,
-                        sp: block.run.sp,
-                        exit: block.run.exit,
-                        guards,
-                        addrs,
-                    })
+                    self.batch.guards.extend_from_slice(block.run.guards);
+                    self.batch.addrs.extend_from_slice(block.run.addrs);
+                    Item::Run(Run::new(&block))
                 }
             };
             self.batch.items.push(item);
-            self.batch.locations.push(reader.location());
+            self.batch
+                .locations
+                .push(PackedLocation::new(reader.location()));
             if self.batch.items.len() >= BATCH_ITEMS && !self.send() {
                 return Ok(());
             }
@@ -163,7 +208,9 @@ struct Replay<B: Backdate> {
 impl<B: Backdate> Replay<B> {
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
+        let (mut guards, mut addrs) = (&batch.guards[..], &batch.addrs[..]);
         for (item, &at) in batch.items.iter().zip(&batch.locations) {
+            let at = at.get();
             match item {
                 Item::Event(event) => {
                     accesses += u64::from(matches!(event, Event::Data { .. }));
@@ -182,17 +229,21 @@ impl<B: Backdate> Replay<B> {
                     let def = self.defs[run.id as usize]
                         .as_deref()
                         .expect("a block is defined before its first run");
-                    accesses += run.addrs.len() as u64;
+                    accesses += u64::from(run.addrs);
+                    let (run_guards, rest) = guards.split_at(run.guards as usize);
+                    guards = rest;
+                    let (run_addrs, rest) = addrs.split_at(run.addrs as usize);
+                    addrs = rest;
                     let item = BlockItem {
                         id: run.id,
                         def,
                         run: RunRef {
-                            sp: run.sp,
-                            exit: run.exit,
-                            guards: &batch.guards[run.guards.clone()],
-                            addrs: &batch.addrs[run.addrs.clone()],
+                            sp: run.get(Run::SP, run.sp),
+                            exit: run.get(Run::EXIT, run.exit),
+                            guards: run_guards,
+                            addrs: run_addrs,
                         },
-                        call: run.call,
+                        call: run.get(Run::CALL, run.call),
                         leaving: run.leaving,
                     };
                     self.simulator
