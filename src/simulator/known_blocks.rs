@@ -1,10 +1,11 @@
 //! Blocks whose instructions are known, and the fast walk of their runs.
 //!
 //! Once a run went through all of a block's instructions, their ids are
-//! kept, with what the I1 geometry says about their fetches: an instruction
-//! that continues the previous one in its line needs no lookup, as that
-//! line is then resident and most recently used, and a run of them adds to
-//! the line's use in one step (see [`Hierarchy::fetch_again`]). Instruction
+//! kept, and the block becomes one flat list of steps to replay, with what
+//! the I1 geometry says about its fetches: an instruction that continues
+//! the previous one in its line needs no lookup, as that line is then
+//! resident and most recently used, and a run of them adds to the line's
+//! use in one step (see [`Hierarchy::fetch_again`]). Instruction
 //! counts (Ir) are not added per instruction: each run counts once, at the
 //! instruction it ended with, and [`KnownBlocks::add_instruction_counts`]
 //! turns those counts into every instruction's Ir at the end.
@@ -15,34 +16,48 @@ use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy};
 use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
-use crate::trace::block::{BlockDef, RunRef, Step, WalkError};
+use crate::trace::Access;
+use crate::trace::block::{BlockDef, Item, RunMismatch, RunRef, WalkError};
 
 use super::stepper::Stepper;
 
-/// An instruction of a known block.
+/// One step of a known block, in program order.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct KnownInstr {
-    pub id: InstrId,
-    /// Right after the previous instruction of the block, in the same I1
-    /// line, both within that line.
-    same_line: bool,
-    /// Where the instruction ends within its I1 line, when `same_line`.
-    line_end: u16,
+enum Op {
+    /// Fetches instruction `id`, looked up in I1.
+    Fetch { id: InstrId, addr: u64, len: u8 },
+    /// Fetches instruction `id`, right after the previous one of the block
+    /// in the same I1 line, both within that line: it ends at `line_end`
+    /// in the line.
+    FetchAgain { id: InstrId, line_end: u16 },
+    /// A data access of the last instruction fetched; a guarded one may not
+    /// happen.
+    Data {
+        access: Access,
+        size: u16,
+        guarded: bool,
+    },
+    /// A side exit.
+    Exit,
 }
 
-/// Where a known block's instructions are in [`KnownBlocks`].
+/// Where a known block's instructions and steps are in [`KnownBlocks`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownBlock {
     start: u32,
     len: u32,
+    ops: u32,
+    ops_len: u32,
 }
 
 #[derive(Default)]
 pub(super) struct KnownBlocks {
     /// By block number, once known.
     blocks: Vec<Option<KnownBlock>>,
-    /// The instructions of the known blocks, block after block.
-    instrs: Vec<KnownInstr>,
+    /// The instruction ids of the known blocks, block after block.
+    instrs: Vec<InstrId>,
+    /// The steps of the known blocks, block after block.
+    ops: Vec<Op>,
     /// Per instruction in `instrs`: runs of its block that ended with it
     /// and are not yet in the self costs.
     ended: Vec<u64>,
@@ -61,13 +76,13 @@ impl KnownBlocks {
     /// Id of the first instruction of `block`.
     #[inline]
     pub fn first(&self, block: KnownBlock) -> InstrId {
-        self.instrs[block.start as usize].id
+        self.instrs[block.start as usize]
     }
 
     /// Id of instruction `index` of `block`.
     #[inline]
     pub fn id(&self, block: KnownBlock, index: usize) -> InstrId {
-        self.instrs[block.start as usize + index].id
+        self.instrs[block.start as usize + index]
     }
 
     /// Makes block `id`, `def` with instructions `ids`, known; I1 lines
@@ -75,6 +90,7 @@ impl KnownBlocks {
     pub fn learn(&mut self, id: usize, def: &BlockDef, ids: &[InstrId], line_bits: u32) {
         debug_assert_eq!(def.instrs.len(), ids.len());
         let start = self.instrs.len() as u32;
+        let ops = self.ops.len() as u32;
         // The line of each instruction within one line, or None.
         let line_of = |addr: u64, len: u8| {
             let last = addr + u64::from(len.max(1)) - 1;
@@ -88,21 +104,43 @@ impl KnownBlocks {
                     line == Some(line_before) && end == instr.addr
                 });
             let end = instr.addr + u64::from(instr.len);
-            self.instrs.push(KnownInstr {
-                id,
-                same_line: follows,
-                line_end: if follows {
-                    (end - (instr.addr >> line_bits << line_bits)) as u16
-                } else {
-                    0
-                },
+            self.instrs.push(id);
+            self.ops.push(if follows {
+                Op::FetchAgain {
+                    id,
+                    line_end: (end - (instr.addr >> line_bits << line_bits)) as u16,
+                }
+            } else {
+                Op::Fetch {
+                    id,
+                    addr: instr.addr,
+                    len: instr.len,
+                }
             });
-            previous = line.map(|line| (line, instr.addr + u64::from(instr.len)));
+            self.ops.extend(
+                def.items[instr.items.clone()]
+                    .iter()
+                    .map(|item| match *item {
+                        Item::Access {
+                            access,
+                            size,
+                            guarded,
+                        } => Op::Data {
+                            access,
+                            size,
+                            guarded,
+                        },
+                        Item::Exit { .. } => Op::Exit,
+                    }),
+            );
+            previous = line.map(|line| (line, end));
         }
         self.ended.resize(self.instrs.len(), 0);
         self.blocks[id] = Some(KnownBlock {
             start,
             len: ids.len() as u32,
+            ops,
+            ops_len: self.ops.len() as u32 - ops,
         });
     }
 
@@ -120,44 +158,61 @@ impl KnownBlocks {
         charge_to: Option<InstrId>,
         now: &mut u64,
     ) -> Result<usize, WalkError<Infallible>> {
-        let start = block.start as usize;
-        let instrs = &self.instrs[start..start + block.len as usize];
-        let mut index = 0;
-        let mut charged = charge_to.unwrap_or(instrs[0].id);
-        def.walk(
-            run,
-            #[inline(always)]
-            |step| {
-                match step {
-                    Step::Instr { addr, len } => {
-                        let instr = instrs[index];
-                        index += 1;
-                        charged = charge_to.unwrap_or(instr.id);
-                        if instr.same_line {
-                            stepper.fetch_again(instr.line_end);
-                        } else {
-                            stepper.fetch(charged, addr, len, *now);
-                        }
-                        *now += 1;
-                    }
-                    Step::Data { access, addr, size } => {
-                        stepper.data(charged, access, addr, size, *now);
-                    }
+        let ops = &self.ops[block.ops as usize..(block.ops + block.ops_len) as usize];
+        let mut addrs = run.addrs.iter();
+        let mut guards = run.guards.iter();
+        let mut exits = 0u32;
+        let mut ran = 0;
+        let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
+        for op in ops {
+            match *op {
+                Op::Fetch { id, addr, len } => {
+                    charged = charge_to.unwrap_or(id);
+                    stepper.fetch(charged, addr, u32::from(len), *now);
+                    *now += 1;
+                    ran += 1;
                 }
-                Ok(())
-            },
-        )?;
-        if index > 0 {
-            let ran = index as u64;
-            match charge_to {
-                Some(to) => stepper.count_instructions(to, ran),
-                None => {
-                    stepper.count_context_instructions(ran);
-                    self.ended[start + index - 1] += 1;
+                Op::FetchAgain { id, line_end } => {
+                    charged = charge_to.unwrap_or(id);
+                    stepper.fetch_again(line_end);
+                    *now += 1;
+                    ran += 1;
+                }
+                Op::Data {
+                    access,
+                    size,
+                    guarded,
+                } => {
+                    if guarded && !guards.next().copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let Some(&addr) = addrs.next() else {
+                        return Err(WalkError::Mismatch(RunMismatch::too_few_addresses(def)));
+                    };
+                    stepper.data(charged, access, addr, u32::from(size), *now);
+                }
+                Op::Exit => {
+                    if run.exit == Some(exits) {
+                        break;
+                    }
+                    exits += 1;
                 }
             }
         }
-        Ok(index)
+        if addrs.next().is_some() {
+            return Err(WalkError::Mismatch(RunMismatch::too_many_addresses(def)));
+        }
+        if ran > 0 {
+            let start = block.start as usize;
+            match charge_to {
+                Some(to) => stepper.count_instructions(to, ran as u64),
+                None => {
+                    stepper.count_context_instructions(ran as u64);
+                    self.ended[start + ran - 1] += 1;
+                }
+            }
+        }
+        Ok(ran)
     }
 
     /// Adds the Ir of the runs counted per block to `self_cost`: an
@@ -172,7 +227,7 @@ impl KnownBlocks {
                 .rev()
             {
                 runs += std::mem::take(ended);
-                self_cost[instr.id.0 as usize][EventKind::Ir] += runs;
+                self_cost[instr.0 as usize][EventKind::Ir] += runs;
             }
         }
     }

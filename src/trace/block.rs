@@ -153,6 +153,26 @@ impl BlockRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunMismatch(pub String);
 
+impl RunMismatch {
+    /// A run of `def` ran out of addresses.
+    #[cold]
+    pub fn too_few_addresses(def: &BlockDef) -> RunMismatch {
+        RunMismatch(format!(
+            "the run of the block at {:#x} has too few addresses",
+            def.addr()
+        ))
+    }
+
+    /// A run of `def` has addresses left when its walk ended.
+    #[cold]
+    pub fn too_many_addresses(def: &BlockDef) -> RunMismatch {
+        RunMismatch(format!(
+            "the run of the block at {:#x} has more addresses than its accesses",
+            def.addr()
+        ))
+    }
+}
+
 /// One step of a run: an instruction, or a data access that happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -208,10 +228,7 @@ impl BlockDef {
                             continue;
                         }
                         let Some(&addr) = addrs.next() else {
-                            return Err(WalkError::Mismatch(RunMismatch(format!(
-                                "the run of the block at {:#x} has too few addresses",
-                                self.addr()
-                            ))));
+                            return Err(WalkError::Mismatch(RunMismatch::too_few_addresses(self)));
                         };
                         step(Step::Data {
                             access,
@@ -230,10 +247,7 @@ impl BlockDef {
             }
         }
         if addrs.next().is_some() {
-            return Err(WalkError::Mismatch(RunMismatch(format!(
-                "the run of the block at {:#x} has more addresses than its accesses",
-                self.addr()
-            ))));
+            return Err(WalkError::Mismatch(RunMismatch::too_many_addresses(self)));
         }
         Ok(())
     }
