@@ -210,13 +210,12 @@ impl<B: Backdate> Replay<B> {
         let mut accesses = 0;
         let (mut guards, mut addrs) = (&batch.guards[..], &batch.addrs[..]);
         for (item, &at) in batch.items.iter().zip(&batch.locations) {
-            let at = at.get();
             match item {
                 Item::Event(event) => {
                     accesses += u64::from(matches!(event, Event::Data { .. }));
                     self.simulator
                         .apply(event.clone())
-                        .map_err(|err| TraceError::semantic(at, err))?;
+                        .map_err(|err| TraceError::semantic(at.get(), err))?;
                 }
                 Item::Define(id, def) => {
                     let id = *id as usize;
@@ -248,7 +247,7 @@ impl<B: Backdate> Replay<B> {
                     };
                     self.simulator
                         .block(&item)
-                        .map_err(|err| TraceError::semantic(at, err))?;
+                        .map_err(|err| TraceError::semantic(at.get(), err))?;
                 }
             }
         }
@@ -373,6 +372,18 @@ mod tests {
             let profile = profile.unwrap();
             assert_eq!(profile.totals, alone.totals);
             assert_eq!(profile.function_self_costs(), alone.function_self_costs());
+        }
+    }
+
+    #[test]
+    fn packed_locations_keep_lines_and_offsets_apart() {
+        for location in [
+            Location::Line(1),
+            Location::Line((1 << 63) - 1),
+            Location::Offset(0),
+            Location::Offset((1 << 63) - 1),
+        ] {
+            assert_eq!(PackedLocation::new(location).get(), location);
         }
     }
 
