@@ -64,19 +64,22 @@ enum Item {
     Run(Run),
 }
 
-/// One run of a block; its guards and addresses are the next `guards` and
-/// `addrs` of the batch's arrays. `call`, `sp` and `exit` are meaningful
-/// where `present` says so.
+/// One run of a block; its guards and addresses are the next
+/// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
+/// pointer and side exit are kept where `present` says so.
 struct Run {
     call: u64,
     sp: u64,
     id: u32,
     exit: u32,
-    guards: u32,
-    addrs: u32,
+    guards_len: u32,
+    addrs_len: u32,
     leaving: JumpKind,
     present: u8,
 }
+
+// Half of what a run took with its options and ranges.
+const _: () = assert!(std::mem::size_of::<Item>() <= 40);
 
 impl Run {
     const CALL: u8 = 1;
@@ -90,8 +93,8 @@ impl Run {
             sp: block.run.sp.unwrap_or(0),
             id: block.id,
             exit: block.run.exit.unwrap_or(0),
-            guards: block.run.guards.len() as u32,
-            addrs: block.run.addrs.len() as u32,
+            guards_len: block.run.guards.len() as u32,
+            addrs_len: block.run.addrs.len() as u32,
             leaving: block.leaving,
             present: flag(block.call.is_some(), Run::CALL)
                 | flag(block.run.sp.is_some(), Run::SP)
@@ -99,8 +102,16 @@ impl Run {
         }
     }
 
-    fn get<T>(&self, bit: u8, value: T) -> Option<T> {
-        (self.present & bit != 0).then_some(value)
+    fn call(&self) -> Option<u64> {
+        (self.present & Run::CALL != 0).then_some(self.call)
+    }
+
+    fn sp(&self) -> Option<u64> {
+        (self.present & Run::SP != 0).then_some(self.sp)
+    }
+
+    fn exit(&self) -> Option<u32> {
+        (self.present & Run::EXIT != 0).then_some(self.exit)
     }
 }
 
@@ -113,6 +124,8 @@ impl PackedLocation {
     const LINE: u64 = 1 << 63;
 
     fn new(location: Location) -> PackedLocation {
+        let (Location::Line(value) | Location::Offset(value)) = location;
+        debug_assert!(value < PackedLocation::LINE, "a location below 2^63");
         match location {
             Location::Line(line) => PackedLocation(line | PackedLocation::LINE),
             Location::Offset(offset) => PackedLocation(offset),
@@ -228,21 +241,21 @@ impl<B: Backdate> Replay<B> {
                     let def = self.defs[run.id as usize]
                         .as_deref()
                         .expect("a block is defined before its first run");
-                    accesses += u64::from(run.addrs);
-                    let (run_guards, rest) = guards.split_at(run.guards as usize);
+                    accesses += u64::from(run.addrs_len);
+                    let (run_guards, rest) = guards.split_at(run.guards_len as usize);
                     guards = rest;
-                    let (run_addrs, rest) = addrs.split_at(run.addrs as usize);
+                    let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
                     addrs = rest;
                     let item = BlockItem {
                         id: run.id,
                         def,
                         run: RunRef {
-                            sp: run.get(Run::SP, run.sp),
-                            exit: run.get(Run::EXIT, run.exit),
+                            sp: run.sp(),
+                            exit: run.exit(),
                             guards: run_guards,
                             addrs: run_addrs,
                         },
-                        call: run.get(Run::CALL, run.call),
+                        call: run.call(),
                         leaving: run.leaving,
                     };
                     self.simulator
@@ -251,6 +264,10 @@ impl<B: Backdate> Replay<B> {
                 }
             }
         }
+        debug_assert!(
+            guards.is_empty() && addrs.is_empty(),
+            "every run's arrays replayed"
+        );
         Ok(accesses)
     }
 

@@ -774,6 +774,66 @@ mod tests {
         assert!(error("i 10 1\ncall 40\nret\n").starts_with("line 4: `ret` right after `call`"));
     }
 
+    /// A run that does not fit its block fails the same way whether the
+    /// block is still unknown (its description walked) or known (its step
+    /// list replayed).
+    #[test]
+    fn a_run_that_does_not_fit_fails_alike_on_both_walks() {
+        use crate::trace::Access;
+        use crate::trace::block::{BlockDef, BlockInstr, Item, RunRef};
+        let def = BlockDef {
+            instrs: vec![
+                BlockInstr {
+                    addr: 0x1000,
+                    len: 4,
+                    items: 0..1,
+                },
+                BlockInstr {
+                    addr: 0x1004,
+                    len: 4,
+                    items: 1..2,
+                },
+            ],
+            items: vec![
+                Item::Access {
+                    access: Access::Read,
+                    size: 8,
+                    guarded: false,
+                },
+                Item::Access {
+                    access: Access::Write,
+                    size: 4,
+                    guarded: false,
+                },
+            ],
+            end: JumpKind::Boring,
+        };
+        let run = |addrs: &'static [u64]| BlockItem {
+            id: 0,
+            def: &def,
+            run: RunRef {
+                sp: None,
+                exit: None,
+                guards: &[],
+                addrs,
+            },
+            call: None,
+            leaving: JumpKind::Boring,
+        };
+        for addrs in [&[0x9000][..], &[0x9000, 0x9008, 0x9010]] {
+            let mut unknown = Simulator::new(SimConfig::default(), CallTree::new());
+            let on_description = unknown.block(&run(addrs)).unwrap_err().to_string();
+            let mut known = Simulator::new(SimConfig::default(), CallTree::new());
+            known.block(&run(&[0x9000, 0x9008])).unwrap();
+            let on_steps = known.block(&run(addrs)).unwrap_err().to_string();
+            assert!(
+                on_steps.contains("the run of the block at 0x1000"),
+                "{on_steps}"
+            );
+            assert_eq!(on_steps, on_description);
+        }
+    }
+
     #[test]
     fn sigreturn_needs_a_running_handler_in_its_thread() {
         assert_eq!(

@@ -23,7 +23,7 @@ use super::stepper::Stepper;
 
 /// One step of a known block, in program order.
 #[derive(Clone, Copy, Debug)]
-enum Op {
+enum KnownStep {
     /// Fetches instruction `id`, looked up in I1.
     Fetch { id: InstrId, addr: u64, len: u8 },
     /// Fetches instruction `id`, right after the previous one of the block
@@ -41,13 +41,31 @@ enum Op {
     Exit,
 }
 
+impl KnownStep {
+    /// The step of a block's data access or side exit.
+    fn of_item(item: &Item) -> KnownStep {
+        match *item {
+            Item::Access {
+                access,
+                size,
+                guarded,
+            } => KnownStep::Data {
+                access,
+                size,
+                guarded,
+            },
+            Item::Exit { .. } => KnownStep::Exit,
+        }
+    }
+}
+
 /// Where a known block's instructions and steps are in [`KnownBlocks`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownBlock {
     start: u32,
     len: u32,
-    ops: u32,
-    ops_len: u32,
+    steps_start: u32,
+    steps_len: u32,
 }
 
 #[derive(Default)]
@@ -57,7 +75,7 @@ pub(super) struct KnownBlocks {
     /// The instruction ids of the known blocks, block after block.
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
-    ops: Vec<Op>,
+    steps: Vec<KnownStep>,
     /// Per instruction in `instrs`: runs of its block that ended with it
     /// and are not yet in the self costs.
     ended: Vec<u64>,
@@ -90,64 +108,51 @@ impl KnownBlocks {
     pub fn learn(&mut self, id: usize, def: &BlockDef, ids: &[InstrId], line_bits: u32) {
         debug_assert_eq!(def.instrs.len(), ids.len());
         let start = self.instrs.len() as u32;
-        let ops = self.ops.len() as u32;
+        let steps_start = self.steps.len() as u32;
         // The line of each instruction within one line, or None.
         let line_of = |addr: u64, len: u8| {
             let last = addr + u64::from(len.max(1)) - 1;
             (addr >> line_bits == last >> line_bits).then_some(addr >> line_bits)
         };
         let mut previous = None;
-        for (instr, &id) in def.instrs.iter().zip(ids) {
+        for (instr, &instr_id) in def.instrs.iter().zip(ids) {
             let line = line_of(instr.addr, instr.len);
             let follows = line.is_some()
                 && previous.is_some_and(|(line_before, end)| {
                     line == Some(line_before) && end == instr.addr
                 });
             let end = instr.addr + u64::from(instr.len);
-            self.instrs.push(id);
-            self.ops.push(if follows {
-                Op::FetchAgain {
-                    id,
+            self.instrs.push(instr_id);
+            self.steps.push(if follows {
+                KnownStep::FetchAgain {
+                    id: instr_id,
                     line_end: (end - (instr.addr >> line_bits << line_bits)) as u16,
                 }
             } else {
-                Op::Fetch {
-                    id,
+                KnownStep::Fetch {
+                    id: instr_id,
                     addr: instr.addr,
                     len: instr.len,
                 }
             });
-            self.ops.extend(
-                def.items[instr.items.clone()]
-                    .iter()
-                    .map(|item| match *item {
-                        Item::Access {
-                            access,
-                            size,
-                            guarded,
-                        } => Op::Data {
-                            access,
-                            size,
-                            guarded,
-                        },
-                        Item::Exit { .. } => Op::Exit,
-                    }),
-            );
+            let items = &def.items[instr.items.clone()];
+            self.steps.extend(items.iter().map(KnownStep::of_item));
             previous = line.map(|line| (line, end));
         }
         self.ended.resize(self.instrs.len(), 0);
         self.blocks[id] = Some(KnownBlock {
             start,
             len: ids.len() as u32,
-            ops,
-            ops_len: self.ops.len() as u32 - ops,
+            steps_start,
+            steps_len: self.steps.len() as u32 - steps_start,
         });
     }
 
-    /// Steps through `run` of `block`, described by `def`, charging to
-    /// `charge_to` where set and else to each instruction; `now` counts the
-    /// instructions. Returns how many ran; their Ir is counted here, in
-    /// `context_cost` and in `charge_to`'s or this block's counts.
+    /// Steps through `run` of `block` (whose description `def` names it in
+    /// errors), charging to `charge_to` where set and else to each
+    /// instruction; `now` counts the instructions. Returns how many ran;
+    /// their Ir is counted here, in `context_cost` and in `charge_to`'s or
+    /// this block's counts.
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
@@ -158,27 +163,28 @@ impl KnownBlocks {
         charge_to: Option<InstrId>,
         now: &mut u64,
     ) -> Result<usize, WalkError<Infallible>> {
-        let ops = &self.ops[block.ops as usize..(block.ops + block.ops_len) as usize];
+        let start = block.steps_start as usize;
+        let steps = &self.steps[start..start + block.steps_len as usize];
         let mut addrs = run.addrs.iter();
         let mut guards = run.guards.iter();
         let mut exits = 0u32;
         let mut ran = 0;
         let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
-        for op in ops {
-            match *op {
-                Op::Fetch { id, addr, len } => {
+        for step in steps {
+            match *step {
+                KnownStep::Fetch { id, addr, len } => {
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch(charged, addr, u32::from(len), *now);
                     *now += 1;
                     ran += 1;
                 }
-                Op::FetchAgain { id, line_end } => {
+                KnownStep::FetchAgain { id, line_end } => {
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch_again(line_end);
                     *now += 1;
                     ran += 1;
                 }
-                Op::Data {
+                KnownStep::Data {
                     access,
                     size,
                     guarded,
@@ -191,7 +197,7 @@ impl KnownBlocks {
                     };
                     stepper.data(charged, access, addr, u32::from(size), *now);
                 }
-                Op::Exit => {
+                KnownStep::Exit => {
                     if run.exit == Some(exits) {
                         break;
                     }
@@ -203,12 +209,11 @@ impl KnownBlocks {
             return Err(WalkError::Mismatch(RunMismatch::too_many_addresses(def)));
         }
         if ran > 0 {
-            let start = block.start as usize;
             match charge_to {
                 Some(to) => stepper.count_instructions(to, ran as u64),
                 None => {
                     stepper.count_context_instructions(ran as u64);
-                    self.ended[start + ran - 1] += 1;
+                    self.ended[block.start as usize + ran - 1] += 1;
                 }
             }
         }

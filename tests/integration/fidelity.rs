@@ -128,7 +128,7 @@ fn ours(binary: &Path, dir: &Path) -> ProfileFile {
 /// Callgrind's profile of `binary`, run as the recorder runs its tool: same
 /// Valgrind folder and working folder (Debian's `valgrind` is a shell
 /// script that sets `PWD`, which the client's stack holds; a path of
-/// another length moves the stack, and which of two mutually recursive
+/// another length moves the stack, and with it which of two mutually recursive
 /// functions first touches each new stack line).
 fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
     let out = dir.join("callgrind.out");
