@@ -17,7 +17,7 @@ use crate::cache::{ByteMask, Hierarchy};
 use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
 use crate::trace::Access;
-use crate::trace::block::{BlockDef, Item, RunMismatch, RunRef, WalkError};
+use crate::trace::block::{BlockDef, Item, RunCursor, RunRef, WalkError};
 
 use super::stepper::Stepper;
 
@@ -165,9 +165,7 @@ impl KnownBlocks {
     ) -> Result<usize, WalkError<Infallible>> {
         let start = block.steps_start as usize;
         let steps = &self.steps[start..start + block.steps_len as usize];
-        let mut addrs = run.addrs.iter();
-        let mut guards = run.guards.iter();
-        let mut exits = 0u32;
+        let mut cursor = RunCursor::new(def, run);
         let mut ran = 0;
         let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
         for step in steps {
@@ -189,25 +187,22 @@ impl KnownBlocks {
                     size,
                     guarded,
                 } => {
-                    if guarded && !guards.next().copied().unwrap_or(false) {
+                    let Ok(taken) = cursor.access(guarded) else {
+                        return Err(cursor.too_few_addresses().into());
+                    };
+                    let Some(addr) = taken else {
                         continue;
-                    }
-                    let Some(&addr) = addrs.next() else {
-                        return Err(WalkError::Mismatch(RunMismatch::too_few_addresses(def)));
                     };
                     stepper.data(charged, access, addr, u32::from(size), *now);
                 }
                 KnownStep::Exit => {
-                    if run.exit == Some(exits) {
+                    if cursor.exits_here() {
                         break;
                     }
-                    exits += 1;
                 }
             }
         }
-        if addrs.next().is_some() {
-            return Err(WalkError::Mismatch(RunMismatch::too_many_addresses(def)));
-        }
+        cursor.finish()?;
         if ran > 0 {
             match charge_to {
                 Some(to) => stepper.count_instructions(to, ran as u64),

@@ -153,10 +153,79 @@ impl BlockRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunMismatch(pub String);
 
+impl<E> From<RunMismatch> for WalkError<E> {
+    fn from(mismatch: RunMismatch) -> Self {
+        WalkError::Mismatch(mismatch)
+    }
+}
+
+/// Where a walk is in a run's guards, addresses and side exits: how a
+/// run's arrays fit its block's items, the same for every walk of a run.
+pub struct RunCursor<'a> {
+    def: &'a BlockDef,
+    guards: std::slice::Iter<'a, bool>,
+    addrs: std::slice::Iter<'a, u64>,
+    taken: Option<u32>,
+    exits: u32,
+}
+
+/// A run ran out of addresses.
+pub struct NoAddressLeft;
+
+impl<'a> RunCursor<'a> {
+    /// At the start of `run` of the block `def`.
+    #[inline(always)]
+    pub fn new(def: &'a BlockDef, run: RunRef<'a>) -> RunCursor<'a> {
+        RunCursor {
+            def,
+            guards: run.guards.iter(),
+            addrs: run.addrs.iter(),
+            taken: run.exit,
+            exits: 0,
+        }
+    }
+
+    /// The address of the block's next access, or None where it is guarded
+    /// and did not happen.
+    #[inline(always)]
+    pub fn access(&mut self, guarded: bool) -> Result<Option<u64>, NoAddressLeft> {
+        if guarded && !self.guards.next().copied().unwrap_or(false) {
+            return Ok(None);
+        }
+        self.addrs
+            .next()
+            .map(|&addr| Some(addr))
+            .ok_or(NoAddressLeft)
+    }
+
+    /// The error for a run that ran out of addresses.
+    #[cold]
+    pub fn too_few_addresses(&self) -> RunMismatch {
+        RunMismatch::too_few_addresses(self.def)
+    }
+
+    /// Whether the run leaves by the block's next side exit.
+    #[inline(always)]
+    pub fn exits_here(&mut self) -> bool {
+        let here = self.taken == Some(self.exits);
+        self.exits += 1;
+        here
+    }
+
+    /// At the end of the walk: an error where the run has addresses left.
+    #[inline(always)]
+    pub fn finish(mut self) -> Result<(), RunMismatch> {
+        match self.addrs.next() {
+            Some(_) => Err(RunMismatch::too_many_addresses(self.def)),
+            None => Ok(()),
+        }
+    }
+}
+
 impl RunMismatch {
     /// A run of `def` ran out of addresses.
     #[cold]
-    pub fn too_few_addresses(def: &BlockDef) -> RunMismatch {
+    fn too_few_addresses(def: &BlockDef) -> RunMismatch {
         RunMismatch(format!(
             "the run of the block at {:#x} has too few addresses",
             def.addr()
@@ -165,7 +234,7 @@ impl RunMismatch {
 
     /// A run of `def` has addresses left when its walk ended.
     #[cold]
-    pub fn too_many_addresses(def: &BlockDef) -> RunMismatch {
+    fn too_many_addresses(def: &BlockDef) -> RunMismatch {
         RunMismatch(format!(
             "the run of the block at {:#x} has more addresses than its accesses",
             def.addr()
@@ -208,9 +277,7 @@ impl BlockDef {
         run: RunRef,
         mut step: impl FnMut(Step) -> Result<(), E>,
     ) -> Result<(), WalkError<E>> {
-        let mut addrs = run.addrs.iter();
-        let mut guards = run.guards.iter();
-        let mut exits = 0u32;
+        let mut cursor = RunCursor::new(self, run);
         'instrs: for instr in &self.instrs {
             step(Step::Instr {
                 addr: instr.addr,
@@ -224,11 +291,11 @@ impl BlockDef {
                         size,
                         guarded,
                     } => {
-                        if guarded && !guards.next().copied().unwrap_or(false) {
+                        let Ok(taken) = cursor.access(guarded) else {
+                            return Err(cursor.too_few_addresses().into());
+                        };
+                        let Some(addr) = taken else {
                             continue;
-                        }
-                        let Some(&addr) = addrs.next() else {
-                            return Err(WalkError::Mismatch(RunMismatch::too_few_addresses(self)));
                         };
                         step(Step::Data {
                             access,
@@ -238,17 +305,14 @@ impl BlockDef {
                         .map_err(WalkError::Step)?;
                     }
                     Item::Exit { .. } => {
-                        if run.exit == Some(exits) {
+                        if cursor.exits_here() {
                             break 'instrs;
                         }
-                        exits += 1;
                     }
                 }
             }
         }
-        if addrs.next().is_some() {
-            return Err(WalkError::Mismatch(RunMismatch::too_many_addresses(self)));
-        }
+        cursor.finish()?;
         Ok(())
     }
 }
