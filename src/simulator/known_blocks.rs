@@ -166,7 +166,7 @@ impl KnownBlocks {
         let start = block.steps_start as usize;
         let steps = &self.steps[start..start + block.steps_len as usize];
         let mut cursor = RunCursor::new(def, run);
-        let mut ran = 0;
+        let began = *now;
         let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
         for step in steps {
             match *step {
@@ -174,23 +174,18 @@ impl KnownBlocks {
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch(charged, addr, u32::from(len), *now);
                     *now += 1;
-                    ran += 1;
                 }
                 KnownStep::FetchAgain { id, line_end } => {
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch_again(line_end);
                     *now += 1;
-                    ran += 1;
                 }
                 KnownStep::Data {
                     access,
                     size,
                     guarded,
                 } => {
-                    let Ok(taken) = cursor.access(guarded) else {
-                        return Err(cursor.too_few_addresses().into());
-                    };
-                    let Some(addr) = taken else {
+                    let Some(addr) = cursor.access(guarded)? else {
                         continue;
                     };
                     stepper.data(charged, access, addr, u32::from(size), *now);
@@ -203,6 +198,8 @@ impl KnownBlocks {
             }
         }
         cursor.finish()?;
+        // Each fetch is one instruction of the run.
+        let ran = (*now - began) as usize;
         if ran > 0 {
             match charge_to {
                 Some(to) => stepper.count_instructions(to, ran as u64),

@@ -169,8 +169,16 @@ pub struct RunCursor<'a> {
     exits: u32,
 }
 
-/// A run ran out of addresses.
-pub struct NoAddressLeft;
+/// A run of the block ran out of addresses. Small and without a message
+/// until it becomes an error, so that the walks' loops carry no `String`.
+pub struct NoAddressLeft<'a>(&'a BlockDef);
+
+impl<E> From<NoAddressLeft<'_>> for WalkError<E> {
+    #[cold]
+    fn from(NoAddressLeft(def): NoAddressLeft<'_>) -> Self {
+        WalkError::Mismatch(RunMismatch::too_few_addresses(def))
+    }
+}
 
 impl<'a> RunCursor<'a> {
     /// At the start of `run` of the block `def`.
@@ -188,20 +196,14 @@ impl<'a> RunCursor<'a> {
     /// The address of the block's next access, or None where it is guarded
     /// and did not happen.
     #[inline(always)]
-    pub fn access(&mut self, guarded: bool) -> Result<Option<u64>, NoAddressLeft> {
+    pub fn access(&mut self, guarded: bool) -> Result<Option<u64>, NoAddressLeft<'a>> {
         if guarded && !self.guards.next().copied().unwrap_or(false) {
             return Ok(None);
         }
-        self.addrs
-            .next()
-            .map(|&addr| Some(addr))
-            .ok_or(NoAddressLeft)
-    }
-
-    /// The error for a run that ran out of addresses.
-    #[cold]
-    pub fn too_few_addresses(&self) -> RunMismatch {
-        RunMismatch::too_few_addresses(self.def)
+        match self.addrs.next() {
+            Some(&addr) => Ok(Some(addr)),
+            None => Err(NoAddressLeft(self.def)),
+        }
     }
 
     /// Whether the run leaves by the block's next side exit.
@@ -291,10 +293,7 @@ impl BlockDef {
                         size,
                         guarded,
                     } => {
-                        let Ok(taken) = cursor.access(guarded) else {
-                            return Err(cursor.too_few_addresses().into());
-                        };
-                        let Some(addr) = taken else {
+                        let Some(addr) = cursor.access(guarded)? else {
                             continue;
                         };
                         step(Step::Data {
