@@ -825,6 +825,10 @@ mod tests {
             let on_description = unknown.block(&run(addrs)).unwrap_err().to_string();
             let mut known = Simulator::new(SimConfig::default(), CallTree::new());
             known.block(&run(&[0x9000, 0x9008])).unwrap();
+            assert!(
+                known.known.get(0).is_some(),
+                "a full run makes the block known"
+            );
             let on_steps = known.block(&run(addrs)).unwrap_err().to_string();
             assert!(
                 on_steps.contains("the run of the block at 0x1000"),

@@ -18,7 +18,7 @@ use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{compile_program, record};
+use crate::support::{compile_program, record, valgrind_as_recorder};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -125,16 +125,12 @@ fn ours(binary: &Path, dir: &Path) -> ProfileFile {
     ProfileFile::parse(&out[..]).unwrap()
 }
 
-/// Callgrind's profile of `binary`, run as the recorder runs its tool: same
-/// Valgrind folder and working folder (Debian's `valgrind` is a shell
-/// script that sets `PWD`, which the client's stack holds; a path of
-/// another length moves the stack, and with it which of two mutually recursive
-/// functions first touches each new stack line).
+/// Callgrind's profile of `binary`, run as the recorder runs its tool (so
+/// the mutual recursion's stack lines are first touched by the same
+/// functions).
 fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
     let out = dir.join("callgrind.out");
-    let status = Command::new("valgrind")
-        .current_dir(dir)
-        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap())
+    let status = valgrind_as_recorder(dir)
         .args([
             "--tool=callgrind",
             "-q",

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use linegrind::report::ProfileFile;
 
-use crate::support::{compile_program, linegrind, record};
+use crate::support::{compile_program, linegrind, record, valgrind_as_recorder};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -54,15 +54,11 @@ fn missing_tools() -> Option<String> {
     None
 }
 
-/// Runs `binary` under Lackey, as the recorder runs its own tool: same
-/// Valgrind folder and working folder (Debian's `valgrind` is a shell
-/// script, which sets `PWD`), so the same environment, the same stack
-/// addresses and the same work.
+/// Runs `binary` under Lackey, as the recorder runs its own tool, so with
+/// the same stack addresses and the same work.
 fn lackey(binary: &Path, dir: &Path) -> PathBuf {
     let log = dir.join("lackey.log");
-    let status = Command::new("valgrind")
-        .current_dir(dir)
-        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap())
+    let status = valgrind_as_recorder(dir)
         .args(["--tool=lackey", "--trace-mem=yes", "--vex-guest-chase=no"])
         .arg(format!("--log-file={}", log.display()))
         .arg(binary)

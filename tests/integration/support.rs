@@ -79,6 +79,20 @@ pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
         .expect("linegrind runs")
 }
 
+/// Valgrind, set up to run a program in `dir` as `linegrind record` runs
+/// it there: the same Valgrind folder and working folder, so the same
+/// environment. Debian's `valgrind` is a shell script that sets `PWD`,
+/// which the program's stack holds: from a working folder of another
+/// length the stack moves, and with it which function first touches each
+/// new stack line.
+pub fn valgrind_as_recorder(dir: &Path) -> Command {
+    let mut valgrind = Command::new("valgrind");
+    valgrind
+        .current_dir(dir)
+        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap());
+    valgrind
+}
+
 /// Simulates the trace file at `path`, text or binary.
 pub fn simulate_file(path: &Path, config: SimConfig) -> Profile {
     let file = std::fs::File::open(path).unwrap();
