@@ -6,9 +6,14 @@
 //! and with the life of every resident line. [`crate::calltree::CallTree`]
 //! is the real one; [`NoBackdate`] switches the feature off at no cost; the
 //! tests hold a brute-force one that remembers whole stacks.
+//!
+//! A sweep simulates several LLs in one walk ([`crate::lanes`]); each is a
+//! *lane* with residencies of its own. Lines name their lane, 0 being the
+//! first configuration's; an implementation for one configuration has lane
+//! 0 only.
 
 use crate::arcs::ArcId;
-use crate::cost::UseCost;
+use crate::cost::{EventKind, UseCost};
 
 /// Receives call structure and line residencies; yields per-arc costs.
 ///
@@ -27,10 +32,14 @@ pub trait Backdate {
     fn leave(&mut self, cursor: &mut Self::Cursor, now: u64);
     /// The context ends; its stack is already empty.
     fn close(&mut self, cursor: Self::Cursor, now: u64);
-    /// A line is loaded in the context at `cursor`.
-    fn hold(&mut self, cursor: &mut Self::Cursor, now: u64) -> Self::Line;
-    /// The line's residency ended with `cost`; it lets go of `line`.
-    fn charge(&mut self, line: Self::Line, cost: &UseCost, now: u64);
+    /// A line is loaded into a cache of `lane` in the context at `cursor`.
+    fn hold(&mut self, lane: usize, cursor: &mut Self::Cursor, now: u64) -> Self::Line;
+    /// The line's residency in `lane` ended with `cost`; it lets go of
+    /// `line`.
+    fn charge(&mut self, lane: usize, line: Self::Line, cost: &UseCost, now: u64);
+    /// The LL of `lane`, not 0, missed as `kind` in the context at `cursor`
+    /// (lane 0's misses are in the context's own cost).
+    fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind);
     /// The call arcs on the stack where `line` was loaded, outermost
     /// first, replacing `arcs`; nothing where the stacks are not kept.
     fn stack(&self, line: &Self::Line, arcs: &mut Vec<ArcId>);
@@ -62,8 +71,15 @@ impl Backdate for NoBackdate {
     fn enter(&mut self, _: &mut (), _: ArcId, _: u64) {}
     fn leave(&mut self, _: &mut (), _: u64) {}
     fn close(&mut self, _: (), _: u64) {}
-    fn hold(&mut self, _: &mut (), _: u64) {}
-    fn charge(&mut self, _: (), _: &UseCost, _: u64) {}
+    fn hold(&mut self, lane: usize, _: &mut (), _: u64) {
+        debug_assert_eq!(lane, 0, "one lane");
+    }
+    fn charge(&mut self, lane: usize, _: (), _: &UseCost, _: u64) {
+        debug_assert_eq!(lane, 0, "one lane");
+    }
+    fn miss(&mut self, lane: usize, _: &mut (), _: EventKind) {
+        debug_assert!(false, "a miss in lane {lane} of one");
+    }
     fn stack(&self, _: &(), arcs: &mut Vec<ArcId>) {
         arcs.clear();
     }

@@ -494,8 +494,8 @@ impl<C> Threads<C> {
     }
 
     /// Ends the run: every open call returns and every context closes.
-    pub fn finish<B: Backdate<Cursor = C>>(self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
-        for thread in self.threads {
+    pub fn finish<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
+        for thread in self.threads.drain(..) {
             for mut context in thread.contexts.into_iter().rev() {
                 context.unwind(arcs, backdate, now);
                 backdate.close(context.cursor, now);

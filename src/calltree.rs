@@ -38,7 +38,7 @@ use rustc_hash::FxHashMap;
 
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
-use crate::cost::UseCost;
+use crate::cost::{EventKind, UseCost};
 
 /// A node's slot in [`CallTree`]'s arena, plus one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,7 +222,8 @@ impl Backdate for CallTree {
         self.release(cursor.node, now);
     }
 
-    fn hold(&mut self, cursor: &mut TreeCursor, now: u64) -> Option<NodeId> {
+    fn hold(&mut self, lane: usize, cursor: &mut TreeCursor, now: u64) -> Option<NodeId> {
+        debug_assert_eq!(lane, 0, "one lane");
         if !cursor.unmade.is_empty() {
             self.make_unmade(cursor, now);
         }
@@ -230,11 +231,16 @@ impl Backdate for CallTree {
         Some(cursor.node)
     }
 
-    fn charge(&mut self, line: Option<NodeId>, cost: &UseCost, now: u64) {
+    fn charge(&mut self, lane: usize, line: Option<NodeId>, cost: &UseCost, now: u64) {
+        debug_assert_eq!(lane, 0, "one lane");
         if let Some(id) = line {
             self.node(id).cost += cost;
             self.release(id, now);
         }
+    }
+
+    fn miss(&mut self, lane: usize, _: &mut TreeCursor, _: EventKind) {
+        debug_assert!(false, "a miss in lane {lane} of one");
     }
 
     fn stack(&self, line: &Option<NodeId>, arcs: &mut Vec<ArcId>) {
@@ -268,7 +274,6 @@ impl Backdate for CallTree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::EventKind;
 
     fn cost(spatial: u64) -> UseCost {
         let mut cost = UseCost::default();
@@ -282,12 +287,12 @@ mod tests {
         let mut cursor = tree.root(0);
         tree.enter(&mut cursor, ArcId(0), 1); // main -> f
         tree.enter(&mut cursor, ArcId(1), 2); // f -> g
-        let line = tree.hold(&mut cursor, 2);
+        let line = tree.hold(0, &mut cursor, 2);
         tree.leave(&mut cursor, 3);
         tree.leave(&mut cursor, 4);
         // g and f returned, but their nodes live while the line does.
         assert_eq!(tree.live_nodes(), 3);
-        tree.charge(line, &cost(48), 5);
+        tree.charge(0, line, &cost(48), 5);
         assert_eq!(tree.live_nodes(), 1);
         tree.close(cursor, 6);
         assert_eq!(tree.live_nodes(), 0);
@@ -307,17 +312,17 @@ mod tests {
         let mut cursor = tree.root(0);
         tree.enter(&mut cursor, ArcId(0), 0);
         tree.enter(&mut cursor, ArcId(0), 0); // recursive call
-        let deep = tree.hold(&mut cursor, 0);
+        let deep = tree.hold(0, &mut cursor, 0);
         tree.leave(&mut cursor, 0);
-        let shallow = tree.hold(&mut cursor, 0);
+        let shallow = tree.hold(0, &mut cursor, 0);
         tree.enter(&mut cursor, ArcId(0), 0); // same path again
-        let again = tree.hold(&mut cursor, 0); // the same node
+        let again = tree.hold(0, &mut cursor, 0); // the same node
         assert_eq!(tree.live_nodes(), 3);
         tree.leave(&mut cursor, 0);
         tree.leave(&mut cursor, 0);
-        tree.charge(deep, &cost(10), 0);
-        tree.charge(again, &cost(100), 0);
-        tree.charge(shallow, &cost(1), 0);
+        tree.charge(0, deep, &cost(10), 0);
+        tree.charge(0, again, &cost(100), 0);
+        tree.charge(0, shallow, &cost(1), 0);
         tree.close(cursor, 0);
         let (arcs, _) = tree.finish(0);
         assert_eq!(arcs, [cost(221)]);
@@ -329,9 +334,9 @@ mod tests {
         let mut cursor = tree.root(0);
         for arc in 0..1000 {
             tree.enter(&mut cursor, ArcId(arc), 0);
-            let line = tree.hold(&mut cursor, 0);
+            let line = tree.hold(0, &mut cursor, 0);
             tree.leave(&mut cursor, 0);
-            tree.charge(line, &cost(1), 0);
+            tree.charge(0, line, &cost(1), 0);
         }
         assert_eq!(tree.nodes.len(), 2);
         assert_eq!(tree.created, 1001);
@@ -349,11 +354,11 @@ mod tests {
         }
         tree.enter(&mut cursor, ArcId(7), 0);
         tree.enter(&mut cursor, ArcId(8), 0);
-        let line = tree.hold(&mut cursor, 0);
+        let line = tree.hold(0, &mut cursor, 0);
         assert_eq!(tree.live_nodes(), 3);
         tree.leave(&mut cursor, 0);
         tree.leave(&mut cursor, 0);
-        tree.charge(line, &cost(5), 0);
+        tree.charge(0, line, &cost(5), 0);
         tree.close(cursor, 0);
         let (arcs, stats) = tree.finish(0);
         assert_eq!(stats.unwrap().created_nodes, 3);

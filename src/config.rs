@@ -152,6 +152,16 @@ impl SimConfig {
         self.ll
     }
 
+    /// Whether `other` differs from this configuration in LL only, so
+    /// that one walk can simulate both ([`crate::lanes`]).
+    pub fn same_but_ll(&self, other: &SimConfig) -> bool {
+        *self
+            == SimConfig {
+                ll: self.ll,
+                ..other.clone()
+            }
+    }
+
     /// Whether cache-use metrics are collected.
     pub fn cache_use(&self) -> bool {
         self.cache_use

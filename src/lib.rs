@@ -52,6 +52,7 @@ pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod hierarchies;
+pub mod lanes;
 pub mod output;
 pub mod pattern;
 pub mod pipeline;

@@ -1,9 +1,10 @@
 //! Decoding and simulating on different threads. One thread reads the
 //! trace (decompression, varints, block lookup, text parsing) into batches
-//! of owned items; each simulator, one per cache configuration, replays
-//! every batch on a thread of its own. The queues are bounded, so memory
-//! stays a few batches per simulator whatever the trace's length, and a
-//! trace decoded once feeds any number of configurations.
+//! of owned items; each simulator replays every batch on a thread of its
+//! own. The queues are bounded, so memory stays a few batches per
+//! simulator whatever the trace's length, and a trace decoded once feeds
+//! any number of configurations. Configurations that differ in LL only
+//! share one simulator, each LL a lane of its walk ([`crate::lanes`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::thread;
 use crate::backdate::{Backdate, NoBackdate};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
-use crate::profile::Profile;
+use crate::profile::{Profile, Walked};
 use crate::simulator::Simulator;
 use crate::trace::block::{BlockDef, JumpKind, RunRef};
 use crate::trace::{BlockItem, Event, Location, TraceError, TraceItem, TraceRead};
@@ -212,10 +213,16 @@ impl Feeder {
     }
 }
 
+/// Most configurations one walk simulates: a lane's LL misses are a bit of
+/// a `u32`.
+const MAX_LANES: usize = 32;
+
 /// Replays batches into a simulator.
 struct Replay<B: Backdate> {
     simulator: Simulator<B>,
     defs: Vec<Option<Arc<BlockDef>>>,
+    /// Ends the simulation.
+    finish: fn(Simulator<B>) -> Walked,
 }
 
 impl<B: Backdate> Replay<B> {
@@ -275,62 +282,99 @@ impl<B: Backdate> Replay<B> {
         mut self,
         batches: Receiver<Arc<Batch>>,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Profile, TraceError> {
+    ) -> Result<Walked, TraceError> {
         let mut accesses = 0;
         for batch in batches {
             accesses += self.batch(&batch)?;
             progress(self.simulator.instructions() + accesses);
         }
-        Ok(self.simulator.finish())
+        Ok((self.finish)(self.simulator))
     }
 }
 
+/// Simulates `configs`, which differ in LL only, in one walk of the
+/// batches.
 fn simulate_batches(
-    config: SimConfig,
+    mut configs: Vec<SimConfig>,
     detached: bool,
     batches: Receiver<Arc<Batch>>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Profile, TraceError> {
-    fn replay<B: Backdate>(mut simulator: Simulator<B>, detached: bool) -> Replay<B> {
+) -> Result<Walked, TraceError> {
+    fn replay<B: Backdate>(
+        mut simulator: Simulator<B>,
+        detached: bool,
+        finish: fn(Simulator<B>) -> Walked,
+    ) -> Replay<B> {
         simulator.set_detached_data(detached);
         Replay {
             simulator,
             defs: Vec::new(),
+            finish,
         }
     }
-    if config.backdate() {
-        replay(Simulator::new(config, CallTree::new()), detached).run(batches, progress)
+    let backdate = configs[0].backdate();
+    if configs.len() > 1 {
+        return if backdate {
+            let simulator = Simulator::lanes(configs, CallTree::new);
+            replay(simulator, detached, Simulator::finish_lanes).run(batches, progress)
+        } else {
+            let simulator = Simulator::lanes(configs, || NoBackdate);
+            replay(simulator, detached, Simulator::finish_lanes).run(batches, progress)
+        };
+    }
+    let config = configs.swap_remove(0);
+    if backdate {
+        let simulator = Simulator::new(config, CallTree::new());
+        replay(simulator, detached, Simulator::walked).run(batches, progress)
     } else {
-        replay(Simulator::new(config, NoBackdate), detached).run(batches, progress)
+        let simulator = Simulator::new(config, NoBackdate);
+        replay(simulator, detached, Simulator::walked).run(batches, progress)
     }
 }
 
+/// The configurations in walks: those that differ in LL only share one,
+/// up to [`MAX_LANES`]. Each walk lists its configurations' indices; the
+/// first walk holds the first configuration.
+fn walks(configs: &[SimConfig]) -> Vec<Vec<usize>> {
+    let mut walks: Vec<Vec<usize>> = Vec::new();
+    for (index, config) in configs.iter().enumerate() {
+        let joins = walks
+            .iter_mut()
+            .find(|walk| walk.len() < MAX_LANES && configs[walk[0]].same_but_ll(config));
+        match joins {
+            Some(walk) => walk.push(index),
+            None => walks.push(vec![index]),
+        }
+    }
+    walks
+}
+
 /// Simulates `reader` once per configuration: decoded on one thread, each
-/// configuration simulated on a thread of its own. `progress` hears the
-/// events the first configuration has simulated, once per batch. Gives the
-/// reader back (for what it noticed on the way) with one profile or error
-/// per configuration; a decoding error stops them all.
+/// walk (see [`walks`]) simulated on a thread of its own. `progress` hears
+/// the events the first configuration has simulated, once per batch. Gives
+/// the reader back (for what it noticed on the way) with one profile or
+/// error per configuration; a decoding error stops them all.
 pub fn simulate_each<R: TraceRead + Send>(
     mut reader: R,
     configs: &[SimConfig],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
     let detached = reader.detached_data();
-    let (senders, receivers): (Vec<_>, Vec<_>) =
-        configs.iter().map(|_| sync_channel(QUEUE)).unzip();
+    let walks = walks(configs);
+    let (senders, receivers): (Vec<_>, Vec<_>) = walks.iter().map(|_| sync_channel(QUEUE)).unzip();
     let quiet = |_: u64| {};
-    thread::scope(|scope| {
-        let workers: Vec<_> = configs
+    let walked = thread::scope(|scope| {
+        let workers: Vec<_> = walks
             .iter()
             .zip(receivers)
             .enumerate()
-            .map(|(index, (config, batches))| {
+            .map(|(index, (walk, batches))| {
                 let progress: &(dyn Fn(u64) + Sync) = if index == 0 { progress } else { &quiet };
-                let config = config.clone();
+                let configs = walk.iter().map(|&at| configs[at].clone()).collect();
                 thread::Builder::new()
                     .name(format!("simulate-{index}"))
                     .spawn_scoped(scope, move || {
-                        simulate_batches(config, detached, batches, progress)
+                        simulate_batches(configs, detached, batches, progress)
                     })
                     .expect("a simulator thread starts")
             })
@@ -343,12 +387,33 @@ pub fn simulate_each<R: TraceRead + Send>(
         };
         let fed = feeder.feed(&mut reader);
         drop(feeder);
-        let profiles = workers
+        let walked: Vec<_> = workers
             .into_iter()
             .map(|worker| worker.join().expect("a simulator thread does not panic"))
             .collect();
-        fed.map(|()| (reader, profiles))
-    })
+        fed.map(|()| walked)
+    })?;
+    let mut profiles: Vec<Option<Result<Profile, TraceError>>> =
+        configs.iter().map(|_| None).collect();
+    for (walk, walked) in walks.iter().zip(walked) {
+        match walked {
+            Ok(walked) => {
+                for (&at, profile) in walk.iter().zip(walked.into_profiles()) {
+                    profiles[at] = Some(Ok(profile));
+                }
+            }
+            Err(err) => {
+                for &at in walk {
+                    profiles[at] = Some(Err(err.clone()));
+                }
+            }
+        }
+    }
+    let profiles = profiles
+        .into_iter()
+        .map(|profile| profile.expect("every configuration walked"))
+        .collect();
+    Ok((reader, profiles))
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! The result of a simulation: everything the writers need.
 
+use std::rc::Rc;
+
 use crate::arcs::Arc;
 use crate::backdate::TreeStats;
 use crate::config::SimConfig;
@@ -7,11 +9,42 @@ use crate::cost::{Cost, EventSet};
 use crate::program::{FnId, InstrId, Program};
 use crate::stack_samples::StackSamples;
 
+/// The profiles of one walk of a trace, one per configuration, as the
+/// simulating thread hands them over; they share their program once they
+/// are profiles.
+pub struct Walked {
+    pub program: Program,
+    pub runs: Vec<RunCosts>,
+}
+
+impl Walked {
+    /// The profiles, in the order of the runs.
+    pub fn into_profiles(self) -> Vec<Profile> {
+        let program = Rc::new(self.program);
+        self.runs
+            .into_iter()
+            .map(|run| Profile::new(Rc::clone(&program), run))
+            .collect()
+    }
+}
+
+/// What a profile holds but its program and totals.
+pub struct RunCosts {
+    pub config: SimConfig,
+    pub events: EventSet,
+    pub self_cost: Vec<Cost>,
+    pub arcs: Vec<Arc>,
+    pub tree: Option<TreeStats>,
+    pub threads: usize,
+    pub samples: Option<StackSamples>,
+}
+
 /// Self costs per instruction, call arcs with inclusive costs, and totals.
 pub struct Profile {
     pub config: SimConfig,
     pub events: EventSet,
-    pub program: Program,
+    /// Shared by the profiles of one walk ([`crate::lanes`]).
+    pub program: Rc<Program>,
     /// Self cost of every instruction, indexed by [`InstrId`].
     pub self_cost: Vec<Cost>,
     /// Every call arc, indexed by [`crate::arcs::ArcId`].
@@ -27,30 +60,22 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Collects a finished simulation and sums its totals.
-    pub fn new(
-        events: EventSet,
-        config: SimConfig,
-        program: Program,
-        self_cost: Vec<Cost>,
-        arcs: Vec<Arc>,
-        tree: Option<TreeStats>,
-        threads: usize,
-    ) -> Profile {
+    /// Collects a finished simulation of `run` and sums its totals.
+    pub fn new(program: Rc<Program>, run: RunCosts) -> Profile {
         let mut totals = Cost::ZERO;
-        for cost in &self_cost {
+        for cost in &run.self_cost {
             totals += cost;
         }
         Profile {
-            config,
-            events,
+            config: run.config,
+            events: run.events,
             program,
-            self_cost,
-            arcs,
-            tree,
-            threads,
+            self_cost: run.self_cost,
+            arcs: run.arcs,
+            tree: run.tree,
+            threads: run.threads,
             totals,
-            samples: None,
+            samples: run.samples,
         }
     }
 

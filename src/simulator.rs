@@ -10,7 +10,8 @@ use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
-use crate::profile::Profile;
+use crate::lanes::Lanes;
+use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
 use crate::symbols::ModuleId;
@@ -108,6 +109,12 @@ pub struct Simulator<B: Backdate> {
     backdate: B,
     /// Self cost of every instruction, indexed by [`InstrId`].
     self_cost: Vec<Cost>,
+    /// The configurations of lanes 1 and on, which differ from `config`
+    /// in LL only ([`crate::lanes`]).
+    lanes: Vec<SimConfig>,
+    /// Per lane from 1 on: the LL kinds of the self costs, indexed by
+    /// [`InstrId`] (shorter where the instructions after got none).
+    lane_costs: Vec<Vec<Cost>>,
     instructions: u64,
     /// The blocks of a block-structured trace a run went all through.
     known: KnownBlocks,
@@ -134,17 +141,29 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// A simulation with empty caches and thread 1 running.
-    pub fn new(config: SimConfig, mut backdate: B) -> Simulator<B> {
+    pub fn new(config: SimConfig, backdate: B) -> Simulator<B> {
+        Simulator::with_lanes(config, Vec::new(), backdate)
+    }
+
+    /// A simulation of `config` with a lane for each of `lanes`, which
+    /// differ from it in LL only; `backdate` serves every lane.
+    fn with_lanes(config: SimConfig, lanes: Vec<SimConfig>, mut backdate: B) -> Simulator<B> {
         let threads = Threads::new(&mut backdate);
+        let lls: Vec<_> = std::iter::once(&config)
+            .chain(&lanes)
+            .map(SimConfig::ll)
+            .collect();
         Simulator {
             samples: config.stack_samples().then(StackSamples::new),
-            caches: Caches::new(config.i1(), config.d1(), config.ll(), config.cache_use()),
+            caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use()),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
             arcs: Arcs::new(),
             backdate,
             self_cost: Vec::new(),
+            lane_costs: vec![Vec::new(); lanes.len()],
+            lanes,
             instructions: 0,
             detached_data: false,
             tid: 1,
@@ -208,6 +227,7 @@ impl<B: Backdate> Simulator<B> {
             Event::Flush => self.caches.flush(&mut Charger {
                 self_cost: &mut self.self_cost,
                 backdate: &mut self.backdate,
+                lane_costs: &mut self.lane_costs,
                 samples: self.samples.as_mut(),
                 now,
             }),
@@ -339,6 +359,7 @@ impl<B: Backdate> Simulator<B> {
         let charger = Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
+            lane_costs: &mut self.lane_costs,
             samples: self.samples.as_mut(),
             now,
         };
@@ -426,6 +447,7 @@ impl<B: Backdate> Simulator<B> {
         let charger = Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
+            lane_costs: &mut self.lane_costs,
             samples: self.samples.as_mut(),
             now: self.instructions,
         };
@@ -498,6 +520,7 @@ impl<B: Backdate> Simulator<B> {
         let charger = Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
+            lane_costs: &mut self.lane_costs,
             samples: self.samples.as_mut(),
             now,
         };
@@ -548,37 +571,129 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
-    /// Ends the run: open calls return, resident lines are charged as if
-    /// evicted (L1 first, then LL), and back-dated costs join the arcs.
-    pub fn finish(mut self) -> Profile {
+    /// Ends the walk: open calls return, and resident lines are charged as
+    /// if evicted (L1 first, then LL). Returns the number of threads.
+    fn end_walk(&mut self) -> usize {
         let now = self.instructions;
         let threads = self.threads.count();
         self.threads.finish(&mut self.arcs, &mut self.backdate, now);
         self.caches.flush(&mut Charger {
             self_cost: &mut self.self_cost,
             backdate: &mut self.backdate,
+            lane_costs: &mut self.lane_costs,
             samples: self.samples.as_mut(),
             now,
         });
         self.known.add_instruction_counts(&mut self.self_cost);
-        let (arc_use, tree) = self.backdate.finish(now);
+        threads
+    }
+
+    /// Ends the run (see [`Simulator::end_walk`]); back-dated costs join
+    /// the arcs.
+    pub fn finish(self) -> Profile {
+        let mut profiles = self.walked().into_profiles();
+        profiles.swap_remove(0)
+    }
+
+    /// Ends the run of one configuration, as [`Simulator::finish`] does,
+    /// with the profile still to be made.
+    pub fn walked(mut self) -> Walked {
+        debug_assert!(self.lanes.is_empty(), "lanes finish with finish_lanes");
+        let threads = self.end_walk();
+        let (arc_use, tree) = self.backdate.finish(self.instructions);
         let mut arcs = self.arcs.into_vec();
         for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
             arc.inclusive += cost;
         }
-        let mut profile = Profile::new(
-            EventSet::new(self.config.cache_use()),
-            self.config,
-            self.program,
-            self.self_cost,
-            arcs,
-            tree,
-            threads,
-        );
-        profile.samples = self.samples;
-        profile
+        Walked {
+            program: self.program,
+            runs: vec![RunCosts {
+                events: EventSet::new(self.config.cache_use()),
+                config: self.config,
+                self_cost: self.self_cost,
+                arcs,
+                tree,
+                threads,
+                samples: self.samples,
+            }],
+        }
     }
 }
+
+impl<B: Backdate> Simulator<Lanes<B>> {
+    /// One walk simulating every configuration of `configs`, which differ
+    /// in LL only, each LL a lane; `backdate` makes each lane's back-dating.
+    pub fn lanes(mut configs: Vec<SimConfig>, backdate: impl Fn() -> B) -> Simulator<Lanes<B>> {
+        let first = configs.remove(0);
+        debug_assert!(configs.iter().all(|config| first.same_but_ll(config)));
+        let backdates = (0..=configs.len()).map(|_| backdate()).collect();
+        Simulator::with_lanes(first, configs, Lanes::new(backdates))
+    }
+
+    /// Ends the run (see [`Simulator::end_walk`]): one run per lane, in the
+    /// order of the configurations, sharing every cost that does not
+    /// depend on LL.
+    pub fn finish_lanes(mut self) -> Walked {
+        let threads = self.end_walk();
+        let events = EventSet::new(self.config.cache_use());
+        let arcs = self.arcs.into_vec();
+        let costs = self.backdate.finish_each(self.instructions);
+        let configs = std::iter::once(self.config).chain(self.lanes);
+        let lane_costs = std::iter::once(None).chain(self.lane_costs.iter().map(Some));
+        let runs = configs
+            .zip(lane_costs)
+            .zip(costs)
+            .map(|((config, lane_cost), lane)| {
+                let mut self_cost = self.self_cost.clone();
+                let mut arcs = arcs.clone();
+                if let Some(lane_cost) = lane_cost {
+                    let lane_cost = lane_cost.iter().chain(std::iter::repeat(&Cost::ZERO));
+                    for (cost, lane_cost) in self_cost.iter_mut().zip(lane_cost) {
+                        for kind in LL_KINDS {
+                            cost[kind] = lane_cost[kind];
+                        }
+                    }
+                    let misses = lane.arc_misses.iter().chain(std::iter::repeat(&Cost::ZERO));
+                    for (arc, misses) in arcs.iter_mut().zip(misses) {
+                        for kind in LL_MISSES {
+                            arc.inclusive[kind] = misses[kind];
+                        }
+                    }
+                }
+                for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
+                    arc.inclusive += cost;
+                }
+                RunCosts {
+                    config,
+                    events,
+                    self_cost,
+                    arcs,
+                    tree: lane.stats,
+                    threads,
+                    samples: None,
+                }
+            })
+            .collect();
+        Walked {
+            program: self.program,
+            runs,
+        }
+    }
+}
+
+/// The immediate kinds that depend on LL.
+const LL_MISSES: [EventKind; 3] = [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw];
+
+/// Every kind that depends on LL.
+const LL_KINDS: [EventKind; 7] = [
+    EventKind::ILmr,
+    EventKind::DLmr,
+    EventKind::DLmw,
+    EventKind::AcCost2,
+    EventKind::SpLoss2,
+    EventKind::Loaded2,
+    EventKind::Used2,
+];
 
 /// Whether a jump from instruction `last` to `addr` enters a function, as
 /// Callgrind decides: always for a return that was not one (`forced`);
@@ -665,6 +780,8 @@ fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<Ins
 struct Charger<'a, B> {
     self_cost: &'a mut [Cost],
     backdate: &'a mut B,
+    /// The self costs of lanes 1 and on (see [`Simulator::lane_costs`]).
+    lane_costs: &'a mut [Vec<Cost>],
     samples: Option<&'a mut StackSamples>,
     now: u64,
 }
@@ -673,19 +790,25 @@ impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
     #[inline]
     fn release<M: ByteMask>(
         &mut self,
+        lane: usize,
         level: Level,
         loader: Loader<B::Line>,
         used: &LineUse<M>,
         line_size: u32,
     ) {
         let cost = use_cost(level, used, line_size);
-        self.self_cost[loader.instr.0 as usize] += &cost;
-        if let Some(samples) = self.samples.as_deref_mut() {
-            // Before the charge lets go of the line's stack.
-            self.backdate.stack(&loader.handle, samples.arcs_mut());
-            samples.add(level, loader.instr, &cost, self.now);
+        if lane == 0 {
+            self.self_cost[loader.instr.0 as usize] += &cost;
+            if let Some(samples) = self.samples.as_deref_mut() {
+                // Before the charge lets go of the line's stack.
+                self.backdate.stack(&loader.handle, samples.arcs_mut());
+                samples.add(level, loader.instr, &cost, self.now);
+            }
+        } else if level == Level::LL {
+            // Lanes share L1, and with it lane 0's L1 costs.
+            *lane_cost(self.lane_costs, lane, loader.instr) += &cost;
         }
-        self.backdate.charge(loader.handle, &cost, self.now);
+        self.backdate.charge(lane, loader.handle, &cost, self.now);
     }
 }
 
@@ -700,22 +823,36 @@ impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
     #[inline]
     fn release<M: ByteMask>(
         &mut self,
+        lane: usize,
         level: Level,
         loader: Loader<B::Line>,
         used: &LineUse<M>,
         line_size: u32,
     ) {
-        self.charger.release(level, loader, used, line_size);
+        self.charger.release(lane, level, loader, used, line_size);
     }
 }
 
 impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
-    fn hold(&mut self) -> Loader<B::Line> {
+    fn hold(&mut self, lane: usize) -> Loader<B::Line> {
         Loader {
             instr: self.instr,
-            handle: self.charger.backdate.hold(self.cursor, self.charger.now),
+            handle: self
+                .charger
+                .backdate
+                .hold(lane, self.cursor, self.charger.now),
         }
     }
+}
+
+/// The self cost of `instr` in lane `lane` (from 1), in `lane_costs`.
+fn lane_cost(lane_costs: &mut [Vec<Cost>], lane: usize, instr: InstrId) -> &mut Cost {
+    let costs = &mut lane_costs[lane - 1];
+    let index = instr.0 as usize;
+    if costs.len() <= index {
+        costs.resize(index + 1, Cost::ZERO);
+    }
+    &mut costs[index]
 }
 
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss

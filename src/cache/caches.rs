@@ -39,12 +39,18 @@ pub enum Caches<H> {
 }
 
 impl<H: Copy + Default> Caches<H> {
-    /// Empty caches (see [`Hierarchy::new`]).
-    pub fn new(i1: CacheGeometry, d1: CacheGeometry, ll: CacheGeometry, track_use: bool) -> Self {
-        if track_use && ll.line_size() > 64 {
-            Caches::Wide(Hierarchy::new(i1, d1, ll, track_use))
+    /// Empty caches, with a lane for each LL after the first (see
+    /// [`Hierarchy::new`]).
+    pub fn new(
+        i1: CacheGeometry,
+        d1: CacheGeometry,
+        lls: &[CacheGeometry],
+        track_use: bool,
+    ) -> Self {
+        if track_use && lls[0].line_size() > 64 {
+            Caches::Wide(Hierarchy::new(i1, d1, lls, track_use))
         } else {
-            Caches::Narrow(Hierarchy::new(i1, d1, ll, track_use))
+            Caches::Narrow(Hierarchy::new(i1, d1, lls, track_use))
         }
     }
 

@@ -18,6 +18,11 @@
 //! charged to the wrong residency. (The hand-over at an L1 eviction waits a
 //! few evictions in [`DeferredUse`], so that the LL state it goes to is
 //! prefetched meanwhile.)
+//!
+//! A sweep's LLs can share one walk when its configurations differ in LL
+//! only: the first LL is this hierarchy's own, the others are *lanes* with
+//! their own LL state and their own view of the L1 lines' pending use
+//! ([`lanes`]).
 
 use super::caches::CacheAccess;
 use super::deferred_use::DeferredUse;
@@ -26,6 +31,9 @@ use super::huge_table::HugeTable;
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
 use crate::program::InstrId;
+use lanes::Lane;
+
+mod lanes;
 
 /// The two first-level caches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +57,15 @@ pub struct Loader<H> {
     pub handle: H,
 }
 
-/// Receives the end of every residency when use tracking is on.
+/// Receives the end of every residency when use tracking is on. Lane 0 is
+/// the hierarchy's own LL and the L1 lines as it sees them; each other LL
+/// of a sweep is a lane of its own.
 pub trait Release<H> {
-    /// A residency at `level` ended with `line_use` on lines of `line_size`
-    /// bytes; the line gives up `loader.handle`.
+    /// A residency at `level` of `lane` ended with `line_use` on lines of
+    /// `line_size` bytes; the line gives up `loader.handle`.
     fn release<M: ByteMask>(
         &mut self,
+        lane: usize,
         level: Level,
         loader: Loader<H>,
         line_use: &LineUse<M>,
@@ -64,8 +75,9 @@ pub trait Release<H> {
 
 /// Receives the start and end of every residency when use tracking is on.
 pub trait UseSink<H>: Release<H> {
-    /// The access being simulated loads a line; returns who loaded it.
-    fn hold(&mut self) -> Loader<H>;
+    /// The access being simulated loads a line into a cache of `lane`;
+    /// returns who loaded it.
+    fn hold(&mut self, lane: usize) -> Loader<H>;
 }
 
 /// Which levels one access missed.
@@ -73,6 +85,8 @@ pub trait UseSink<H>: Release<H> {
 pub struct Outcome {
     pub l1_miss: bool,
     pub ll_miss: bool,
+    /// The lanes after the first whose LL missed, lane `n` as bit `n`.
+    pub lane_misses: u32,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -85,6 +99,8 @@ struct L1Line<H, M> {
     /// Where LL holds the same line, while it does: L1 evictions hand
     /// their pending use there without searching LL's set.
     ll_slot: Option<u32>,
+    /// A lane keeps pending use of its own for this line: hits add to it.
+    watched: bool,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -122,15 +138,24 @@ struct FetchTail {
 pub struct Hierarchy<H, M> {
     l1: [FirstLevel<H, M>; 2],
     ll: LastLevel<H, M>,
+    /// The LLs of lanes 1 and on.
+    lanes: Vec<Lane<H, M>>,
     tail: FetchTail,
     track_use: bool,
 }
 
 impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
-    /// Empty caches. With `track_use`, all three line sizes must be equal
-    /// (the configuration checks this), as L1 use merges into LL lines byte
-    /// for byte.
-    pub fn new(i1: CacheGeometry, d1: CacheGeometry, ll: CacheGeometry, track_use: bool) -> Self {
+    /// Empty caches, with an LL of geometry `lls[0]` and a lane for each
+    /// further one. With `track_use`, all line sizes must be equal (the
+    /// configuration checks this), as L1 use merges into LL lines byte for
+    /// byte.
+    pub fn new(
+        i1: CacheGeometry,
+        d1: CacheGeometry,
+        lls: &[CacheGeometry],
+        track_use: bool,
+    ) -> Self {
+        let ll = lls[0];
         let slots = |g: &CacheGeometry| if track_use { g.lines() as usize } else { 0 };
         let first = |g: CacheGeometry| FirstLevel {
             cache: SetAssocCache::new(g),
@@ -141,6 +166,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             !track_use || (i1.line_size() == ll.line_size() && d1.line_size() == ll.line_size())
         );
         debug_assert!(!track_use || ll.line_size() <= M::LINE_LIMIT);
+        debug_assert!(lls.len() <= 32, "lanes fit a u32 of bits");
+        let lanes = lls[1..]
+            .iter()
+            .map(|&ll| Lane::new(ll, [i1, d1].map(|g| slots(&g))))
+            .collect();
         Hierarchy {
             l1: [first(i1), first(d1)],
             ll: LastLevel {
@@ -148,6 +178,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 lines: HugeTable::filled(LlLine::default(), slots(&ll)),
                 deferred: DeferredUse::new(),
             },
+            lanes,
             tail: FetchTail::default(),
             track_use,
         }
@@ -192,9 +223,13 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 count: tail.count,
                 mask: M::range(tail.from, tail.to - tail.from),
             };
-            let state = &mut first.lines[first.cache.last_slot()];
+            let slot = first.cache.last_slot();
+            let state = &mut first.lines[slot];
             state.used.absorb(&fetched);
             state.pending.absorb(&fetched);
+            if state.watched {
+                self.lanes_absorb(L1Kind::Instr as usize, slot, &fetched);
+            }
         }
     }
 
@@ -249,11 +284,17 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                     let state = &mut self.l1[k].lines[slot];
                     state.used.touch(bytes);
                     state.pending.touch(bytes);
+                    if state.watched {
+                        self.lanes_absorb(k, slot, &LineUse::first(*bytes));
+                    }
                 }
             }
             Lookup::Miss { slot, victim } => {
                 outcome.l1_miss = true;
                 outcome.ll_miss |= self.l1_miss(k, (line, slot, victim), bytes, sink);
+                if !self.lanes.is_empty() {
+                    outcome.lane_misses |= self.lanes_load(k, line, slot, sink);
+                }
             }
         }
     }
@@ -286,10 +327,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 self.end_l1_residency(k, victim, slot, sink);
             }
             self.l1[k].lines[slot] = L1Line {
-                loader: sink.hold(),
+                loader: sink.hold(0),
                 used: LineUse::first(*bytes),
                 pending: LineUse::first(*bytes),
                 ll_slot: None,
+                watched: false,
             };
         }
         let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
@@ -313,7 +355,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 self.end_ll_residency(victim, slot, sink);
             }
             self.ll.lines[slot] = LlLine {
-                loader: sink.hold(),
+                loader: sink.hold(0),
                 used: LineUse::default(),
             };
             // Whatever the other L1 saw of this line happened while it was
@@ -330,7 +372,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     fn end_l1_residency(&mut self, k: usize, line: u64, slot: Slot, sink: &mut impl Release<H>) {
         let state = self.l1[k].lines[slot];
         let line_size = self.l1[k].cache.geometry().line_size();
-        sink.release(Level::L1, state.loader, &state.used, line_size);
+        sink.release(0, Level::L1, state.loader, &state.used, line_size);
         debug_assert_eq!(
             state.ll_slot.map(|slot| slot as Slot),
             self.ll.cache.probe(line),
@@ -340,6 +382,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             if let Some((due, pending)) = self.ll.deferred.push(ll_slot, state.pending) {
                 self.ll.lines[due].used.absorb(&pending);
             }
+        }
+        if !self.lanes.is_empty() {
+            self.lanes_end_l1_residency(k, line, slot, sink);
         }
     }
 
@@ -354,7 +399,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             }
         }
         let line_size = self.ll.cache.geometry().line_size();
-        sink.release(Level::LL, self.ll.lines[slot].loader, &used, line_size);
+        sink.release(0, Level::LL, self.ll.lines[slot].loader, &used, line_size);
     }
 
     /// Ends every residency as if evicted, L1 first and then LL, so that all
@@ -375,9 +420,10 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             let line_size = self.ll.cache.geometry().line_size();
             for (_, slot) in self.ll.cache.resident() {
                 let state = &self.ll.lines[slot];
-                sink.release(Level::LL, state.loader, &state.used, line_size);
+                sink.release(0, Level::LL, state.loader, &state.used, line_size);
             }
         }
+        self.lanes_flush(sink);
         for first in &mut self.l1 {
             first.cache.clear();
         }
@@ -435,7 +481,7 @@ mod tests {
     }
 
     impl UseSink<()> for Recorder {
-        fn hold(&mut self) -> Loader<()> {
+        fn hold(&mut self, _: usize) -> Loader<()> {
             Loader {
                 instr: InstrId(self.current),
                 handle: (),
@@ -446,6 +492,7 @@ mod tests {
     impl Release<()> for Recorder {
         fn release<M: ByteMask>(
             &mut self,
+            _: usize,
             level: Level,
             loader: Loader<()>,
             used: &LineUse<M>,
@@ -460,7 +507,7 @@ mod tests {
         Hierarchy::new(
             l1.parse().unwrap(),
             l1.parse().unwrap(),
-            ll.parse().unwrap(),
+            &[ll.parse().unwrap()],
             true,
         )
     }
@@ -476,7 +523,8 @@ mod tests {
             out,
             Outcome {
                 l1_miss: true,
-                ll_miss: true
+                ll_miss: true,
+                lane_misses: 0
             }
         );
         // Both lines now hit; a second straddle is a hit.
@@ -619,15 +667,22 @@ mod tests {
     #[test]
     fn without_use_tracking_the_sink_is_never_called() {
         let g: CacheGeometry = "64,1,64".parse().unwrap();
-        let mut h: Hierarchy<(), u64> = Hierarchy::new(g, g, "64,1,16".parse().unwrap(), false);
+        let mut h: Hierarchy<(), u64> = Hierarchy::new(g, g, &["64,1,16".parse().unwrap()], false);
         struct Never;
         impl UseSink<()> for Never {
-            fn hold(&mut self) -> Loader<()> {
+            fn hold(&mut self, _: usize) -> Loader<()> {
                 panic!("hold called")
             }
         }
         impl Release<()> for Never {
-            fn release<M: ByteMask>(&mut self, _: Level, _: Loader<()>, _: &LineUse<M>, _: u32) {
+            fn release<M: ByteMask>(
+                &mut self,
+                _: usize,
+                _: Level,
+                _: Loader<()>,
+                _: &LineUse<M>,
+                _: u32,
+            ) {
                 panic!("release called")
             }
         }
@@ -635,7 +690,8 @@ mod tests {
             h.access(L1Kind::Data, 0, 4, &mut Never),
             Outcome {
                 l1_miss: true,
-                ll_miss: true
+                ll_miss: true,
+                lane_misses: 0
             }
         );
         assert!(h.access(L1Kind::Data, 64, 4, &mut Never).l1_miss);
@@ -645,7 +701,8 @@ mod tests {
             h.access(L1Kind::Data, 0, 4, &mut Never),
             Outcome {
                 l1_miss: true,
-                ll_miss: true
+                ll_miss: true,
+                lane_misses: 0
             }
         );
         h.flush(&mut Never);

@@ -11,7 +11,7 @@ use crate::cost::{EventKind, ImmediateCost};
 use crate::program::InstrId;
 use crate::trace::Access;
 
-use super::{Charger, Sink};
+use super::{Charger, Sink, lane_cost};
 
 pub(super) struct Stepper<'a, B: Backdate, C> {
     caches: &'a mut C,
@@ -89,6 +89,22 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
             self_cost[ll] += u64::from(outcome.ll_miss);
             self.context_cost[l1] += 1;
             self.context_cost[ll] += u64::from(outcome.ll_miss);
+            if outcome.lane_misses != 0 {
+                self.count_lane_misses(instr, outcome.lane_misses, ll);
+            }
+        }
+    }
+
+    /// Counts the LL misses of the lanes in `lanes`, one bit each, as `ll`
+    /// for `instr` and the context.
+    #[cold]
+    fn count_lane_misses(&mut self, instr: InstrId, mut lanes: u32, ll: EventKind) {
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let charger = &mut self.sink.charger;
+            lane_cost(charger.lane_costs, lane, instr)[ll] += 1;
+            charger.backdate.miss(lane, self.sink.cursor, ll);
         }
     }
 }

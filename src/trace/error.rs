@@ -40,6 +40,28 @@ pub struct TraceError {
     pub kind: TraceErrorKind,
 }
 
+impl Clone for TraceErrorKind {
+    /// The same error; an I/O error keeps its kind and message.
+    fn clone(&self) -> TraceErrorKind {
+        match self {
+            TraceErrorKind::Io(err) => {
+                TraceErrorKind::Io(io::Error::new(err.kind(), err.to_string()))
+            }
+            TraceErrorKind::Syntax(message) => TraceErrorKind::Syntax(message.clone()),
+            TraceErrorKind::Semantic(message) => TraceErrorKind::Semantic(message.clone()),
+        }
+    }
+}
+
+impl Clone for TraceError {
+    fn clone(&self) -> TraceError {
+        TraceError {
+            location: self.location,
+            kind: self.kind.clone(),
+        }
+    }
+}
+
 impl TraceError {
     /// A syntax error at `location`.
     pub fn syntax(location: Location, message: impl Into<String>) -> TraceError {

@@ -42,12 +42,12 @@ impl Backdate for BruteForce {
 
     fn close(&mut self, _: Vec<ArcId>, _: u64) {}
 
-    fn hold(&mut self, stack: &mut Vec<ArcId>, _: u64) -> usize {
+    fn hold(&mut self, _: usize, stack: &mut Vec<ArcId>, _: u64) -> usize {
         self.stacks.push(stack.clone());
         self.stacks.len() - 1
     }
 
-    fn charge(&mut self, line: usize, cost: &UseCost, _: u64) {
+    fn charge(&mut self, _: usize, line: usize, cost: &UseCost, _: u64) {
         for arc in &self.stacks[line] {
             let index = arc.0 as usize;
             if self.arc_costs.len() <= index {
@@ -55,6 +55,10 @@ impl Backdate for BruteForce {
             }
             self.arc_costs[index] += cost;
         }
+    }
+
+    fn miss(&mut self, lane: usize, _: &mut Vec<ArcId>, _: EventKind) {
+        unreachable!("a miss in lane {lane} of one");
     }
 
     fn stack(&self, line: &usize, arcs: &mut Vec<ArcId>) {

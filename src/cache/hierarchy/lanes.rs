@@ -1,0 +1,228 @@
+//! The lanes of a hierarchy: the further LLs of a sweep, fed by the one
+//! pair of L1s.
+//!
+//! A lane sees every L1 load, eviction and hit the hierarchy's own LL sees,
+//! and keeps what differs: its LL's lines, and per L1 line where its LL
+//! holds the line and the use not yet handed there. That pending use is the
+//! L1 residency's whole use until the lane's LL first evicts or reloads the
+//! line during the residency; only then does the lane keep it apart
+//! (`own`), and the L1 line is *watched* so that its hits reach the lanes.
+//! Each lane's residencies are charged under its own lane number, so each
+//! lane's costs are those of a walk of its own.
+
+use super::super::geometry::CacheGeometry;
+use super::super::huge_table::HugeTable;
+use super::super::line_use::{ByteMask, LineUse};
+use super::super::set_assoc::{Lookup, SetAssocCache, Slot};
+use super::{Hierarchy, Level, LlLine, Loader, Release, UseSink};
+
+/// What a lane keeps of one L1 line.
+#[derive(Clone, Copy, Default)]
+struct LaneL1Line<H, M> {
+    /// The lane's hold on the line's loading context.
+    handle: H,
+    /// Where the lane's LL holds the same line, while it does.
+    ll_slot: Option<u32>,
+    /// The use not yet handed to the lane's LL, kept here when `own`;
+    /// otherwise it is the L1 residency's whole use.
+    pending: LineUse<M>,
+    own: bool,
+}
+
+/// One further LL, and its view of the L1 lines.
+pub(super) struct Lane<H, M> {
+    cache: SetAssocCache,
+    lines: HugeTable<LlLine<H, M>>,
+    /// Per L1 cache, indexed like its lines.
+    l1: [HugeTable<LaneL1Line<H, M>>; 2],
+}
+
+impl<H: Copy + Default, M: ByteMask> Lane<H, M> {
+    /// An empty LL of geometry `ll` beside L1s of `l1_slots` tracked lines
+    /// each (none without use tracking).
+    pub fn new(ll: CacheGeometry, l1_slots: [usize; 2]) -> Lane<H, M> {
+        let tracked = if l1_slots[0] > 0 {
+            ll.lines() as usize
+        } else {
+            0
+        };
+        Lane {
+            cache: SetAssocCache::new(ll),
+            lines: HugeTable::filled(LlLine::default(), tracked),
+            l1: l1_slots.map(|slots| HugeTable::filled(LaneL1Line::default(), slots)),
+        }
+    }
+}
+
+impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
+    /// A watched L1 line of cache `k` in `slot` was used as `used`: the
+    /// lanes keeping its pending use apart add it.
+    #[cold]
+    pub(super) fn lanes_absorb(&mut self, k: usize, slot: Slot, used: &LineUse<M>) {
+        for lane in &mut self.lanes {
+            let state = &mut lane.l1[k][slot];
+            if state.own {
+                state.pending.absorb(used);
+            }
+        }
+    }
+
+    /// L1 `k` loaded `line` into `slot`, its victim's residency ended: each
+    /// lane looks it up in its LL. Returns the lanes that missed, one bit
+    /// each.
+    #[inline(never)]
+    pub(super) fn lanes_load(
+        &mut self,
+        k: usize,
+        line: u64,
+        slot: Slot,
+        sink: &mut impl UseSink<H>,
+    ) -> u32 {
+        let addr = line << self.l1[k].line_bits;
+        let mut missed = 0;
+        for index in 0..self.lanes.len() {
+            let number = index + 1;
+            let handle = if self.track_use {
+                sink.hold(number).handle
+            } else {
+                H::default()
+            };
+            let lane = &mut self.lanes[index];
+            let ll_line = addr >> lane.cache.geometry().line_bits();
+            let ll_slot = match lane.cache.access(ll_line) {
+                Lookup::Hit(ll_slot) => ll_slot,
+                Lookup::Miss {
+                    slot: ll_slot,
+                    victim,
+                } => {
+                    missed |= 1 << number;
+                    if self.track_use {
+                        self.lane_reload(index, k, ll_line, (ll_slot, victim), sink);
+                    }
+                    ll_slot
+                }
+            };
+            if self.track_use {
+                self.lanes[index].l1[k][slot] = LaneL1Line {
+                    handle,
+                    ll_slot: Some(ll_slot as u32),
+                    pending: LineUse::default(),
+                    own: false,
+                };
+            }
+        }
+        missed
+    }
+
+    /// The LL of lane `index` loaded `line` into `ll_slot` for L1 `k`,
+    /// evicting `victim`.
+    fn lane_reload(
+        &mut self,
+        index: usize,
+        k: usize,
+        line: u64,
+        (ll_slot, victim): (Slot, Option<u64>),
+        sink: &mut impl UseSink<H>,
+    ) {
+        if let Some(victim) = victim {
+            self.lane_end_ll_residency(index, victim, ll_slot, sink);
+        }
+        self.lanes[index].lines[ll_slot] = LlLine {
+            loader: sink.hold(index + 1),
+            used: LineUse::default(),
+        };
+        // What the other L1 saw of the line happened while this lane's LL
+        // did not hold it: from now on the lane keeps its own pending use.
+        let other = 1 - k;
+        if let Some(copy) = self.l1[other].cache.probe(line) {
+            let state = &mut self.lanes[index].l1[other][copy];
+            state.pending = LineUse::default();
+            state.own = true;
+            state.ll_slot = Some(ll_slot as u32);
+            self.l1[other].lines[copy].watched = true;
+        }
+    }
+
+    /// The LL of lane `index` evicts `line` from `slot`: the pending use of
+    /// L1 copies joins its residency, which ends.
+    fn lane_end_ll_residency(
+        &mut self,
+        index: usize,
+        line: u64,
+        slot: Slot,
+        sink: &mut impl Release<H>,
+    ) {
+        let lane = &mut self.lanes[index];
+        let mut used = lane.lines[slot].used;
+        for (first, view) in self.l1.iter().zip(&mut lane.l1) {
+            if let Some(copy) = first.cache.probe(line) {
+                let state = &mut view[copy];
+                used.absorb(if state.own {
+                    &state.pending
+                } else {
+                    &first.lines[copy].used
+                });
+                *state = LaneL1Line {
+                    own: true,
+                    ll_slot: None,
+                    pending: LineUse::default(),
+                    ..*state
+                };
+            }
+        }
+        let line_size = lane.cache.geometry().line_size();
+        sink.release(
+            index + 1,
+            Level::LL,
+            lane.lines[slot].loader,
+            &used,
+            line_size,
+        );
+    }
+
+    /// L1 `k` ends the residency of `line` in `slot`: in every lane, it is
+    /// charged, and its pending use goes to the lane's LL.
+    pub(super) fn lanes_end_l1_residency(
+        &mut self,
+        k: usize,
+        line: u64,
+        slot: Slot,
+        sink: &mut impl Release<H>,
+    ) {
+        let state = &self.l1[k].lines[slot];
+        let line_size = self.l1[k].cache.geometry().line_size();
+        for (index, lane) in self.lanes.iter_mut().enumerate() {
+            let view = lane.l1[k][slot];
+            let loader = Loader {
+                instr: state.loader.instr,
+                handle: view.handle,
+            };
+            sink.release(index + 1, Level::L1, loader, &state.used, line_size);
+            debug_assert_eq!(
+                view.ll_slot.map(|slot| slot as Slot),
+                lane.cache
+                    .probe(line << self.l1[k].line_bits >> lane.cache.geometry().line_bits()),
+                "a lane knows where its LL holds an L1 line"
+            );
+            if let Some(ll_slot) = view.ll_slot {
+                let pending = if view.own { &view.pending } else { &state.used };
+                lane.lines[ll_slot as Slot].used.absorb(pending);
+            }
+        }
+    }
+
+    /// Ends the residency of every line in the lanes' LLs and empties them;
+    /// the L1 residencies ended before.
+    pub(super) fn lanes_flush(&mut self, sink: &mut impl Release<H>) {
+        for (index, lane) in self.lanes.iter_mut().enumerate() {
+            if self.track_use {
+                let line_size = lane.cache.geometry().line_size();
+                for (_, slot) in lane.cache.resident() {
+                    let state = &lane.lines[slot];
+                    sink.release(index + 1, Level::LL, state.loader, &state.used, line_size);
+                }
+            }
+            lane.cache.clear();
+        }
+    }
+}
