@@ -34,13 +34,20 @@ fn addresses(count: usize) -> Vec<u64> {
 struct Counter(u64);
 
 impl Release<()> for Counter {
-    fn release<M: ByteMask>(&mut self, _: Level, _: Loader<()>, used: &LineUse<M>, _: u32) {
+    fn release<M: ByteMask>(
+        &mut self,
+        _: usize,
+        _: Level,
+        _: Loader<()>,
+        used: &LineUse<M>,
+        _: u32,
+    ) {
         self.0 += used.count;
     }
 }
 
 impl UseSink<()> for Counter {
-    fn hold(&mut self) -> Loader<()> {
+    fn hold(&mut self, _: usize) -> Loader<()> {
         Loader::default()
     }
 }
@@ -66,7 +73,7 @@ fn cache(c: &mut Criterion) {
     });
     group.bench_function("hierarchy with use", |b| {
         b.iter(|| {
-            let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(d1, d1, ll, true);
+            let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(d1, d1, &[ll], true);
             let mut sink = Counter(0);
             let mut misses = 0u64;
             for &addr in black_box(&addrs) {

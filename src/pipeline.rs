@@ -419,41 +419,56 @@ pub fn simulate_each<R: TraceRead + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::EventKind;
     use crate::simulator::simulate;
     use crate::trace::TextReader;
 
-    /// A loop over a 16 KiB array, long enough for several batches.
+    /// A loop over a 16 KiB array, long enough for several batches, with a
+    /// call in every round.
     fn trace() -> String {
-        let mut text = String::from("linegrind-trace text 1\nfn 1000 1100 main t.c 1\n");
+        let mut text = String::from(
+            "linegrind-trace text 1\nfn 1000 1100 main t.c 1\nfn 2000 2100 leaf t.c 9\n",
+        );
         for i in 0..6000u64 {
             text += &format!(
-                "i 1000 4\nr {:x} 8\ni 1004 4\nw {:x} 4\n",
+                "i 1000 4\nr {:x} 8\ni 1004 4\nw {:x} 4\ni 1008 5\ncall 2000\n\
+                 i 2000 4\nr {:x} 8\ni 2004 1\nret\n",
                 0x10000 + i * 8 % 16384,
-                0x90000 + i * 64
+                0x90000 + i * 64,
+                0x200000 + i * 4096 % 1048576,
             );
         }
         text
     }
 
+    fn config(l1: &str, ll: &str, backdate: bool) -> SimConfig {
+        let l1 = l1.parse().unwrap();
+        SimConfig::new(l1, l1, ll.parse().unwrap(), true, backdate).unwrap()
+    }
+
     #[test]
     fn each_configuration_simulates_as_alone() {
         let text = trace();
-        let small = SimConfig::new(
-            "4096,2,64".parse().unwrap(),
-            "4096,2,64".parse().unwrap(),
-            "65536,4,64".parse().unwrap(),
-            true,
-            true,
-        )
-        .unwrap();
-        let configs = [SimConfig::default(), small];
-        let (_, profiles) =
-            simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
-        for (config, profile) in configs.iter().zip(profiles) {
-            let alone = simulate(&mut TextReader::new(text.as_bytes()), config.clone()).unwrap();
-            let profile = profile.unwrap();
-            assert_eq!(profile.totals, alone.totals);
-            assert_eq!(profile.function_self_costs(), alone.function_self_costs());
+        for backdate in [true, false] {
+            let configs = [
+                config("32768,8,64", "8388608,16,64", backdate),
+                config("4096,2,64", "65536,4,64", backdate),
+                config("32768,8,64", "65536,2,64", backdate),
+                config("32768,8,64", "262144,4,64", backdate),
+            ];
+            assert_eq!(walks(&configs), [vec![0, 2, 3], vec![1]]);
+            let (_, profiles) =
+                simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
+            for (config, profile) in configs.iter().zip(profiles) {
+                let alone =
+                    simulate(&mut TextReader::new(text.as_bytes()), config.clone()).unwrap();
+                let profile = profile.unwrap();
+                assert_eq!(profile.config, alone.config);
+                assert_eq!(profile.self_cost, alone.self_cost);
+                assert_eq!(profile.arcs, alone.arcs);
+                assert_eq!(profile.tree, alone.tree);
+                assert!(profile.totals[EventKind::DLmr] > 0);
+            }
         }
     }
 

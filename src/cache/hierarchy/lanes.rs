@@ -226,3 +226,99 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::super::caches::CacheAccess;
+    use super::super::super::line_use::NarrowMask;
+    use super::super::{L1Kind, Outcome};
+    use super::*;
+    use crate::program::InstrId;
+
+    /// An ended residency: level, loading instruction, uses, bytes used.
+    type Ended = (Level, u32, u64, u32);
+
+    /// Records every residency per lane; lines are loaded by `current`.
+    struct Recorder {
+        current: u32,
+        ended: Vec<Vec<Ended>>,
+    }
+
+    impl UseSink<()> for Recorder {
+        fn hold(&mut self, _: usize) -> Loader<()> {
+            Loader {
+                instr: InstrId(self.current),
+                handle: (),
+            }
+        }
+    }
+
+    impl Release<()> for Recorder {
+        fn release<M: ByteMask>(
+            &mut self,
+            lane: usize,
+            level: Level,
+            loader: Loader<()>,
+            used: &LineUse<M>,
+            _: u32,
+        ) {
+            self.ended[lane].push((level, loader.instr.0, used.count, used.bytes()));
+        }
+    }
+
+    fn hierarchy(lls: &[&str], track_use: bool) -> Hierarchy<(), NarrowMask> {
+        let l1: CacheGeometry = "128,2,16".parse().unwrap();
+        let lls: Vec<CacheGeometry> = lls.iter().map(|ll| ll.parse().unwrap()).collect();
+        Hierarchy::new(l1, l1, &lls, track_use)
+    }
+
+    /// Runs `accesses` through `caches` and flushes; what each access
+    /// missed, and what each lane's residencies recorded.
+    fn run(
+        caches: &mut Hierarchy<(), NarrowMask>,
+        lanes: usize,
+        accesses: &[(bool, u64, u32)],
+    ) -> (Vec<Outcome>, Vec<Vec<Ended>>) {
+        let mut sink = Recorder {
+            current: 0,
+            ended: vec![Vec::new(); lanes],
+        };
+        let mut outcomes = Vec::new();
+        for (index, &(fetch, addr, size)) in accesses.iter().enumerate() {
+            sink.current = index as u32;
+            let kind = if fetch { L1Kind::Instr } else { L1Kind::Data };
+            outcomes.push(caches.access(kind, addr, size, &mut sink));
+        }
+        caches.flush(&mut sink);
+        (outcomes, sink.ended)
+    }
+
+    proptest! {
+        /// Small LLs evict lines still in L1, and I1 and D1 share lines, so
+        /// lanes keep pending use of their own; each lane must still see
+        /// exactly what a hierarchy with its LL alone sees.
+        #[test]
+        fn each_lane_simulates_as_its_ll_alone(
+            accesses in prop::collection::vec((any::<bool>(), 0u64..1024, 1u32..24), 1..400),
+            track_use in any::<bool>(),
+        ) {
+            let lls = ["64,1,16", "256,2,16", "128,1,16"];
+            let (outcomes, ended) = run(&mut hierarchy(&lls, track_use), lls.len(), &accesses);
+            for (lane, ll) in lls.iter().enumerate() {
+                let (alone, alone_ended) = run(&mut hierarchy(&[ll], track_use), 1, &accesses);
+                for (together, alone) in outcomes.iter().zip(&alone) {
+                    prop_assert_eq!(together.l1_miss, alone.l1_miss);
+                    let missed = if lane == 0 {
+                        together.ll_miss
+                    } else {
+                        together.lane_misses & 1 << lane != 0
+                    };
+                    prop_assert_eq!(missed, alone.ll_miss, "lane {}", lane);
+                }
+                prop_assert_eq!(&ended[lane], &alone_ended[0], "lane {}", lane);
+            }
+        }
+    }
+}
