@@ -4,7 +4,8 @@
 //! own. The queues are bounded, so memory stays a few batches per
 //! simulator whatever the trace's length, and a trace decoded once feeds
 //! any number of configurations. Configurations that differ in LL only
-//! share one simulator, each LL a lane of its walk ([`crate::lanes`]).
+//! share simulators, one per core, each LL a lane of a walk
+//! ([`crate::lanes`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -333,20 +334,30 @@ fn simulate_batches(
 }
 
 /// The configurations in walks: those that differ in LL only share one,
-/// up to [`MAX_LANES`]. Each walk lists its configurations' indices; the
-/// first walk holds the first configuration.
-fn walks(configs: &[SimConfig]) -> Vec<Vec<usize>> {
+/// up to `per_walk` of them (at most [`MAX_LANES`]). Each walk lists its
+/// configurations' indices; the first walk holds the first configuration.
+fn walks(configs: &[SimConfig], per_walk: usize) -> Vec<Vec<usize>> {
+    let per_walk = per_walk.clamp(1, MAX_LANES);
     let mut walks: Vec<Vec<usize>> = Vec::new();
     for (index, config) in configs.iter().enumerate() {
         let joins = walks
             .iter_mut()
-            .find(|walk| walk.len() < MAX_LANES && configs[walk[0]].same_but_ll(config));
+            .find(|walk| walk.len() < per_walk && configs[walk[0]].same_but_ll(config));
         match joins {
             Some(walk) => walk.push(index),
             None => walks.push(vec![index]),
         }
     }
     walks
+}
+
+/// How many configurations share a walk: enough for one walk per core.
+/// Lanes save the work their configurations share, but an LL-heavy trace
+/// spends most of its time in each lane's own LL, which only more cores
+/// run faster.
+fn lanes_per_walk(configs: usize) -> usize {
+    let cores = thread::available_parallelism().map_or(1, usize::from);
+    configs.div_ceil(cores)
 }
 
 /// Simulates `reader` once per configuration: decoded on one thread, each
@@ -360,7 +371,7 @@ pub fn simulate_each<R: TraceRead + Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
     let detached = reader.detached_data();
-    let walks = walks(configs);
+    let walks = walks(configs, lanes_per_walk(configs.len()));
     let (senders, receivers): (Vec<_>, Vec<_>) = walks.iter().map(|_| sync_channel(QUEUE)).unzip();
     let quiet = |_: u64| {};
     let walked = thread::scope(|scope| {
@@ -456,7 +467,8 @@ mod tests {
                 config("32768,8,64", "65536,2,64", backdate),
                 config("32768,8,64", "262144,4,64", backdate),
             ];
-            assert_eq!(walks(&configs), [vec![0, 2, 3], vec![1]]);
+            assert_eq!(walks(&configs, 4), [vec![0, 2, 3], vec![1]]);
+            assert_eq!(walks(&configs, 2), [vec![0, 2], vec![1], vec![3]]);
             let (_, profiles) =
                 simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
             for (config, profile) in configs.iter().zip(profiles) {

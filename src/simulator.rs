@@ -10,7 +10,6 @@ use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
-use crate::lanes::Lanes;
 use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
@@ -20,10 +19,12 @@ use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, Tr
 
 mod call_sites;
 mod known_blocks;
+mod lanes;
 mod stepper;
 
 use call_sites::{CallSites, SiteCall};
 use known_blocks::{KnownBlock, KnownBlocks};
+use lanes::lane_cost;
 use stepper::Stepper;
 
 /// Events that are well formed but impossible where they stand.
@@ -620,81 +621,6 @@ impl<B: Backdate> Simulator<B> {
     }
 }
 
-impl<B: Backdate> Simulator<Lanes<B>> {
-    /// One walk simulating every configuration of `configs`, which differ
-    /// in LL only, each LL a lane; `backdate` makes each lane's back-dating.
-    pub fn lanes(mut configs: Vec<SimConfig>, backdate: impl Fn() -> B) -> Simulator<Lanes<B>> {
-        let first = configs.remove(0);
-        debug_assert!(configs.iter().all(|config| first.same_but_ll(config)));
-        let backdates = (0..=configs.len()).map(|_| backdate()).collect();
-        Simulator::with_lanes(first, configs, Lanes::new(backdates))
-    }
-
-    /// Ends the run (see [`Simulator::end_walk`]): one run per lane, in the
-    /// order of the configurations, sharing every cost that does not
-    /// depend on LL.
-    pub fn finish_lanes(mut self) -> Walked {
-        let threads = self.end_walk();
-        let events = EventSet::new(self.config.cache_use());
-        let arcs = self.arcs.into_vec();
-        let costs = self.backdate.finish_each(self.instructions);
-        let configs = std::iter::once(self.config).chain(self.lanes);
-        let lane_costs = std::iter::once(None).chain(self.lane_costs.iter().map(Some));
-        let runs = configs
-            .zip(lane_costs)
-            .zip(costs)
-            .map(|((config, lane_cost), lane)| {
-                let mut self_cost = self.self_cost.clone();
-                let mut arcs = arcs.clone();
-                if let Some(lane_cost) = lane_cost {
-                    let lane_cost = lane_cost.iter().chain(std::iter::repeat(&Cost::ZERO));
-                    for (cost, lane_cost) in self_cost.iter_mut().zip(lane_cost) {
-                        for kind in LL_KINDS {
-                            cost[kind] = lane_cost[kind];
-                        }
-                    }
-                    let misses = lane.arc_misses.iter().chain(std::iter::repeat(&Cost::ZERO));
-                    for (arc, misses) in arcs.iter_mut().zip(misses) {
-                        for kind in LL_MISSES {
-                            arc.inclusive[kind] = misses[kind];
-                        }
-                    }
-                }
-                for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
-                    arc.inclusive += cost;
-                }
-                RunCosts {
-                    config,
-                    events,
-                    self_cost,
-                    arcs,
-                    tree: lane.stats,
-                    threads,
-                    samples: None,
-                }
-            })
-            .collect();
-        Walked {
-            program: self.program,
-            runs,
-        }
-    }
-}
-
-/// The immediate kinds that depend on LL.
-const LL_MISSES: [EventKind; 3] = [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw];
-
-/// Every kind that depends on LL.
-const LL_KINDS: [EventKind; 7] = [
-    EventKind::ILmr,
-    EventKind::DLmr,
-    EventKind::DLmw,
-    EventKind::AcCost2,
-    EventKind::SpLoss2,
-    EventKind::Loaded2,
-    EventKind::Used2,
-];
-
 /// Whether a jump from instruction `last` to `addr` enters a function, as
 /// Callgrind decides: always for a return that was not one (`forced`);
 /// with stack pointers, a jump to a function's first instruction or into
@@ -843,16 +769,6 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
                 .hold(lane, self.cursor, self.charger.now),
         }
     }
-}
-
-/// The self cost of `instr` in lane `lane` (from 1), in `lane_costs`.
-fn lane_cost(lane_costs: &mut [Vec<Cost>], lane: usize, instr: InstrId) -> &mut Cost {
-    let costs = &mut lane_costs[lane - 1];
-    let index = instr.0 as usize;
-    if costs.len() <= index {
-        costs.resize(index + 1, Cost::ZERO);
-    }
-    &mut costs[index]
 }
 
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss

@@ -31,7 +31,7 @@ use super::huge_table::HugeTable;
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
 use crate::program::InstrId;
-use lanes::Lane;
+use lanes::LaneCaches;
 
 mod lanes;
 
@@ -139,7 +139,7 @@ pub struct Hierarchy<H, M> {
     l1: [FirstLevel<H, M>; 2],
     ll: LastLevel<H, M>,
     /// The LLs of lanes 1 and on.
-    lanes: Vec<Lane<H, M>>,
+    lanes: LaneCaches<H, M>,
     tail: FetchTail,
     track_use: bool,
 }
@@ -167,10 +167,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         );
         debug_assert!(!track_use || ll.line_size() <= M::LINE_LIMIT);
         debug_assert!(lls.len() <= 32, "lanes fit a u32 of bits");
-        let lanes = lls[1..]
-            .iter()
-            .map(|&ll| Lane::new(ll, [i1, d1].map(|g| slots(&g))))
-            .collect();
+        let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)));
         Hierarchy {
             l1: [first(i1), first(d1)],
             ll: LastLevel {
@@ -317,6 +314,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         self.ll
             .cache
             .prefetch(addr >> self.ll.cache.geometry().line_bits());
+        if !self.lanes.is_empty() {
+            self.lanes_prefetch(k, addr, slot, victim.is_some());
+        }
         if self.track_use {
             // LL may end the residency of I1's line, which takes its use.
             self.settle_fetches();

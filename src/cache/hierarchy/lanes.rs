@@ -9,7 +9,13 @@
 //! (`own`), and the L1 line is *watched* so that its hits reach the lanes.
 //! Each lane's residencies are charged under its own lane number, so each
 //! lane's costs are those of a walk of its own.
+//!
+//! An L1 miss touches every lane's LL state, megabytes each: all of it is
+//! prefetched before any is used, every lane's view of an L1 line sits
+//! beside the others', and hand-overs wait in each lane's [`DeferredUse`]
+//! as they do for the hierarchy's own LL.
 
+use super::super::deferred_use::DeferredUse;
 use super::super::geometry::CacheGeometry;
 use super::super::huge_table::HugeTable;
 use super::super::line_use::{ByteMask, LineUse};
@@ -29,28 +35,57 @@ struct LaneL1Line<H, M> {
     own: bool,
 }
 
-/// One further LL, and its view of the L1 lines.
-pub(super) struct Lane<H, M> {
+/// One further LL.
+struct Lane<H, M> {
     cache: SetAssocCache,
     lines: HugeTable<LlLine<H, M>>,
-    /// Per L1 cache, indexed like its lines.
-    l1: [HugeTable<LaneL1Line<H, M>>; 2],
+    /// Pending use of evicted L1 lines not yet added to `lines`.
+    deferred: DeferredUse<M>,
 }
 
-impl<H: Copy + Default, M: ByteMask> Lane<H, M> {
-    /// An empty LL of geometry `ll` beside L1s of `l1_slots` tracked lines
+/// The lanes of a hierarchy, lane 1 first, and their views of the L1 lines.
+pub(super) struct LaneCaches<H, M> {
+    lanes: Vec<Lane<H, M>>,
+    /// Per L1 cache: each line's view by every lane, lane after lane, line
+    /// after line (none without use tracking).
+    views: [HugeTable<LaneL1Line<H, M>>; 2],
+}
+
+impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
+    /// Empty LLs of geometries `lls` beside L1s of `l1_slots` tracked lines
     /// each (none without use tracking).
-    pub fn new(ll: CacheGeometry, l1_slots: [usize; 2]) -> Lane<H, M> {
-        let tracked = if l1_slots[0] > 0 {
-            ll.lines() as usize
-        } else {
-            0
+    pub fn new(lls: &[CacheGeometry], l1_slots: [usize; 2]) -> LaneCaches<H, M> {
+        let tracked = |ll: &CacheGeometry| {
+            if l1_slots[0] > 0 {
+                ll.lines() as usize
+            } else {
+                0
+            }
         };
-        Lane {
-            cache: SetAssocCache::new(ll),
-            lines: HugeTable::filled(LlLine::default(), tracked),
-            l1: l1_slots.map(|slots| HugeTable::filled(LaneL1Line::default(), slots)),
+        LaneCaches {
+            lanes: lls
+                .iter()
+                .map(|ll| Lane {
+                    cache: SetAssocCache::new(*ll),
+                    lines: HugeTable::filled(LlLine::default(), tracked(ll)),
+                    deferred: DeferredUse::new(),
+                })
+                .collect(),
+            views: l1_slots
+                .map(|slots| HugeTable::filled(LaneL1Line::default(), slots * lls.len())),
         }
+    }
+
+    /// Whether there are no lanes.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
+    }
+
+    /// Lane `index`'s view of line `slot` of L1 `k`.
+    #[inline]
+    fn view(&mut self, k: usize, slot: Slot, index: usize) -> &mut LaneL1Line<H, M> {
+        &mut self.views[k][slot * self.lanes.len() + index]
     }
 }
 
@@ -59,10 +94,27 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// lanes keeping its pending use apart add it.
     #[cold]
     pub(super) fn lanes_absorb(&mut self, k: usize, slot: Slot, used: &LineUse<M>) {
-        for lane in &mut self.lanes {
-            let state = &mut lane.l1[k][slot];
-            if state.own {
-                state.pending.absorb(used);
+        for index in 0..self.lanes.lanes.len() {
+            let view = self.lanes.view(k, slot, index);
+            if view.own {
+                view.pending.absorb(used);
+            }
+        }
+    }
+
+    /// L1 `k` is loading the line at `addr` into `slot`, which held a line
+    /// if `evicts`: has each lane's LL set for the new line on its way, and
+    /// the LL state the victim's pending use goes to, while the
+    /// hierarchy's own LL does its part.
+    pub(super) fn lanes_prefetch(&self, k: usize, addr: u64, slot: Slot, evicts: bool) {
+        let lanes = &self.lanes.lanes;
+        for (index, lane) in lanes.iter().enumerate() {
+            lane.cache
+                .prefetch(addr >> lane.cache.geometry().line_bits());
+            if evicts && self.track_use {
+                if let Some(ll_slot) = self.lanes.views[k][slot * lanes.len() + index].ll_slot {
+                    lane.lines.prefetch(ll_slot as usize);
+                }
             }
         }
     }
@@ -80,14 +132,14 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     ) -> u32 {
         let addr = line << self.l1[k].line_bits;
         let mut missed = 0;
-        for index in 0..self.lanes.len() {
+        for index in 0..self.lanes.lanes.len() {
             let number = index + 1;
             let handle = if self.track_use {
                 sink.hold(number).handle
             } else {
                 H::default()
             };
-            let lane = &mut self.lanes[index];
+            let lane = &mut self.lanes.lanes[index];
             let ll_line = addr >> lane.cache.geometry().line_bits();
             let ll_slot = match lane.cache.access(ll_line) {
                 Lookup::Hit(ll_slot) => ll_slot,
@@ -103,7 +155,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 }
             };
             if self.track_use {
-                self.lanes[index].l1[k][slot] = LaneL1Line {
+                *self.lanes.view(k, slot, index) = LaneL1Line {
                     handle,
                     ll_slot: Some(ll_slot as u32),
                     pending: LineUse::default(),
@@ -127,7 +179,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         if let Some(victim) = victim {
             self.lane_end_ll_residency(index, victim, ll_slot, sink);
         }
-        self.lanes[index].lines[ll_slot] = LlLine {
+        self.lanes.lanes[index].lines[ll_slot] = LlLine {
             loader: sink.hold(index + 1),
             used: LineUse::default(),
         };
@@ -135,10 +187,10 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         // did not hold it: from now on the lane keeps its own pending use.
         let other = 1 - k;
         if let Some(copy) = self.l1[other].cache.probe(line) {
-            let state = &mut self.lanes[index].l1[other][copy];
-            state.pending = LineUse::default();
-            state.own = true;
-            state.ll_slot = Some(ll_slot as u32);
+            let view = self.lanes.view(other, copy, index);
+            view.pending = LineUse::default();
+            view.own = true;
+            view.ll_slot = Some(ll_slot as u32);
             self.l1[other].lines[copy].watched = true;
         }
     }
@@ -152,21 +204,24 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         slot: Slot,
         sink: &mut impl Release<H>,
     ) {
-        let lane = &mut self.lanes[index];
+        let lanes = &mut self.lanes;
+        let count = lanes.lanes.len();
+        let lane = &mut lanes.lanes[index];
         let mut used = lane.lines[slot].used;
-        for (first, view) in self.l1.iter().zip(&mut lane.l1) {
+        lane.deferred.take_for(slot, &mut used);
+        for (first, views) in self.l1.iter().zip(&mut lanes.views) {
             if let Some(copy) = first.cache.probe(line) {
-                let state = &mut view[copy];
-                used.absorb(if state.own {
-                    &state.pending
+                let view = &mut views[copy * count + index];
+                used.absorb(if view.own {
+                    &view.pending
                 } else {
                     &first.lines[copy].used
                 });
-                *state = LaneL1Line {
+                *view = LaneL1Line {
                     own: true,
                     ll_slot: None,
                     pending: LineUse::default(),
-                    ..*state
+                    ..*view
                 };
             }
         }
@@ -191,8 +246,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     ) {
         let state = &self.l1[k].lines[slot];
         let line_size = self.l1[k].cache.geometry().line_size();
-        for (index, lane) in self.lanes.iter_mut().enumerate() {
-            let view = lane.l1[k][slot];
+        let count = self.lanes.lanes.len();
+        let views = &self.lanes.views[k][slot * count..(slot + 1) * count];
+        for (index, (lane, view)) in self.lanes.lanes.iter_mut().zip(views).enumerate() {
             let loader = Loader {
                 instr: state.loader.instr,
                 handle: view.handle,
@@ -205,8 +261,10 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 "a lane knows where its LL holds an L1 line"
             );
             if let Some(ll_slot) = view.ll_slot {
-                let pending = if view.own { &view.pending } else { &state.used };
-                lane.lines[ll_slot as Slot].used.absorb(pending);
+                let pending = if view.own { view.pending } else { state.used };
+                if let Some((due, pending)) = lane.deferred.push(ll_slot, pending) {
+                    lane.lines[due].used.absorb(&pending);
+                }
             }
         }
     }
@@ -214,8 +272,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// Ends the residency of every line in the lanes' LLs and empties them;
     /// the L1 residencies ended before.
     pub(super) fn lanes_flush(&mut self, sink: &mut impl Release<H>) {
-        for (index, lane) in self.lanes.iter_mut().enumerate() {
+        for (index, lane) in self.lanes.lanes.iter_mut().enumerate() {
             if self.track_use {
+                for (slot, pending) in lane.deferred.drain() {
+                    lane.lines[slot].used.absorb(&pending);
+                }
                 let line_size = lane.cache.geometry().line_size();
                 for (_, slot) in lane.cache.resident() {
                     let state = &lane.lines[slot];

@@ -1,0 +1,101 @@
+//! The simulator's side of a sweep's lanes ([`crate::lanes`]): their self
+//! costs, and one run per lane when the walk ends.
+
+use crate::backdate::Backdate;
+use crate::config::SimConfig;
+use crate::cost::{Cost, EventKind, EventSet};
+use crate::lanes::Lanes;
+use crate::profile::{RunCosts, Walked};
+use crate::program::InstrId;
+
+use super::Simulator;
+
+impl<B: Backdate> Simulator<Lanes<B>> {
+    /// One walk simulating every configuration of `configs`, which differ
+    /// in LL only, each LL a lane; `backdate` makes each lane's back-dating.
+    pub fn lanes(mut configs: Vec<SimConfig>, backdate: impl Fn() -> B) -> Simulator<Lanes<B>> {
+        let first = configs.remove(0);
+        debug_assert!(configs.iter().all(|config| first.same_but_ll(config)));
+        let backdates = (0..=configs.len()).map(|_| backdate()).collect();
+        Simulator::with_lanes(first, configs, Lanes::new(backdates))
+    }
+
+    /// Ends the run (see [`Simulator::end_walk`]): one run per lane, in the
+    /// order of the configurations, sharing every cost that does not
+    /// depend on LL.
+    pub fn finish_lanes(mut self) -> Walked {
+        let threads = self.end_walk();
+        let events = EventSet::new(self.config.cache_use());
+        let arcs = self.arcs.into_vec();
+        let costs = self.backdate.finish_each(self.instructions);
+        let configs = std::iter::once(self.config).chain(self.lanes);
+        let lane_costs = std::iter::once(None).chain(self.lane_costs.iter().map(Some));
+        let runs = configs
+            .zip(lane_costs)
+            .zip(costs)
+            .map(|((config, lane_cost), lane)| {
+                let mut self_cost = self.self_cost.clone();
+                let mut arcs = arcs.clone();
+                if let Some(lane_cost) = lane_cost {
+                    take_ll_kinds(&mut self_cost, lane_cost, &LL_KINDS);
+                    let mut inclusive: Vec<Cost> = arcs.iter().map(|arc| arc.inclusive).collect();
+                    take_ll_kinds(&mut inclusive, &lane.arc_misses, &LL_MISSES);
+                    for (arc, cost) in arcs.iter_mut().zip(inclusive) {
+                        arc.inclusive = cost;
+                    }
+                }
+                for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
+                    arc.inclusive += cost;
+                }
+                RunCosts {
+                    config,
+                    events,
+                    self_cost,
+                    arcs,
+                    tree: lane.stats,
+                    threads,
+                    samples: None,
+                }
+            })
+            .collect();
+        Walked {
+            program: self.program,
+            runs,
+        }
+    }
+}
+
+/// The immediate kinds that depend on LL.
+const LL_MISSES: [EventKind; 3] = [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw];
+
+/// Every kind that depends on LL.
+const LL_KINDS: [EventKind; 7] = [
+    EventKind::ILmr,
+    EventKind::DLmr,
+    EventKind::DLmw,
+    EventKind::AcCost2,
+    EventKind::SpLoss2,
+    EventKind::Loaded2,
+    EventKind::Used2,
+];
+
+/// Sets the `kinds` of each cost in `costs` to those of `lane`, the costs
+/// of a lane indexed alike (shorter where the rest got none).
+fn take_ll_kinds(costs: &mut [Cost], lane: &[Cost], kinds: &[EventKind]) {
+    let lane = lane.iter().chain(std::iter::repeat(&Cost::ZERO));
+    for (cost, lane) in costs.iter_mut().zip(lane) {
+        for &kind in kinds {
+            cost[kind] = lane[kind];
+        }
+    }
+}
+
+/// The self cost of `instr` in lane `lane` (from 1), in `lane_costs`.
+pub(super) fn lane_cost(lane_costs: &mut [Vec<Cost>], lane: usize, instr: InstrId) -> &mut Cost {
+    let costs = &mut lane_costs[lane - 1];
+    let index = instr.0 as usize;
+    if costs.len() <= index {
+        costs.resize(index + 1, Cost::ZERO);
+    }
+    &mut costs[index]
+}
