@@ -493,7 +493,8 @@ impl<C> Threads<C> {
         Ok(())
     }
 
-    /// Ends the run: every open call returns and every context closes.
+    /// Ends the run: every open call returns and every context closes;
+    /// no thread is left, so nothing may run after.
     pub fn finish<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
         for thread in self.threads.drain(..) {
             for mut context in thread.contexts.into_iter().rev() {

@@ -18,7 +18,7 @@ use crate::cost::{Cost, EventKind, UseCost};
 type LlMisses = [u64; 3];
 
 /// The position of an LL miss kind in [`LlMisses`].
-fn slot(kind: EventKind) -> usize {
+fn miss_index(kind: EventKind) -> usize {
     debug_assert!(matches!(
         kind,
         EventKind::ILmr | EventKind::DLmr | EventKind::DLmw
@@ -31,7 +31,9 @@ pub struct Lanes<B> {
     lanes: Vec<Lane<B>>,
 }
 
+/// One lane's back-dating and what it counts per call.
 struct Lane<B> {
+    /// Receives the calls, and the residencies of this lane's caches.
     backdate: B,
     /// LL misses while a call along each arc was on the stack, by
     /// [`ArcId`]; kept for lanes after the first.
@@ -40,6 +42,7 @@ struct Lane<B> {
 
 /// Where a context is in every lane's back-dating.
 pub struct LanesCursor<C> {
+    /// Per lane, the position in its back-dating.
     cursors: Vec<C>,
     /// Per lane after the first: LL misses while this context ran.
     missed: Vec<LlMisses>,
@@ -54,6 +57,7 @@ pub struct LaneCosts {
     /// Back-dated use cost per arc, by [`ArcId`] (shorter if trailing arcs
     /// got none).
     pub arc_use: Vec<UseCost>,
+    /// The lane's tree statistics, when back-dating is on.
     pub stats: Option<TreeStats>,
     /// LL misses while a call along each arc was on the stack, by
     /// [`ArcId`]; empty for lane 0, whose misses the arcs hold.
@@ -73,11 +77,6 @@ impl<B: Backdate> Lanes<B> {
                 })
                 .collect(),
         }
-    }
-
-    /// Number of lanes.
-    pub fn count(&self) -> usize {
-        self.lanes.len()
     }
 
     /// Finishes every lane's back-dating (see [`Backdate::finish`]).
@@ -109,7 +108,7 @@ impl<B: Backdate> Lanes<B> {
 fn cost_of(misses: LlMisses) -> Cost {
     let mut cost = Cost::ZERO;
     for kind in [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw] {
-        cost[kind] = misses[slot(kind)];
+        cost[kind] = misses[miss_index(kind)];
     }
     cost
 }
@@ -185,7 +184,7 @@ impl<B: Backdate> Backdate for Lanes<B> {
     }
 
     fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind) {
-        cursor.missed[lane - 1][slot(kind)] += 1;
+        cursor.missed[lane - 1][miss_index(kind)] += 1;
     }
 
     fn stack(&self, line: &Self::Line, arcs: &mut Vec<ArcId>) {

@@ -13,6 +13,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
 use crate::backdate::{Backdate, NoBackdate};
+use crate::cache::MAX_LANES;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
@@ -214,10 +215,6 @@ impl Feeder {
     }
 }
 
-/// Most configurations one walk simulates: a lane's LL misses are a bit of
-/// a `u32`.
-const MAX_LANES: usize = 32;
-
 /// Replays batches into a simulator.
 struct Replay<B: Backdate> {
     simulator: Simulator<B>,
@@ -334,15 +331,21 @@ fn simulate_batches(
 }
 
 /// The configurations in walks: those that differ in LL only share one,
-/// up to `per_walk` of them (at most [`MAX_LANES`]). Each walk lists its
-/// configurations' indices; the first walk holds the first configuration.
+/// up to `per_walk` of them (at most [`MAX_LANES`]); one collecting stack
+/// samples walks alone. Each walk lists its configurations' indices; the
+/// first walk holds the first configuration.
 fn walks(configs: &[SimConfig], per_walk: usize) -> Vec<Vec<usize>> {
     let per_walk = per_walk.clamp(1, MAX_LANES);
     let mut walks: Vec<Vec<usize>> = Vec::new();
     for (index, config) in configs.iter().enumerate() {
-        let joins = walks
-            .iter_mut()
-            .find(|walk| walk.len() < per_walk && configs[walk[0]].same_but_ll(config));
+        let shares = |walk: &&mut Vec<usize>| {
+            let first = &configs[walk[0]];
+            walk.len() < per_walk
+                && first.same_but_ll(config)
+                && !first.stack_samples()
+                && !config.stack_samples()
+        };
+        let joins = walks.iter_mut().find(shares);
         match joins {
             Some(walk) => walk.push(index),
             None => walks.push(vec![index]),
@@ -366,12 +369,22 @@ fn lanes_per_walk(configs: usize) -> usize {
 /// the reader back (for what it noticed on the way) with one profile or
 /// error per configuration; a decoding error stops them all.
 pub fn simulate_each<R: TraceRead + Send>(
-    mut reader: R,
+    reader: R,
     configs: &[SimConfig],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
-    let detached = reader.detached_data();
     let walks = walks(configs, lanes_per_walk(configs.len()));
+    simulate_walks(reader, configs, &walks, progress)
+}
+
+/// [`simulate_each`] with the configurations in `walks`.
+fn simulate_walks<R: TraceRead + Send>(
+    mut reader: R,
+    configs: &[SimConfig],
+    walks: &[Vec<usize>],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
+    let detached = reader.detached_data();
     let (senders, receivers): (Vec<_>, Vec<_>) = walks.iter().map(|_| sync_channel(QUEUE)).unzip();
     let quiet = |_: u64| {};
     let walked = thread::scope(|scope| {
@@ -467,10 +480,11 @@ mod tests {
                 config("32768,8,64", "65536,2,64", backdate),
                 config("32768,8,64", "262144,4,64", backdate),
             ];
-            assert_eq!(walks(&configs, 4), [vec![0, 2, 3], vec![1]]);
-            assert_eq!(walks(&configs, 2), [vec![0, 2], vec![1], vec![3]]);
+            let walks = walks(&configs, MAX_LANES);
+            assert_eq!(walks, [vec![0, 2, 3], vec![1]]);
             let (_, profiles) =
-                simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
+                simulate_walks(TextReader::new(text.as_bytes()), &configs, &walks, &|_| {})
+                    .unwrap();
             for (config, profile) in configs.iter().zip(profiles) {
                 let alone =
                     simulate(&mut TextReader::new(text.as_bytes()), config.clone()).unwrap();
@@ -482,6 +496,21 @@ mod tests {
                 assert!(profile.totals[EventKind::DLmr] > 0);
             }
         }
+    }
+
+    #[test]
+    fn walks_share_by_ll_up_to_their_size_and_keep_stack_samples_alone() {
+        let configs = [
+            config("32768,8,64", "8388608,16,64", true),
+            config("4096,2,64", "65536,4,64", true),
+            config("32768,8,64", "65536,2,64", true),
+            config("32768,8,64", "262144,4,64", true),
+        ];
+        assert_eq!(walks(&configs, 2), [vec![0, 2], vec![1], vec![3]]);
+        assert_eq!(walks(&configs, 1), [vec![0], vec![1], vec![2], vec![3]]);
+        let mut sampled = configs.to_vec();
+        sampled[0] = sampled[0].clone().with_stack_samples(true).unwrap();
+        assert_eq!(walks(&sampled, 4), [vec![0], vec![1], vec![2, 3]]);
     }
 
     #[test]
@@ -502,14 +531,25 @@ mod tests {
         text += "r 10 8 8\n";
         let lines = text.lines().count() as u64;
         let configs = [SimConfig::default(), SimConfig::default()];
-        let Err(err) = simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}) else {
+        let together = walks(&configs, MAX_LANES);
+        let Err(err) = simulate_walks(
+            TextReader::new(text.as_bytes()),
+            &configs,
+            &together,
+            &|_| {},
+        ) else {
             panic!("a syntax error is an error");
         };
         assert_eq!(err.location, Location::Line(lines));
 
         let text = "linegrind-trace text 1\nr 10 8\n";
-        let (_, profiles) =
-            simulate_each(TextReader::new(text.as_bytes()), &configs, &|_| {}).unwrap();
+        let (_, profiles) = simulate_walks(
+            TextReader::new(text.as_bytes()),
+            &configs,
+            &together,
+            &|_| {},
+        )
+        .unwrap();
         for profile in profiles {
             let Err(err) = profile else {
                 panic!("an access before any instruction is an error");

@@ -13,7 +13,9 @@ use crate::stack_samples::StackSamples;
 /// simulating thread hands them over; they share their program once they
 /// are profiles.
 pub struct Walked {
+    /// The program every run of the walk saw.
     pub program: Program,
+    /// One per configuration of the walk.
     pub runs: Vec<RunCosts>,
 }
 
@@ -28,7 +30,7 @@ impl Walked {
     }
 }
 
-/// What a profile holds but its program and totals.
+/// What a profile holds but its program and totals (see [`Profile`]).
 pub struct RunCosts {
     pub config: SimConfig,
     pub events: EventSet,

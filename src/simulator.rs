@@ -112,7 +112,7 @@ pub struct Simulator<B: Backdate> {
     self_cost: Vec<Cost>,
     /// The configurations of lanes 1 and on, which differ from `config`
     /// in LL only ([`crate::lanes`]).
-    lanes: Vec<SimConfig>,
+    lane_configs: Vec<SimConfig>,
     /// Per lane from 1 on: the LL kinds of the self costs, indexed by
     /// [`InstrId`] (shorter where the instructions after got none).
     lane_costs: Vec<Vec<Cost>>,
@@ -148,10 +148,14 @@ impl<B: Backdate> Simulator<B> {
 
     /// A simulation of `config` with a lane for each of `lanes`, which
     /// differ from it in LL only; `backdate` serves every lane.
-    fn with_lanes(config: SimConfig, lanes: Vec<SimConfig>, mut backdate: B) -> Simulator<B> {
+    fn with_lanes(
+        config: SimConfig,
+        lane_configs: Vec<SimConfig>,
+        mut backdate: B,
+    ) -> Simulator<B> {
         let threads = Threads::new(&mut backdate);
         let lls: Vec<_> = std::iter::once(&config)
-            .chain(&lanes)
+            .chain(&lane_configs)
             .map(SimConfig::ll)
             .collect();
         Simulator {
@@ -163,8 +167,8 @@ impl<B: Backdate> Simulator<B> {
             arcs: Arcs::new(),
             backdate,
             self_cost: Vec::new(),
-            lane_costs: vec![Vec::new(); lanes.len()],
-            lanes,
+            lane_costs: vec![Vec::new(); lane_configs.len()],
+            lane_configs,
             instructions: 0,
             detached_data: false,
             tid: 1,
@@ -599,7 +603,10 @@ impl<B: Backdate> Simulator<B> {
     /// Ends the run of one configuration, as [`Simulator::finish`] does,
     /// with the profile still to be made.
     pub fn walked(mut self) -> Walked {
-        debug_assert!(self.lanes.is_empty(), "lanes finish with finish_lanes");
+        debug_assert!(
+            self.lane_configs.is_empty(),
+            "lanes finish with finish_lanes"
+        );
         let threads = self.end_walk();
         let (arc_use, tree) = self.backdate.finish(self.instructions);
         let mut arcs = self.arcs.into_vec();
@@ -706,7 +713,8 @@ fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<Ins
 struct Charger<'a, B> {
     self_cost: &'a mut [Cost],
     backdate: &'a mut B,
-    /// The self costs of lanes 1 and on (see [`Simulator::lane_costs`]).
+    /// The LL kinds of the self costs of lanes 1 and on (see
+    /// [`Simulator::lane_costs`]).
     lane_costs: &'a mut [Vec<Cost>],
     samples: Option<&'a mut StackSamples>,
     now: u64,

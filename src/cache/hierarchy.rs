@@ -80,6 +80,10 @@ pub trait UseSink<H>: Release<H> {
     fn hold(&mut self, lane: usize) -> Loader<H>;
 }
 
+/// Most LLs one hierarchy holds, the first and its lanes: a lane's miss is
+/// a bit of [`Outcome::lane_misses`].
+pub const MAX_LANES: usize = 32;
+
 /// Which levels one access missed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -162,12 +166,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             lines: HugeTable::filled(L1Line::default(), slots(&g)),
             line_bits: g.line_bits(),
         };
-        debug_assert!(
-            !track_use || (i1.line_size() == ll.line_size() && d1.line_size() == ll.line_size())
-        );
+        debug_assert!(!track_use || lls.iter().all(|ll| i1.line_size() == ll.line_size()));
+        debug_assert!(!track_use || d1.line_size() == i1.line_size());
         debug_assert!(!track_use || ll.line_size() <= M::LINE_LIMIT);
-        debug_assert!(lls.len() <= 32, "lanes fit a u32 of bits");
-        let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)));
+        assert!(lls.len() <= MAX_LANES, "at most {MAX_LANES} LLs a walk");
+        let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)), track_use);
         Hierarchy {
             l1: [first(i1), first(d1)],
             ll: LastLevel {

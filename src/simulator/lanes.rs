@@ -2,6 +2,7 @@
 //! costs, and one run per lane when the walk ends.
 
 use crate::backdate::Backdate;
+use crate::cache::MAX_LANES;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet};
 use crate::lanes::Lanes;
@@ -14,8 +15,17 @@ impl<B: Backdate> Simulator<Lanes<B>> {
     /// One walk simulating every configuration of `configs`, which differ
     /// in LL only, each LL a lane; `backdate` makes each lane's back-dating.
     pub fn lanes(mut configs: Vec<SimConfig>, backdate: impl Fn() -> B) -> Simulator<Lanes<B>> {
+        assert!(
+            (2..=MAX_LANES).contains(&configs.len()),
+            "a walk of 2 to {MAX_LANES} configurations"
+        );
         let first = configs.remove(0);
-        debug_assert!(configs.iter().all(|config| first.same_but_ll(config)));
+        assert!(
+            configs
+                .iter()
+                .all(|config| first.same_but_ll(config) && !config.stack_samples()),
+            "lanes differ in LL only, without stack samples"
+        );
         let backdates = (0..=configs.len()).map(|_| backdate()).collect();
         Simulator::with_lanes(first, configs, Lanes::new(backdates))
     }
@@ -28,7 +38,7 @@ impl<B: Backdate> Simulator<Lanes<B>> {
         let events = EventSet::new(self.config.cache_use());
         let arcs = self.arcs.into_vec();
         let costs = self.backdate.finish_each(self.instructions);
-        let configs = std::iter::once(self.config).chain(self.lanes);
+        let configs = std::iter::once(self.config).chain(self.lane_configs);
         let lane_costs = std::iter::once(None).chain(self.lane_costs.iter().map(Some));
         let runs = configs
             .zip(lane_costs)

@@ -34,7 +34,7 @@ pub enum TraceErrorKind {
 }
 
 /// An error at a place in a trace.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TraceError {
     pub location: Location,
     pub kind: TraceErrorKind,
@@ -49,15 +49,6 @@ impl Clone for TraceErrorKind {
             }
             TraceErrorKind::Syntax(message) => TraceErrorKind::Syntax(message.clone()),
             TraceErrorKind::Semantic(message) => TraceErrorKind::Semantic(message.clone()),
-        }
-    }
-}
-
-impl Clone for TraceError {
-    fn clone(&self) -> TraceError {
-        TraceError {
-            location: self.location,
-            kind: self.kind.clone(),
         }
     }
 }

@@ -32,6 +32,8 @@ struct LaneL1Line<H, M> {
     /// The use not yet handed to the lane's LL, kept here when `own`;
     /// otherwise it is the L1 residency's whole use.
     pending: LineUse<M>,
+    /// The lane's LL evicted or reloaded the line during this L1
+    /// residency: `pending` is the lane's own.
     own: bool,
 }
 
@@ -53,15 +55,9 @@ pub(super) struct LaneCaches<H, M> {
 
 impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
     /// Empty LLs of geometries `lls` beside L1s of `l1_slots` tracked lines
-    /// each (none without use tracking).
-    pub fn new(lls: &[CacheGeometry], l1_slots: [usize; 2]) -> LaneCaches<H, M> {
-        let tracked = |ll: &CacheGeometry| {
-            if l1_slots[0] > 0 {
-                ll.lines() as usize
-            } else {
-                0
-            }
-        };
+    /// each (none without use tracking: `track_use` off).
+    pub fn new(lls: &[CacheGeometry], l1_slots: [usize; 2], track_use: bool) -> LaneCaches<H, M> {
+        let tracked = |ll: &CacheGeometry| if track_use { ll.lines() as usize } else { 0 };
         LaneCaches {
             lanes: lls
                 .iter()
@@ -107,12 +103,13 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// the LL state the victim's pending use goes to, while the
     /// hierarchy's own LL does its part.
     pub(super) fn lanes_prefetch(&self, k: usize, addr: u64, slot: Slot, evicts: bool) {
-        let lanes = &self.lanes.lanes;
-        for (index, lane) in lanes.iter().enumerate() {
+        let count = self.lanes.lanes.len();
+        let views = &self.lanes.views[k];
+        for (index, lane) in self.lanes.lanes.iter().enumerate() {
             lane.cache
                 .prefetch(addr >> lane.cache.geometry().line_bits());
             if evicts && self.track_use {
-                if let Some(ll_slot) = self.lanes.views[k][slot * lanes.len() + index].ll_slot {
+                if let Some(ll_slot) = views[slot * count + index].ll_slot {
                     lane.lines.prefetch(ll_slot as usize);
                 }
             }
@@ -336,20 +333,30 @@ mod tests {
     }
 
     /// Runs `accesses` through `caches` and flushes; what each access
-    /// missed, and what each lane's residencies recorded.
+    /// missed, and what each lane's residencies recorded. An access is a
+    /// fetch for an odd `op`, a data access for an even one, and a flush
+    /// of the caches for one that is a multiple of 32.
     fn run(
         caches: &mut Hierarchy<(), NarrowMask>,
         lanes: usize,
-        accesses: &[(bool, u64, u32)],
+        accesses: &[(u8, u64, u32)],
     ) -> (Vec<Outcome>, Vec<Vec<Ended>>) {
         let mut sink = Recorder {
             current: 0,
             ended: vec![Vec::new(); lanes],
         };
         let mut outcomes = Vec::new();
-        for (index, &(fetch, addr, size)) in accesses.iter().enumerate() {
+        for (index, &(op, addr, size)) in accesses.iter().enumerate() {
             sink.current = index as u32;
-            let kind = if fetch { L1Kind::Instr } else { L1Kind::Data };
+            if op % 32 == 0 {
+                caches.flush(&mut sink);
+                continue;
+            }
+            let kind = if op % 2 == 1 {
+                L1Kind::Instr
+            } else {
+                L1Kind::Data
+            };
             outcomes.push(caches.access(kind, addr, size, &mut sink));
         }
         caches.flush(&mut sink);
@@ -358,11 +365,12 @@ mod tests {
 
     proptest! {
         /// Small LLs evict lines still in L1, and I1 and D1 share lines, so
-        /// lanes keep pending use of their own; each lane must still see
-        /// exactly what a hierarchy with its LL alone sees.
+        /// lanes keep pending use of their own; with flushes on the way,
+        /// each lane must still see exactly what a hierarchy with its LL
+        /// alone sees.
         #[test]
         fn each_lane_simulates_as_its_ll_alone(
-            accesses in prop::collection::vec((any::<bool>(), 0u64..1024, 1u32..24), 1..400),
+            accesses in prop::collection::vec((any::<u8>(), 0u64..1024, 1u32..24), 1..400),
             track_use in any::<bool>(),
         ) {
             let lls = ["64,1,16", "256,2,16", "128,1,16"];
