@@ -332,24 +332,31 @@ fn simulate_batches(
 
 /// The configurations in walks: those that differ in LL only share one,
 /// up to `per_walk` of them (at most [`MAX_LANES`]); one collecting stack
-/// samples walks alone. Each walk lists its configurations' indices; the
-/// first walk holds the first configuration.
+/// samples walks alone. A group too large for one walk is dealt out in
+/// turn, so that each walk gets small and large LLs alike (the small ones
+/// miss more, and cost more). Each walk lists its configurations' indices;
+/// the first walk holds the first configuration.
 fn walks(configs: &[SimConfig], per_walk: usize) -> Vec<Vec<usize>> {
     let per_walk = per_walk.clamp(1, MAX_LANES);
-    let mut walks: Vec<Vec<usize>> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     for (index, config) in configs.iter().enumerate() {
-        let shares = |walk: &&mut Vec<usize>| {
-            let first = &configs[walk[0]];
-            walk.len() < per_walk
-                && first.same_but_ll(config)
-                && !first.stack_samples()
-                && !config.stack_samples()
+        let shares = |group: &&mut Vec<usize>| {
+            let first = &configs[group[0]];
+            first.same_but_ll(config) && !first.stack_samples() && !config.stack_samples()
         };
-        let joins = walks.iter_mut().find(shares);
-        match joins {
-            Some(walk) => walk.push(index),
-            None => walks.push(vec![index]),
+        match groups.iter_mut().find(shares) {
+            Some(group) => group.push(index),
+            None => groups.push(vec![index]),
         }
+    }
+    let mut walks = Vec::new();
+    for group in groups {
+        let count = group.len().div_ceil(per_walk);
+        let mut dealt = vec![Vec::new(); count];
+        for (turn, index) in group.into_iter().enumerate() {
+            dealt[turn % count].push(index);
+        }
+        walks.extend(dealt);
     }
     walks
 }
@@ -506,8 +513,8 @@ mod tests {
             config("32768,8,64", "65536,2,64", true),
             config("32768,8,64", "262144,4,64", true),
         ];
-        assert_eq!(walks(&configs, 2), [vec![0, 2], vec![1], vec![3]]);
-        assert_eq!(walks(&configs, 1), [vec![0], vec![1], vec![2], vec![3]]);
+        assert_eq!(walks(&configs, 2), [vec![0, 3], vec![2], vec![1]]);
+        assert_eq!(walks(&configs, 1), [vec![0], vec![2], vec![3], vec![1]]);
         let mut sampled = configs.to_vec();
         sampled[0] = sampled[0].clone().with_stack_samples(true).unwrap();
         assert_eq!(walks(&sampled, 4), [vec![0], vec![1], vec![2, 3]]);
