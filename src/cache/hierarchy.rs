@@ -96,15 +96,14 @@ pub struct Outcome {
 #[derive(Clone, Copy, Default)]
 struct L1Line<H, M> {
     loader: Loader<H>,
-    /// Use during this L1 residency.
+    /// Use during this L1 residency (with lanes, since the residency's
+    /// last split: see [`lanes`]).
     used: LineUse<M>,
     /// Use not yet handed to the LL residency of the same line.
     pending: LineUse<M>,
     /// Where LL holds the same line, while it does: L1 evictions hand
     /// their pending use there without searching LL's set.
     ll_slot: Option<u32>,
-    /// A lane keeps pending use of its own for this line: hits add to it.
-    watched: bool,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -223,13 +222,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 count: tail.count,
                 mask: M::range(tail.from, tail.to - tail.from),
             };
-            let slot = first.cache.last_slot();
-            let state = &mut first.lines[slot];
+            let state = &mut first.lines[first.cache.last_slot()];
             state.used.absorb(&fetched);
             state.pending.absorb(&fetched);
-            if state.watched {
-                self.lanes_absorb(L1Kind::Instr as usize, slot, &fetched);
-            }
         }
     }
 
@@ -284,9 +279,6 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                     let state = &mut self.l1[k].lines[slot];
                     state.used.touch(bytes);
                     state.pending.touch(bytes);
-                    if state.watched {
-                        self.lanes_absorb(k, slot, &LineUse::first(*bytes));
-                    }
                 }
             }
             Lookup::Miss { slot, victim } => {
@@ -334,7 +326,6 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 used: LineUse::first(*bytes),
                 pending: LineUse::first(*bytes),
                 ll_slot: None,
-                watched: false,
             };
         }
         let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
@@ -375,7 +366,12 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     fn end_l1_residency(&mut self, k: usize, line: u64, slot: Slot, sink: &mut impl Release<H>) {
         let state = self.l1[k].lines[slot];
         let line_size = self.l1[k].cache.geometry().line_size();
-        sink.release(0, Level::L1, state.loader, &state.used, line_size);
+        let used = if self.lanes.is_empty() {
+            state.used
+        } else {
+            self.lanes.residency_use(k, slot, &state.used)
+        };
+        sink.release(0, Level::L1, state.loader, &used, line_size);
         debug_assert_eq!(
             state.ll_slot.map(|slot| slot as Slot),
             self.ll.cache.probe(line),

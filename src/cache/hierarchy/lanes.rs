@@ -5,8 +5,20 @@
 //! and keeps what differs: its LL's lines, and per L1 line where its LL
 //! holds the line and the use not yet handed there. That pending use is the
 //! L1 residency's whole use until the lane's LL first evicts or reloads the
-//! line during the residency; only then does the lane keep it apart
-//! (`own`), and the L1 line is *watched* so that its hits reach the lanes.
+//! line during the residency; from then on the lane keeps it apart
+//! (`own`).
+//!
+//! Hits add to the L1 line's `used` alone, never to the lanes, so that a
+//! hit costs nothing more for them. Instead, when a lane's LL reloads a line
+//! the other L1 holds, from which moment on the lane's pending use must
+//! count on its own, the residency is *split*: `used` so far moves to the
+//! residency's `before`, and into the pending use of every lane already
+//! keeping its own. A residency's whole use is then `before` and `used`
+//! together, and an own lane's pending use its `pending` and `used`
+//! together. (A lane whose LL evicted the line keeps counting `used` in,
+//! wrongly, but then has no LL residency to hand it to until a reload,
+//! which splits and starts it afresh.)
+//!
 //! Each lane's residencies are charged under its own lane number, so each
 //! lane's costs are those of a walk of its own.
 //!
@@ -29,8 +41,9 @@ struct LaneL1Line<H, M> {
     handle: H,
     /// Where the lane's LL holds the same line, while it does.
     ll_slot: Option<u32>,
-    /// The use not yet handed to the lane's LL, kept here when `own`;
-    /// otherwise it is the L1 residency's whole use.
+    /// With `own`: the use not yet handed to the lane's LL, but for the
+    /// residency's `used` since its last split. Without: the L1
+    /// residency's whole use is.
     pending: LineUse<M>,
     /// The lane's LL evicted or reloaded the line during this L1
     /// residency: `pending` is the lane's own.
@@ -51,6 +64,8 @@ pub(super) struct LaneCaches<H, M> {
     /// Per L1 cache: each line's view by every lane, lane after lane, line
     /// after line (none without use tracking).
     views: [HugeTable<LaneL1Line<H, M>>; 2],
+    /// Per L1 cache and line: the residency's use before its last split.
+    before: [HugeTable<LineUse<M>>; 2],
 }
 
 impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
@@ -69,6 +84,7 @@ impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
                 .collect(),
             views: l1_slots
                 .map(|slots| HugeTable::filled(LaneL1Line::default(), slots * lls.len())),
+            before: l1_slots.map(|slots| HugeTable::filled(LineUse::default(), slots)),
         }
     }
 
@@ -76,6 +92,15 @@ impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.lanes.is_empty()
+    }
+
+    /// The whole use of the residency of line `slot` of L1 `k`, whose use
+    /// since its last split is `used`.
+    #[inline]
+    pub fn residency_use(&self, k: usize, slot: Slot, used: &LineUse<M>) -> LineUse<M> {
+        let mut whole = self.before[k][slot];
+        whole.absorb(used);
+        whole
     }
 
     /// Lane `index`'s view of line `slot` of L1 `k`.
@@ -86,16 +111,18 @@ impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
 }
 
 impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
-    /// A watched L1 line of cache `k` in `slot` was used as `used`: the
-    /// lanes keeping its pending use apart add it.
-    #[cold]
-    pub(super) fn lanes_absorb(&mut self, k: usize, slot: Slot, used: &LineUse<M>) {
+    /// Splits the residency of line `slot` of L1 `k` (see the module's
+    /// notes): its use so far goes to `before` and to the lanes keeping
+    /// their own pending use.
+    fn split(&mut self, k: usize, slot: Slot) {
+        let used = std::mem::take(&mut self.l1[k].lines[slot].used);
         for index in 0..self.lanes.lanes.len() {
             let view = self.lanes.view(k, slot, index);
             if view.own {
-                view.pending.absorb(used);
+                view.pending.absorb(&used);
             }
         }
+        self.lanes.before[k][slot].absorb(&used);
     }
 
     /// L1 `k` is loading the line at `addr` into `slot`, which held a line
@@ -160,6 +187,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 };
             }
         }
+        if self.track_use {
+            self.lanes.before[k][slot] = LineUse::default();
+        }
         missed
     }
 
@@ -184,11 +214,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         // did not hold it: from now on the lane keeps its own pending use.
         let other = 1 - k;
         if let Some(copy) = self.l1[other].cache.probe(line) {
+            self.split(other, copy);
             let view = self.lanes.view(other, copy, index);
             view.pending = LineUse::default();
             view.own = true;
             view.ll_slot = Some(ll_slot as u32);
-            self.l1[other].lines[copy].watched = true;
         }
     }
 
@@ -206,14 +236,15 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let lane = &mut lanes.lanes[index];
         let mut used = lane.lines[slot].used;
         lane.deferred.take_for(slot, &mut used);
-        for (first, views) in self.l1.iter().zip(&mut lanes.views) {
+        for ((first, views), before) in self.l1.iter().zip(&mut lanes.views).zip(&lanes.before) {
             if let Some(copy) = first.cache.probe(line) {
                 let view = &mut views[copy * count + index];
                 used.absorb(if view.own {
                     &view.pending
                 } else {
-                    &first.lines[copy].used
+                    &before[copy]
                 });
+                used.absorb(&first.lines[copy].used);
                 *view = LaneL1Line {
                     own: true,
                     ll_slot: None,
@@ -242,6 +273,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         sink: &mut impl Release<H>,
     ) {
         let state = &self.l1[k].lines[slot];
+        let whole = self.lanes.residency_use(k, slot, &state.used);
         let line_size = self.l1[k].cache.geometry().line_size();
         let count = self.lanes.lanes.len();
         let views = &self.lanes.views[k][slot * count..(slot + 1) * count];
@@ -250,7 +282,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 instr: state.loader.instr,
                 handle: view.handle,
             };
-            sink.release(index + 1, Level::L1, loader, &state.used, line_size);
+            sink.release(index + 1, Level::L1, loader, &whole, line_size);
             debug_assert_eq!(
                 view.ll_slot.map(|slot| slot as Slot),
                 lane.cache
@@ -258,7 +290,13 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 "a lane knows where its LL holds an L1 line"
             );
             if let Some(ll_slot) = view.ll_slot {
-                let pending = if view.own { view.pending } else { state.used };
+                let pending = if view.own {
+                    let mut pending = view.pending;
+                    pending.absorb(&state.used);
+                    pending
+                } else {
+                    whole
+                };
                 if let Some((due, pending)) = lane.deferred.push(ll_slot, pending) {
                     lane.lines[due].used.absorb(&pending);
                 }
