@@ -118,11 +118,53 @@ struct FirstLevel<H, M> {
     line_bits: u32,
 }
 
+/// An LL: the hierarchy's own, or a lane's.
 struct LastLevel<H, M> {
     cache: SetAssocCache,
     lines: HugeTable<LlLine<H, M>>,
     /// Pending use of evicted L1 lines not yet added to `lines`.
     deferred: DeferredUse<M>,
+}
+
+impl<H: Copy + Default, M: ByteMask> LastLevel<H, M> {
+    /// An empty LL of geometry `ll`, tracking the use of its lines if
+    /// `track_use`.
+    fn new(ll: CacheGeometry, track_use: bool) -> LastLevel<H, M> {
+        let tracked = if track_use { ll.lines() as usize } else { 0 };
+        LastLevel {
+            cache: SetAssocCache::new(ll),
+            lines: HugeTable::filled(LlLine::default(), tracked),
+            deferred: DeferredUse::new(),
+        }
+    }
+
+    /// Hands `pending`, the use of an evicted L1 line, to the residency in
+    /// `slot`, once a few more evictions have let its state be prefetched.
+    fn hand_over(&mut self, slot: u32, pending: LineUse<M>) {
+        if let Some((due, pending)) = self.deferred.push(slot, pending) {
+            self.lines[due].used.absorb(&pending);
+        }
+    }
+
+    /// The use of the residency in `slot`, including hand-overs still due.
+    fn ending_use(&mut self, slot: Slot) -> LineUse<M> {
+        let mut used = self.lines[slot].used;
+        self.deferred.take_for(slot, &mut used);
+        used
+    }
+
+    /// Ends the residency of every line, as lane `lane`, after the L1
+    /// residencies ended; the cache stays as it is.
+    fn release_all(&mut self, lane: usize, sink: &mut impl Release<H>) {
+        for (slot, pending) in self.deferred.drain() {
+            self.lines[slot].used.absorb(&pending);
+        }
+        let line_size = self.cache.geometry().line_size();
+        for (_, slot) in self.cache.resident() {
+            let state = &self.lines[slot];
+            sink.release(lane, Level::LL, state.loader, &state.used, line_size);
+        }
+    }
 }
 
 /// Fetches that continued the I1 line looked up last, byte for byte, and
@@ -172,11 +214,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)), track_use);
         Hierarchy {
             l1: [first(i1), first(d1)],
-            ll: LastLevel {
-                cache: SetAssocCache::new(ll),
-                lines: HugeTable::filled(LlLine::default(), slots(&ll)),
-                deferred: DeferredUse::new(),
-            },
+            ll: LastLevel::new(ll, track_use),
             lanes,
             tail: FetchTail::default(),
             track_use,
@@ -378,9 +416,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             "an L1 line knows where LL holds it"
         );
         if let Some(ll_slot) = state.ll_slot {
-            if let Some((due, pending)) = self.ll.deferred.push(ll_slot, state.pending) {
-                self.ll.lines[due].used.absorb(&pending);
-            }
+            self.ll.hand_over(ll_slot, state.pending);
         }
         if !self.lanes.is_empty() {
             self.lanes_end_l1_residency(k, line, slot, sink);
@@ -388,8 +424,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     }
 
     fn end_ll_residency(&mut self, line: u64, slot: Slot, sink: &mut impl Release<H>) {
-        let mut used = self.ll.lines[slot].used;
-        self.ll.deferred.take_for(slot, &mut used);
+        let mut used = self.ll.ending_use(slot);
         for first in &mut self.l1 {
             if let Some(copy) = first.cache.probe(line) {
                 used.absorb(&first.lines[copy].pending);
@@ -413,14 +448,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                     self.end_l1_residency(k, line, slot, sink);
                 }
             }
-            for (slot, pending) in self.ll.deferred.drain() {
-                self.ll.lines[slot].used.absorb(&pending);
-            }
-            let line_size = self.ll.cache.geometry().line_size();
-            for (_, slot) in self.ll.cache.resident() {
-                let state = &self.ll.lines[slot];
-                sink.release(0, Level::LL, state.loader, &state.used, line_size);
-            }
+            self.ll.release_all(0, sink);
         }
         self.lanes_flush(sink);
         for first in &mut self.l1 {

@@ -25,14 +25,14 @@
 //! An L1 miss touches every lane's LL state, megabytes each: all of it is
 //! prefetched before any is used, every lane's view of an L1 line sits
 //! beside the others', and hand-overs wait in each lane's [`DeferredUse`]
-//! as they do for the hierarchy's own LL.
+//! as they do for the hierarchy's own LL: each lane is a [`LastLevel`]
+//! like it.
 
-use super::super::deferred_use::DeferredUse;
 use super::super::geometry::CacheGeometry;
 use super::super::huge_table::HugeTable;
 use super::super::line_use::{ByteMask, LineUse};
-use super::super::set_assoc::{Lookup, SetAssocCache, Slot};
-use super::{Hierarchy, Level, LlLine, Loader, Release, UseSink};
+use super::super::set_assoc::{Lookup, Slot};
+use super::{Hierarchy, LastLevel, Level, LlLine, Loader, Release, UseSink};
 
 /// What a lane keeps of one L1 line.
 #[derive(Clone, Copy, Default)]
@@ -50,17 +50,9 @@ struct LaneL1Line<H, M> {
     own: bool,
 }
 
-/// One further LL.
-struct Lane<H, M> {
-    cache: SetAssocCache,
-    lines: HugeTable<LlLine<H, M>>,
-    /// Pending use of evicted L1 lines not yet added to `lines`.
-    deferred: DeferredUse<M>,
-}
-
 /// The lanes of a hierarchy, lane 1 first, and their views of the L1 lines.
 pub(super) struct LaneCaches<H, M> {
-    lanes: Vec<Lane<H, M>>,
+    lanes: Vec<LastLevel<H, M>>,
     /// Per L1 cache: each line's view by every lane, lane after lane, line
     /// after line (none without use tracking).
     views: [HugeTable<LaneL1Line<H, M>>; 2],
@@ -72,15 +64,10 @@ impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
     /// Empty LLs of geometries `lls` beside L1s of `l1_slots` tracked lines
     /// each (none without use tracking: `track_use` off).
     pub fn new(lls: &[CacheGeometry], l1_slots: [usize; 2], track_use: bool) -> LaneCaches<H, M> {
-        let tracked = |ll: &CacheGeometry| if track_use { ll.lines() as usize } else { 0 };
         LaneCaches {
             lanes: lls
                 .iter()
-                .map(|ll| Lane {
-                    cache: SetAssocCache::new(*ll),
-                    lines: HugeTable::filled(LlLine::default(), tracked(ll)),
-                    deferred: DeferredUse::new(),
-                })
+                .map(|&ll| LastLevel::new(ll, track_use))
                 .collect(),
             views: l1_slots
                 .map(|slots| HugeTable::filled(LaneL1Line::default(), slots * lls.len())),
@@ -234,8 +221,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let lanes = &mut self.lanes;
         let count = lanes.lanes.len();
         let lane = &mut lanes.lanes[index];
-        let mut used = lane.lines[slot].used;
-        lane.deferred.take_for(slot, &mut used);
+        let mut used = lane.ending_use(slot);
         for ((first, views), before) in self.l1.iter().zip(&mut lanes.views).zip(&lanes.before) {
             if let Some(copy) = first.cache.probe(line) {
                 let view = &mut views[copy * count + index];
@@ -297,9 +283,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 } else {
                     whole
                 };
-                if let Some((due, pending)) = lane.deferred.push(ll_slot, pending) {
-                    lane.lines[due].used.absorb(&pending);
-                }
+                lane.hand_over(ll_slot, pending);
             }
         }
     }
@@ -309,14 +293,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     pub(super) fn lanes_flush(&mut self, sink: &mut impl Release<H>) {
         for (index, lane) in self.lanes.lanes.iter_mut().enumerate() {
             if self.track_use {
-                for (slot, pending) in lane.deferred.drain() {
-                    lane.lines[slot].used.absorb(&pending);
-                }
-                let line_size = lane.cache.geometry().line_size();
-                for (_, slot) in lane.cache.resident() {
-                    let state = &lane.lines[slot];
-                    sink.release(index + 1, Level::LL, state.loader, &state.used, line_size);
-                }
+                lane.release_all(index + 1, sink);
             }
             lane.cache.clear();
         }
