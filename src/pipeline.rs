@@ -224,6 +224,21 @@ struct Replay<B: Backdate> {
 }
 
 impl<B: Backdate> Replay<B> {
+    /// Replays into `simulator`, ended by `finish`; data accesses may come
+    /// without an instruction if `detached`.
+    fn new(
+        mut simulator: Simulator<B>,
+        detached: bool,
+        finish: fn(Simulator<B>) -> Walked,
+    ) -> Replay<B> {
+        simulator.set_detached_data(detached);
+        Replay {
+            simulator,
+            defs: Vec::new(),
+            finish,
+        }
+    }
+
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
         let (mut guards, mut addrs) = (&batch.guards[..], &batch.addrs[..]);
@@ -293,40 +308,33 @@ impl<B: Backdate> Replay<B> {
 /// Simulates `configs`, which differ in LL only, in one walk of the
 /// batches.
 fn simulate_batches(
-    mut configs: Vec<SimConfig>,
+    configs: Vec<SimConfig>,
     detached: bool,
     batches: Receiver<Arc<Batch>>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Walked, TraceError> {
-    fn replay<B: Backdate>(
-        mut simulator: Simulator<B>,
-        detached: bool,
-        finish: fn(Simulator<B>) -> Walked,
-    ) -> Replay<B> {
-        simulator.set_detached_data(detached);
-        Replay {
-            simulator,
-            defs: Vec::new(),
-            finish,
-        }
-    }
-    let backdate = configs[0].backdate();
-    if configs.len() > 1 {
-        return if backdate {
-            let simulator = Simulator::lanes(configs, CallTree::new);
-            replay(simulator, detached, Simulator::finish_lanes).run(batches, progress)
-        } else {
-            let simulator = Simulator::lanes(configs, || NoBackdate);
-            replay(simulator, detached, Simulator::finish_lanes).run(batches, progress)
-        };
-    }
-    let config = configs.swap_remove(0);
-    if backdate {
-        let simulator = Simulator::new(config, CallTree::new());
-        replay(simulator, detached, Simulator::walked).run(batches, progress)
+    if configs[0].backdate() {
+        walk(configs, CallTree::new, detached, batches, progress)
     } else {
-        let simulator = Simulator::new(config, NoBackdate);
-        replay(simulator, detached, Simulator::walked).run(batches, progress)
+        walk(configs, || NoBackdate, detached, batches, progress)
+    }
+}
+
+/// [`simulate_batches`] with back-datings made by `backdate`: lanes for
+/// several configurations, a plain simulator for one.
+fn walk<B: Backdate>(
+    mut configs: Vec<SimConfig>,
+    backdate: impl Fn() -> B,
+    detached: bool,
+    batches: Receiver<Arc<Batch>>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Walked, TraceError> {
+    if configs.len() > 1 {
+        let simulator = Simulator::lanes(configs, backdate);
+        Replay::new(simulator, detached, Simulator::finish_lanes).run(batches, progress)
+    } else {
+        let simulator = Simulator::new(configs.swap_remove(0), backdate());
+        Replay::new(simulator, detached, Simulator::walked).run(batches, progress)
     }
 }
 
