@@ -500,11 +500,16 @@ impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
 mod tests {
     use super::*;
 
-    /// Records residencies; every line is loaded by instruction `current`.
+    /// An ended residency: level, loading instruction, uses, bytes used.
+    pub(super) type Ended = (Level, u32, u64, u32);
+
+    /// Records residencies, lane 0's in `ended` and lane `n`'s in
+    /// `lanes[n - 1]`; every line is loaded by instruction `current`.
     #[derive(Default)]
-    struct Recorder {
-        current: u32,
-        ended: Vec<(Level, u32, u64, u32)>,
+    pub(super) struct Recorder {
+        pub(super) current: u32,
+        pub(super) ended: Vec<Ended>,
+        pub(super) lanes: Vec<Vec<Ended>>,
     }
 
     impl UseSink<()> for Recorder {
@@ -519,14 +524,22 @@ mod tests {
     impl Release<()> for Recorder {
         fn release<M: ByteMask>(
             &mut self,
-            _: usize,
+            lane: usize,
             level: Level,
             loader: Loader<()>,
             used: &LineUse<M>,
             _: u32,
         ) {
-            self.ended
-                .push((level, loader.instr.0, used.count, used.bytes()));
+            let ended = (level, loader.instr.0, used.count, used.bytes());
+            match lane.checked_sub(1) {
+                None => self.ended.push(ended),
+                Some(index) => {
+                    if self.lanes.len() <= index {
+                        self.lanes.resize(index + 1, Vec::new());
+                    }
+                    self.lanes[index].push(ended);
+                }
+            }
         }
     }
 

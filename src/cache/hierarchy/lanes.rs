@@ -306,40 +306,9 @@ mod tests {
 
     use super::super::super::caches::CacheAccess;
     use super::super::super::line_use::NarrowMask;
+    use super::super::tests::{Ended, Recorder};
     use super::super::{L1Kind, Outcome};
     use super::*;
-    use crate::program::InstrId;
-
-    /// An ended residency: level, loading instruction, uses, bytes used.
-    type Ended = (Level, u32, u64, u32);
-
-    /// Records every residency per lane; lines are loaded by `current`.
-    struct Recorder {
-        current: u32,
-        ended: Vec<Vec<Ended>>,
-    }
-
-    impl UseSink<()> for Recorder {
-        fn hold(&mut self, _: usize) -> Loader<()> {
-            Loader {
-                instr: InstrId(self.current),
-                handle: (),
-            }
-        }
-    }
-
-    impl Release<()> for Recorder {
-        fn release<M: ByteMask>(
-            &mut self,
-            lane: usize,
-            level: Level,
-            loader: Loader<()>,
-            used: &LineUse<M>,
-            _: u32,
-        ) {
-            self.ended[lane].push((level, loader.instr.0, used.count, used.bytes()));
-        }
-    }
 
     fn hierarchy(lls: &[&str], track_use: bool) -> Hierarchy<(), NarrowMask> {
         let l1: CacheGeometry = "128,2,16".parse().unwrap();
@@ -357,8 +326,8 @@ mod tests {
         accesses: &[(u8, u64, u32)],
     ) -> (Vec<Outcome>, Vec<Vec<Ended>>) {
         let mut sink = Recorder {
-            current: 0,
-            ended: vec![Vec::new(); lanes],
+            lanes: vec![Vec::new(); lanes - 1],
+            ..Recorder::default()
         };
         let mut outcomes = Vec::new();
         for (index, &(op, addr, size)) in accesses.iter().enumerate() {
@@ -375,7 +344,8 @@ mod tests {
             outcomes.push(caches.access(kind, addr, size, &mut sink));
         }
         caches.flush(&mut sink);
-        (outcomes, sink.ended)
+        let ended = std::iter::once(sink.ended).chain(sink.lanes).collect();
+        (outcomes, ended)
     }
 
     proptest! {
