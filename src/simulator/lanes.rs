@@ -47,12 +47,9 @@ impl<B: Backdate> Simulator<Lanes<B>> {
                 let mut self_cost = self.self_cost.clone();
                 let mut arcs = arcs.clone();
                 if let Some(lane_cost) = lane_cost {
-                    take_ll_kinds(&mut self_cost, lane_cost, &LL_KINDS);
-                    let mut inclusive: Vec<Cost> = arcs.iter().map(|arc| arc.inclusive).collect();
-                    take_ll_kinds(&mut inclusive, &lane.arc_misses, &LL_MISSES);
-                    for (arc, cost) in arcs.iter_mut().zip(inclusive) {
-                        arc.inclusive = cost;
-                    }
+                    take_ll_kinds(self_cost.iter_mut(), lane_cost, &LL_KINDS);
+                    let inclusive = arcs.iter_mut().map(|arc| &mut arc.inclusive);
+                    take_ll_kinds(inclusive, &lane.arc_misses, &LL_MISSES);
                 }
                 for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
                     arc.inclusive += cost;
@@ -91,9 +88,13 @@ const LL_KINDS: [EventKind; 7] = [
 
 /// Sets the `kinds` of each cost in `costs` to those of `lane`, the costs
 /// of a lane indexed alike (shorter where the rest got none).
-fn take_ll_kinds(costs: &mut [Cost], lane: &[Cost], kinds: &[EventKind]) {
+fn take_ll_kinds<'a>(
+    costs: impl Iterator<Item = &'a mut Cost>,
+    lane: &[Cost],
+    kinds: &[EventKind],
+) {
     let lane = lane.iter().chain(std::iter::repeat(&Cost::ZERO));
-    for (cost, lane) in costs.iter_mut().zip(lane) {
+    for (cost, lane) in costs.zip(lane) {
         for &kind in kinds {
             cost[kind] = lane[kind];
         }
