@@ -58,6 +58,9 @@ impl EventKind {
         EventKind::Used2,
     ];
 
+    /// The immediate kinds that depend on LL: its misses.
+    pub const LL_MISSES: [EventKind; 3] = [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw];
+
     /// Number of immediate kinds; they come first in [`EventKind::ALL`].
     pub const IMMEDIATE_COUNT: usize = 9;
 

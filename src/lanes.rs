@@ -14,15 +14,12 @@ use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
 use crate::cost::{Cost, EventKind, UseCost};
 
-/// LL misses of one lane, as [`EventKind::ILmr`], `DLmr` and `DLmw`.
+/// LL misses of one lane, as [`EventKind::LL_MISSES`].
 type LlMisses = [u64; 3];
 
 /// The position of an LL miss kind in [`LlMisses`].
 fn miss_index(kind: EventKind) -> usize {
-    debug_assert!(matches!(
-        kind,
-        EventKind::ILmr | EventKind::DLmr | EventKind::DLmw
-    ));
+    debug_assert!(EventKind::LL_MISSES.contains(&kind));
     kind as usize - EventKind::ILmr as usize
 }
 
@@ -107,7 +104,7 @@ impl<B: Backdate> Lanes<B> {
 /// `misses` as a cost.
 fn cost_of(misses: LlMisses) -> Cost {
     let mut cost = Cost::ZERO;
-    for kind in [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw] {
+    for kind in EventKind::LL_MISSES {
         cost[kind] = misses[miss_index(kind)];
     }
     cost

@@ -49,7 +49,7 @@ impl<B: Backdate> Simulator<Lanes<B>> {
                 if let Some(lane_cost) = lane_cost {
                     take_ll_kinds(self_cost.iter_mut(), lane_cost, &LL_KINDS);
                     let inclusive = arcs.iter_mut().map(|arc| &mut arc.inclusive);
-                    take_ll_kinds(inclusive, &lane.arc_misses, &LL_MISSES);
+                    take_ll_kinds(inclusive, &lane.arc_misses, &EventKind::LL_MISSES);
                 }
                 for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
                     arc.inclusive += cost;
@@ -71,9 +71,6 @@ impl<B: Backdate> Simulator<Lanes<B>> {
         }
     }
 }
-
-/// The immediate kinds that depend on LL.
-const LL_MISSES: [EventKind; 3] = [EventKind::ILmr, EventKind::DLmr, EventKind::DLmw];
 
 /// Every kind that depends on LL.
 const LL_KINDS: [EventKind; 7] = [
