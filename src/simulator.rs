@@ -375,7 +375,7 @@ impl<B: Backdate> Simulator<B> {
             &mut context.cost,
             id,
         );
-        stepper.count_instructions(id, 1);
+        stepper.count(id, EventKind::Ir, 1);
         stepper.fetch(id, addr, len, now);
     }
 
@@ -589,7 +589,7 @@ impl<B: Backdate> Simulator<B> {
             samples: self.samples.as_mut(),
             now,
         });
-        self.known.add_instruction_counts(&mut self.self_cost);
+        self.known.add_counts(&mut self.self_cost);
         threads
     }
 

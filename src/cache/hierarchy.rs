@@ -221,14 +221,15 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
-    /// Fetches the bytes right after the previous fetch up to `line_end`
-    /// in its I1 line, which was within one line: that line is still
-    /// resident and most recently used (only fetches touch I1's order), so
-    /// this hits and changes no order; only the line's use grows. The
-    /// growth waits in the fetch tail: a run of such fetches covers one
-    /// range of the line, added with its count in one step.
+    /// Fetches `count` instructions, each right after the previous fetch,
+    /// the last ending at `line_end` in the I1 line of the previous fetch,
+    /// which was within one line: that line is still resident and most
+    /// recently used (only fetches touch I1's order), so they hit and
+    /// change no order; only the line's use grows. The growth waits in the
+    /// fetch tail: a run of such fetches covers one range of the line,
+    /// added with its count in one step.
     #[inline(always)]
-    pub fn fetch_again(&mut self, line_end: u16) {
+    pub fn fetch_again(&mut self, line_end: u16, count: u16) {
         if self.track_use {
             debug_assert!(
                 u32::from(line_end)
@@ -240,7 +241,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 "fetches continue the last"
             );
             self.tail.to = u32::from(line_end);
-            self.tail.count += 1;
+            self.tail.count += u64::from(count);
         }
     }
 

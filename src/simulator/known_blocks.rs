@@ -5,10 +5,13 @@
 //! the I1 geometry says about its fetches: an instruction that continues
 //! the previous one in its line needs no lookup, as that line is then
 //! resident and most recently used, and a run of them adds to the line's
-//! use in one step (see [`Hierarchy::fetch_again`]). Instruction
-//! counts (Ir) are not added per instruction: each run counts once, at the
-//! instruction it ended with, and [`KnownBlocks::add_instruction_counts`]
-//! turns those counts into every instruction's Ir at the end.
+//! use in one step (see [`Hierarchy::fetch_again`]).
+//!
+//! Counts that every run reaching a step adds alike are not added per
+//! step: the instruction counts (Ir) and the unguarded data accesses (Dr,
+//! Dw). Each run counts once, at the step it stopped at, and
+//! [`KnownBlocks::add_counts`] turns those counts into every instruction's
+//! Ir, Dr and Dw at the end.
 
 use std::convert::Infallible;
 
@@ -19,17 +22,21 @@ use crate::program::InstrId;
 use crate::trace::Access;
 use crate::trace::block::{BlockDef, Item, RunCursor, RunRef, WalkError};
 
-use super::stepper::Stepper;
+use super::stepper::{Stepper, count_kind};
 
 /// One step of a known block, in program order.
 #[derive(Clone, Copy, Debug)]
 enum KnownStep {
     /// Fetches instruction `id`, looked up in I1.
     Fetch { id: InstrId, addr: u64, len: u8 },
-    /// Fetches instruction `id`, right after the previous one of the block
-    /// in the same I1 line, both within that line: it ends at `line_end`
-    /// in the line.
-    FetchAgain { id: InstrId, line_end: u16 },
+    /// Fetches the `count` instructions up to `id`, each right after the
+    /// previous one of the block in the same I1 line and within that line:
+    /// the last ends at `line_end` in the line.
+    FetchAgain {
+        id: InstrId,
+        count: u16,
+        line_end: u16,
+    },
     /// A data access of the last instruction fetched; a guarded one may not
     /// happen.
     Data {
@@ -63,7 +70,6 @@ impl KnownStep {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownBlock {
     start: u32,
-    len: u32,
     steps_start: u32,
     steps_len: u32,
 }
@@ -76,9 +82,9 @@ pub(super) struct KnownBlocks {
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
     steps: Vec<KnownStep>,
-    /// Per instruction in `instrs`: runs of its block that ended with it
-    /// and are not yet in the self costs.
-    ended: Vec<u64>,
+    /// Per step in `steps`: runs of its block that stopped there and are
+    /// not yet in the self costs.
+    stopped: Vec<u64>,
 }
 
 impl KnownBlocks {
@@ -123,10 +129,12 @@ impl KnownBlocks {
                 });
             let end = instr.addr + u64::from(instr.len);
             self.instrs.push(instr_id);
-            self.steps.push(if follows {
+            let line_end = (end - (instr.addr >> line_bits << line_bits)) as u16;
+            let step = if follows {
                 KnownStep::FetchAgain {
                     id: instr_id,
-                    line_end: (end - (instr.addr >> line_bits << line_bits)) as u16,
+                    count: 1,
+                    line_end,
                 }
             } else {
                 KnownStep::Fetch {
@@ -134,15 +142,30 @@ impl KnownBlocks {
                     addr: instr.addr,
                     len: instr.len,
                 }
-            });
+            };
+            // A fetch that follows one with nothing between joins its run.
+            match (self.steps[steps_start as usize..].last_mut(), step) {
+                (
+                    Some(KnownStep::FetchAgain {
+                        id,
+                        count,
+                        line_end: last_end,
+                    }),
+                    KnownStep::FetchAgain { .. },
+                ) if *count < u16::MAX => {
+                    *id = instr_id;
+                    *count += 1;
+                    *last_end = line_end;
+                }
+                _ => self.steps.push(step),
+            }
             let items = &def.items[instr.items.clone()];
             self.steps.extend(items.iter().map(KnownStep::of_item));
             previous = line.map(|line| (line, end));
         }
-        self.ended.resize(self.instrs.len(), 0);
+        self.stopped.resize(self.steps.len(), 0);
         self.blocks[id] = Some(KnownBlock {
             start,
-            len: ids.len() as u32,
             steps_start,
             steps_len: self.steps.len() as u32 - steps_start,
         });
@@ -151,8 +174,8 @@ impl KnownBlocks {
     /// Steps through `run` of `block` (whose description `def` names it in
     /// errors), charging to `charge_to` where set and else to each
     /// instruction; `now` counts the instructions. Returns how many ran;
-    /// their Ir is counted here, in `context_cost` and in `charge_to`'s or
-    /// this block's counts.
+    /// they and their data accesses are counted here in `context_cost`, and
+    /// in `charge_to`'s self cost or this block's stops.
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
@@ -168,17 +191,24 @@ impl KnownBlocks {
         let mut cursor = RunCursor::new(def, run);
         let began = *now;
         let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
-        for step in steps {
+        // Data accesses made, indexed by `Access`.
+        let mut accesses = [0u64; 3];
+        let mut stopped = steps.len();
+        for (index, step) in steps.iter().enumerate() {
             match *step {
                 KnownStep::Fetch { id, addr, len } => {
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch(charged, addr, u32::from(len), *now);
                     *now += 1;
                 }
-                KnownStep::FetchAgain { id, line_end } => {
+                KnownStep::FetchAgain {
+                    id,
+                    count,
+                    line_end,
+                } => {
                     charged = charge_to.unwrap_or(id);
-                    stepper.fetch_again(line_end);
-                    *now += 1;
+                    stepper.fetch_again(line_end, count);
+                    *now += u64::from(count);
                 }
                 KnownStep::Data {
                     access,
@@ -188,10 +218,16 @@ impl KnownBlocks {
                     let Some(addr) = cursor.access(guarded)? else {
                         continue;
                     };
-                    stepper.data(charged, access, addr, u32::from(size), *now);
+                    stepper.access(charged, access, addr, u32::from(size), *now);
+                    accesses[access as usize] += 1;
+                    if guarded && charge_to.is_none() {
+                        // Not every run that stops later made it.
+                        stepper.count_self(charged, count_kind(access), 1);
+                    }
                 }
                 KnownStep::Exit => {
                     if cursor.exits_here() {
+                        stopped = index;
                         break;
                     }
                 }
@@ -199,32 +235,73 @@ impl KnownBlocks {
         }
         cursor.finish()?;
         // Each fetch is one instruction of the run.
-        let ran = (*now - began) as usize;
-        if ran > 0 {
-            match charge_to {
-                Some(to) => stepper.count_instructions(to, ran as u64),
-                None => {
-                    stepper.count_context_instructions(ran as u64);
-                    self.ended[block.start as usize + ran - 1] += 1;
+        let ran = *now - began;
+        let reads = accesses[Access::Read as usize];
+        let writes = accesses[Access::Write as usize] + accesses[Access::Modify as usize];
+        match charge_to {
+            Some(to) => {
+                stepper.count(to, EventKind::Ir, ran);
+                stepper.count(to, EventKind::Dr, reads);
+                stepper.count(to, EventKind::Dw, writes);
+            }
+            None => {
+                stepper.count_in_context(EventKind::Ir, ran);
+                stepper.count_in_context(EventKind::Dr, reads);
+                stepper.count_in_context(EventKind::Dw, writes);
+                if ran > 0 {
+                    self.stopped[start + stopped.min(steps.len() - 1)] += 1;
                 }
             }
         }
-        Ok(ran)
+        Ok(ran as usize)
     }
 
-    /// Adds the Ir of the runs counted per block to `self_cost`: an
-    /// instruction ran once in every run that ended with it or after it.
-    pub fn add_instruction_counts(&mut self, self_cost: &mut [Cost]) {
+    /// Adds the Ir, Dr and Dw of the runs counted by where they stopped to
+    /// `self_cost`: a step ran once in every run that stopped at it or
+    /// after it; guarded accesses were counted as they happened.
+    pub fn add_counts(&mut self, self_cost: &mut [Cost]) {
         for block in self.blocks.iter().flatten() {
-            let range = block.start as usize..(block.start + block.len) as usize;
+            let range = block.steps_start as usize..(block.steps_start + block.steps_len) as usize;
+            let mut next_instr = block.start as usize
+                + self.steps[range.clone()]
+                    .iter()
+                    .map(|step| match step {
+                        KnownStep::Fetch { .. } => 1,
+                        KnownStep::FetchAgain { count, .. } => usize::from(*count),
+                        _ => 0,
+                    })
+                    .sum::<usize>();
             let mut runs = 0;
-            for (instr, ended) in self.instrs[range.clone()]
+            // Unguarded accesses of the instruction fetched before them.
+            let mut accesses = [0u64; 3];
+            for (step, stopped) in self.steps[range.clone()]
                 .iter()
-                .zip(&mut self.ended[range])
+                .zip(&mut self.stopped[range])
                 .rev()
             {
-                runs += std::mem::take(ended);
-                self_cost[instr.0 as usize][EventKind::Ir] += runs;
+                runs += std::mem::take(stopped);
+                let fetched = match *step {
+                    KnownStep::Fetch { .. } => 1,
+                    KnownStep::FetchAgain { count, .. } => usize::from(count),
+                    KnownStep::Data {
+                        access,
+                        guarded: false,
+                        ..
+                    } => {
+                        accesses[access as usize] += runs;
+                        continue;
+                    }
+                    KnownStep::Data { .. } | KnownStep::Exit => continue,
+                };
+                for instr in &self.instrs[next_instr - fetched..next_instr] {
+                    self_cost[instr.0 as usize][EventKind::Ir] += runs;
+                }
+                next_instr -= fetched;
+                let last = &mut self_cost[self.instrs[next_instr + fetched - 1].0 as usize];
+                last[EventKind::Dr] += accesses[Access::Read as usize];
+                last[EventKind::Dw] +=
+                    accesses[Access::Write as usize] + accesses[Access::Modify as usize];
+                accesses = [0; 3];
             }
         }
     }

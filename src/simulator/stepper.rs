@@ -40,18 +40,25 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         }
     }
 
-    /// Counts `count` runs of instructions charged to `instr`.
+    /// Counts `count` events of `kind` for `instr` and the context.
     #[inline(always)]
-    pub fn count_instructions(&mut self, instr: InstrId, count: u64) {
-        self.sink.charger.self_cost[instr.0 as usize][EventKind::Ir] += count;
-        self.count_context_instructions(count);
+    pub fn count(&mut self, instr: InstrId, kind: EventKind, count: u64) {
+        self.count_self(instr, kind, count);
+        self.count_in_context(kind, count);
     }
 
-    /// Counts `count` runs of instructions in the context only; the caller
-    /// adds them to self costs later.
+    /// Counts `count` events of `kind` for `instr` only; the caller adds
+    /// them to the context.
     #[inline(always)]
-    pub fn count_context_instructions(&mut self, count: u64) {
-        self.context_cost[EventKind::Ir] += count;
+    pub fn count_self(&mut self, instr: InstrId, kind: EventKind, count: u64) {
+        self.sink.charger.self_cost[instr.0 as usize][kind] += count;
+    }
+
+    /// Counts `count` events of `kind` in the context only; the caller adds
+    /// them to self costs later.
+    #[inline(always)]
+    pub fn count_in_context(&mut self, kind: EventKind, count: u64) {
+        self.context_cost[kind] += count;
     }
 
     /// Fetches an instruction whose costs go to `instr`, executed at time
@@ -64,19 +71,27 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
     }
 
-    /// A data access of instruction `instr` at time `now`.
+    /// A data access of instruction `instr` at time `now`, counted.
     #[inline(always)]
     pub fn data(&mut self, instr: InstrId, access: Access, addr: u64, size: u32, now: u64) {
+        self.access(instr, access, addr, size, now);
+        self.count(instr, count_kind(access), 1);
+    }
+
+    /// A data access of instruction `instr` at time `now`; only its misses
+    /// are counted here, its Dr or Dw is the caller's.
+    #[inline(always)]
+    pub fn access(&mut self, instr: InstrId, access: Access, addr: u64, size: u32, now: u64) {
         self.sink.instr = instr;
         self.sink.charger.now = now;
         let outcome = self.caches.access(L1Kind::Data, addr, size, &mut self.sink);
-        let (count, l1, ll) = match access {
-            Access::Read => (EventKind::Dr, EventKind::D1mr, EventKind::DLmr),
-            Access::Write | Access::Modify => (EventKind::Dw, EventKind::D1mw, EventKind::DLmw),
-        };
-        self.sink.charger.self_cost[instr.0 as usize][count] += 1;
-        self.context_cost[count] += 1;
-        self.count_misses(instr, outcome, l1, ll);
+        if outcome.l1_miss {
+            let (l1, ll) = match access {
+                Access::Read => (EventKind::D1mr, EventKind::DLmr),
+                Access::Write | Access::Modify => (EventKind::D1mw, EventKind::DLmw),
+            };
+            self.count_misses(instr, outcome, l1, ll);
+        }
     }
 
     /// Counts what `outcome` missed, as `l1` and `ll`, for `instr` and the
@@ -110,10 +125,19 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
 }
 
 impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
-    /// Fetches an instruction within the I1 line the previous fetch used
-    /// (see [`Hierarchy::fetch_again`]): it hits.
+    /// Fetches `count` instructions, each continuing the I1 line the
+    /// previous fetch used (see [`Hierarchy::fetch_again`]): they hit.
     #[inline(always)]
-    pub fn fetch_again(&mut self, line_end: u16) {
-        self.caches.fetch_again(line_end);
+    pub fn fetch_again(&mut self, line_end: u16, count: u16) {
+        self.caches.fetch_again(line_end, count);
+    }
+}
+
+/// The counter of a data access in self costs: Dr or Dw.
+#[inline(always)]
+pub fn count_kind(access: Access) -> EventKind {
+    match access {
+        Access::Read => EventKind::Dr,
+        Access::Write | Access::Modify => EventKind::Dw,
     }
 }
