@@ -779,6 +779,28 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
     }
 }
 
+/// `1000 / uses` for every count of uses that gives more than 0, so that
+/// the end of a residency needs no division.
+const TEMPORAL_LOSS: [u16; 1001] = {
+    let mut table = [0; 1001];
+    let mut uses = 1;
+    while uses <= 1000 {
+        table[uses] = (1000 / uses) as u16;
+        uses += 1;
+    }
+    table[0] = 1000;
+    table
+};
+
+/// Temporal loss of a residency with `uses` accesses: `1000 / uses`, as
+/// an integer (a residency has at least one).
+#[inline]
+fn temporal_loss(uses: u64) -> u64 {
+    TEMPORAL_LOSS
+        .get(uses as usize)
+        .map_or(0, |&loss| u64::from(loss))
+}
+
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
 /// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
 pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> UseCost {
@@ -799,7 +821,7 @@ pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) ->
     debug_assert!(used.count > 0, "a residency without accesses");
     let bytes = u64::from(used.bytes());
     let mut cost = UseCost::default();
-    cost.set(temporal, 1000 / used.count.max(1));
+    cost.set(temporal, temporal_loss(used.count));
     cost.set(wasted, u64::from(line_size) - bytes);
     cost.set(loaded, u64::from(line_size));
     cost.set(used_bytes, bytes);
@@ -810,6 +832,13 @@ pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) ->
 mod tests {
     use super::*;
     use crate::trace::TextReader;
+
+    #[test]
+    fn temporal_loss_is_a_thousand_over_the_uses() {
+        for uses in (0..3000).chain([u64::from(u32::MAX) + 7, u64::MAX]) {
+            assert_eq!(temporal_loss(uses), 1000 / uses.max(1), "{uses} uses");
+        }
+    }
 
     fn error(body: &str) -> String {
         let text = format!("linegrind-trace text 1\n{body}");

@@ -1,8 +1,8 @@
 //! A recorded trace's block runs simulate exactly as the events they expand
 //! to: the fast walk of known blocks (one stepper per run, fetches that
 //! continue the previous instruction in its line added to the line's use in
-//! one step without a lookup, instruction counts added per run) against the
-//! event-by-event path its text conversion takes.
+//! one step without a lookup, instruction and data access counts added per
+//! run) against the event-by-event path its text conversion takes.
 
 use std::fs;
 
