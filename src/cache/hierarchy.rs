@@ -93,14 +93,22 @@ pub struct Outcome {
     pub lane_misses: u32,
 }
 
+/// The use of a resident L1 line, which every hit adds to: apart from
+/// [`L1Held`], and aligned so that it lies in one host cache line.
 #[derive(Clone, Copy, Default)]
-struct L1Line<H, M> {
-    loader: Loader<H>,
+#[repr(align(32))]
+struct L1Line<M> {
     /// Use during this L1 residency (with lanes, since the residency's
     /// last split: see [`lanes`]).
     used: LineUse<M>,
     /// Use not yet handed to the LL residency of the same line.
     pending: LineUse<M>,
+}
+
+/// What a resident L1 line holds that only loads and evictions touch.
+#[derive(Clone, Copy, Default)]
+struct L1Held<H> {
+    loader: Loader<H>,
     /// Where LL holds the same line, while it does: L1 evictions hand
     /// their pending use there without searching LL's set.
     ll_slot: Option<u32>,
@@ -114,7 +122,8 @@ struct LlLine<H, M> {
 
 struct FirstLevel<H, M> {
     cache: SetAssocCache,
-    lines: HugeTable<L1Line<H, M>>,
+    lines: HugeTable<L1Line<M>>,
+    held: HugeTable<L1Held<H>>,
     line_bits: u32,
 }
 
@@ -205,6 +214,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let first = |g: CacheGeometry| FirstLevel {
             cache: SetAssocCache::new(g),
             lines: HugeTable::filled(L1Line::default(), slots(&g)),
+            held: HugeTable::filled(L1Held::default(), slots(&g)),
             line_bits: g.line_bits(),
         };
         debug_assert!(!track_use || lls.iter().all(|ll| i1.line_size() == ll.line_size()));
@@ -355,21 +365,23 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             // LL may end the residency of I1's line, which takes its use.
             self.settle_fetches();
             if let Some(victim) = victim {
-                if let Some(ll_slot) = self.l1[k].lines[slot].ll_slot {
+                if let Some(ll_slot) = self.l1[k].held[slot].ll_slot {
                     self.ll.lines.prefetch(ll_slot as usize);
                 }
                 self.end_l1_residency(k, victim, slot, sink);
             }
             self.l1[k].lines[slot] = L1Line {
-                loader: sink.hold(0),
                 used: LineUse::first(*bytes),
                 pending: LineUse::first(*bytes),
+            };
+            self.l1[k].held[slot] = L1Held {
+                loader: sink.hold(0),
                 ll_slot: None,
             };
         }
         let (ll_miss, ll_slot) = self.ll_access(k, line, sink);
         if self.track_use {
-            self.l1[k].lines[slot].ll_slot = Some(ll_slot as u32);
+            self.l1[k].held[slot].ll_slot = Some(ll_slot as u32);
         }
         ll_miss
     }
@@ -396,7 +408,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             let other = &mut self.l1[1 - k];
             if let Some(copy) = other.cache.probe(line) {
                 other.lines[copy].pending = LineUse::default();
-                other.lines[copy].ll_slot = Some(slot as u32);
+                other.held[copy].ll_slot = Some(slot as u32);
             }
         }
         (true, slot)
@@ -404,19 +416,20 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
 
     fn end_l1_residency(&mut self, k: usize, line: u64, slot: Slot, sink: &mut impl Release<H>) {
         let state = self.l1[k].lines[slot];
+        let held = self.l1[k].held[slot];
         let line_size = self.l1[k].cache.geometry().line_size();
         let used = if self.lanes.is_empty() {
             state.used
         } else {
             self.lanes.residency_use(k, slot, &state.used)
         };
-        sink.release(0, Level::L1, state.loader, &used, line_size);
+        sink.release(0, Level::L1, held.loader, &used, line_size);
         debug_assert_eq!(
-            state.ll_slot.map(|slot| slot as Slot),
+            held.ll_slot.map(|slot| slot as Slot),
             self.ll.cache.probe(line),
             "an L1 line knows where LL holds it"
         );
-        if let Some(ll_slot) = state.ll_slot {
+        if let Some(ll_slot) = held.ll_slot {
             self.ll.hand_over(ll_slot, state.pending);
         }
         if !self.lanes.is_empty() {
@@ -430,7 +443,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             if let Some(copy) = first.cache.probe(line) {
                 used.absorb(&first.lines[copy].pending);
                 first.lines[copy].pending = LineUse::default();
-                first.lines[copy].ll_slot = None;
+                first.held[copy].ll_slot = None;
             }
         }
         let line_size = self.ll.cache.geometry().line_size();

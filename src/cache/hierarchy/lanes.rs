@@ -259,13 +259,14 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         sink: &mut impl Release<H>,
     ) {
         let state = &self.l1[k].lines[slot];
+        let loading = self.l1[k].held[slot].loader.instr;
         let whole = self.lanes.residency_use(k, slot, &state.used);
         let line_size = self.l1[k].cache.geometry().line_size();
         let count = self.lanes.lanes.len();
         let views = &self.lanes.views[k][slot * count..(slot + 1) * count];
         for (index, (lane, view)) in self.lanes.lanes.iter_mut().zip(views).enumerate() {
             let loader = Loader {
-                instr: state.loader.instr,
+                instr: loading,
                 handle: view.handle,
             };
             sink.release(index + 1, Level::L1, loader, &whole, line_size);
