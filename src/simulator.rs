@@ -779,8 +779,8 @@ impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
     }
 }
 
-/// `1000 / uses` for every count of uses that gives more than 0, so that
-/// the end of a residency needs no division.
+/// `1000 / uses` for every count of uses up to 1000 (above, it is 0), 0
+/// uses taken as 1, so that the end of a residency needs no division.
 const TEMPORAL_LOSS: [u16; 1001] = {
     let mut table = [0; 1001];
     let mut uses = 1;
@@ -796,8 +796,9 @@ const TEMPORAL_LOSS: [u16; 1001] = {
 /// an integer (a residency has at least one).
 #[inline]
 fn temporal_loss(uses: u64) -> u64 {
-    TEMPORAL_LOSS
-        .get(uses as usize)
+    usize::try_from(uses)
+        .ok()
+        .and_then(|uses| TEMPORAL_LOSS.get(uses))
         .map_or(0, |&loss| u64::from(loss))
 }
 
@@ -832,6 +833,90 @@ pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) ->
 mod tests {
     use super::*;
     use crate::trace::TextReader;
+
+    /// Known blocks count Ir, Dr and Dw once per run, at the step the run
+    /// stopped at: runs that leave by a side exit between one
+    /// instruction's accesses, skip a guarded access, or go through fetches
+    /// merged into one step count as the same runs given event by event.
+    #[test]
+    fn known_runs_count_as_their_events() {
+        use crate::trace::Access;
+        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item};
+        let access = |access, size, guarded| Item::Access {
+            access,
+            size,
+            guarded,
+        };
+        let exit = Item::Exit {
+            kind: JumpKind::Boring,
+        };
+        let instr = |addr, len, items| BlockInstr { addr, len, items };
+        let def = BlockDef {
+            instrs: vec![
+                // A guarded read, a side exit, a write.
+                instr(0x1000, 2, 0..3),
+                // Two fetches that continue the first in its line: one step.
+                instr(0x1002, 3, 3..3),
+                instr(0x1005, 1, 3..3),
+                // A modify, then a side exit.
+                instr(0x1006, 4, 3..5),
+                // Over a line boundary: looked up again; a read.
+                instr(0x103e, 4, 5..6),
+            ],
+            items: vec![
+                access(Access::Read, 8, true),
+                exit,
+                access(Access::Write, 4, false),
+                access(Access::Modify, 2, false),
+                exit,
+                access(Access::Read, 16, false),
+            ],
+            end: JumpKind::Boring,
+        };
+        let run = |exit, guards: &[bool], addrs: &[u64]| BlockRun {
+            sp: None,
+            exit,
+            guards: guards.to_vec(),
+            addrs: addrs.to_vec(),
+        };
+        let runs = [
+            run(None, &[true], &[0x8000, 0x8040, 0x8080, 0x80c0]),
+            run(Some(0), &[false], &[]),
+            run(Some(0), &[true], &[0x8100]),
+            run(Some(1), &[false], &[0x8140, 0x8180]),
+            run(None, &[false], &[0x81c0, 0x8200, 0x8240]),
+            run(Some(1), &[true], &[0x8280, 0x82c0, 0x8300]),
+        ];
+        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new());
+        let mut events = Simulator::new(SimConfig::default(), CallTree::new());
+        let mut expander = Expander::new();
+        let mut expanded = Vec::new();
+        for round in 0..3 {
+            for run in &runs {
+                let item = BlockItem {
+                    id: 0,
+                    def: &def,
+                    run: run.view(),
+                    call: None,
+                    leaving: def.leaving(run.view()),
+                };
+                blocks.block(&item).unwrap();
+                expanded.clear();
+                expander.expand(&def, run, &mut expanded).unwrap();
+                for event in expanded.drain(..) {
+                    events.apply(event).unwrap();
+                }
+            }
+            assert!(
+                round > 0 || blocks.known.get(0).is_some(),
+                "the block is known"
+            );
+        }
+        let (blocks, events) = (blocks.finish(), events.finish());
+        assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
+        assert_eq!(blocks.self_cost, events.self_cost);
+        assert_eq!(blocks.totals, events.totals);
+    }
 
     #[test]
     fn temporal_loss_is_a_thousand_over_the_uses() {

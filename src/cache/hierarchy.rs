@@ -94,7 +94,8 @@ pub struct Outcome {
 }
 
 /// The use of a resident L1 line, which every hit adds to: apart from
-/// [`L1Held`], and aligned so that it lies in one host cache line.
+/// [`L1Held`], and aligned so that with narrow masks (32 bytes) it lies in
+/// one host cache line.
 #[derive(Clone, Copy, Default)]
 #[repr(align(32))]
 struct L1Line<M> {

@@ -11,7 +11,9 @@
 //! step: the instruction counts (Ir) and the unguarded data accesses (Dr,
 //! Dw). Each run counts once, at the step it stopped at, and
 //! [`KnownBlocks::add_counts`] turns those counts into every instruction's
-//! Ir, Dr and Dw at the end.
+//! Ir, Dr and Dw at the end; guarded accesses count in the self costs as
+//! they happen. A run charged to a call site (a skipped function's) adds
+//! all its counts to that instruction at once instead.
 
 use std::convert::Infallible;
 
@@ -175,7 +177,8 @@ impl KnownBlocks {
     /// errors), charging to `charge_to` where set and else to each
     /// instruction; `now` counts the instructions. Returns how many ran;
     /// they and their data accesses are counted here in `context_cost`, and
-    /// in `charge_to`'s self cost or this block's stops.
+    /// in `charge_to`'s self cost or else this block's stops (guarded
+    /// accesses: in the self costs, as they happen).
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,

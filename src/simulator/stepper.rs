@@ -1,5 +1,6 @@
-//! One instruction fetch or data access: through the caches, then counted in
-//! the executing instruction's self cost and its context's cost.
+//! One instruction fetch or data access: through the caches, its misses
+//! counted in the executing instruction's self cost and its context's cost
+//! (and its Ir, Dr or Dw too, unless the caller counts those per run).
 //!
 //! A [`Stepper`] borrows everything a step touches once. A run of a known
 //! block walks all its instructions and accesses with one stepper over the
