@@ -46,6 +46,13 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub fn varint(&mut self) -> Result<u64, Malformed> {
+        // Most numbers are small deltas: one byte.
+        if let Some(&byte) = self.data.get(self.pos)
+            && byte < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(byte));
+        }
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&byte) = self.data.get(self.pos) else {
