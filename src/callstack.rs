@@ -94,6 +94,9 @@ pub struct Context<C> {
     root_entry: Option<u64>,
     /// The innermost frame's `charge_to`, kept at hand for every event.
     charge_to: Option<InstrId>,
+    /// The innermost frame's stack pointer, kept at hand for every block
+    /// start ([`Context::keeps_frames`]).
+    top_sp: Option<u64>,
     /// Frames of inlined code on top of the innermost call.
     inline_depth: usize,
     /// Position in the back-dating tree.
@@ -111,6 +114,7 @@ impl<C> Context<C> {
             sp: None,
             root_entry: None,
             charge_to: None,
+            top_sp: None,
             inline_depth: 0,
             cursor,
         }
@@ -171,12 +175,7 @@ impl<C> Context<C> {
         let Some(sp) = self.sp else {
             return false;
         };
-        matches!(self.pending, Pending::None)
-            && self
-                .frames
-                .last()
-                .and_then(|top| top.sp)
-                .is_none_or(|top_sp| top_sp >= sp)
+        matches!(self.pending, Pending::None) && self.top_sp.is_none_or(|top_sp| top_sp >= sp)
     }
 
     /// Takes the stack pointer given for this instruction, if it starts a
@@ -215,7 +214,7 @@ impl<C> Context<C> {
 
     /// The stack pointer of the innermost frame, when the trace gives it.
     pub fn top_sp(&self) -> Option<u64> {
-        self.frames.last().and_then(|frame| frame.sp)
+        self.top_sp
     }
 
     /// Leaves the innermost frame, as Callgrind does when the runtime
@@ -364,6 +363,7 @@ impl<C> Context<C> {
             backdate.enter(&mut self.cursor, arc, now);
         }
         self.charge_to = call.charge_to;
+        self.top_sp = sp;
         self.inline_depth = match inlined {
             Some(_) => self.inline_depth + 1,
             None => 0,
@@ -401,6 +401,7 @@ impl<C> Context<C> {
             backdate.leave(&mut self.cursor, now);
         }
         self.charge_to = self.frames.last().and_then(|f| f.call.charge_to);
+        self.top_sp = self.frames.last().and_then(|f| f.sp);
         self.inline_depth = match frame.inlined {
             Some(_) => self.inline_depth - 1,
             // Back in the caller: its frames of inlined code are on top.
