@@ -434,7 +434,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             self.ll.hand_over(ll_slot, state.pending);
         }
         if !self.lanes.is_empty() {
-            self.lanes_end_l1_residency(k, line, slot, sink);
+            self.lanes_end_l1_residency(k, line, slot, &used, sink);
         }
     }
 

@@ -72,6 +72,7 @@ impl KnownStep {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownBlock {
     start: u32,
+    len: u32,
     steps_start: u32,
     steps_len: u32,
 }
@@ -168,6 +169,7 @@ impl KnownBlocks {
         self.stopped.resize(self.steps.len(), 0);
         self.blocks[id] = Some(KnownBlock {
             start,
+            len: ids.len() as u32,
             steps_start,
             steps_len: self.steps.len() as u32 - steps_start,
         });
@@ -265,15 +267,7 @@ impl KnownBlocks {
     pub fn add_counts(&mut self, self_cost: &mut [Cost]) {
         for block in self.blocks.iter().flatten() {
             let range = block.steps_start as usize..(block.steps_start + block.steps_len) as usize;
-            let mut next_instr = block.start as usize
-                + self.steps[range.clone()]
-                    .iter()
-                    .map(|step| match step {
-                        KnownStep::Fetch { .. } => 1,
-                        KnownStep::FetchAgain { count, .. } => usize::from(*count),
-                        _ => 0,
-                    })
-                    .sum::<usize>();
+            let mut next_instr = (block.start + block.len) as usize;
             let mut runs = 0;
             // Unguarded accesses of the instruction fetched before them.
             let mut accesses = [0u64; 3];
@@ -283,9 +277,9 @@ impl KnownBlocks {
                 .rev()
             {
                 runs += std::mem::take(stopped);
-                let fetched = match *step {
-                    KnownStep::Fetch { .. } => 1,
-                    KnownStep::FetchAgain { count, .. } => usize::from(count),
+                let (last, fetched) = match *step {
+                    KnownStep::Fetch { id, .. } => (id, 1),
+                    KnownStep::FetchAgain { id, count, .. } => (id, usize::from(count)),
                     KnownStep::Data {
                         access,
                         guarded: false,
@@ -296,11 +290,11 @@ impl KnownBlocks {
                     }
                     KnownStep::Data { .. } | KnownStep::Exit => continue,
                 };
-                for instr in &self.instrs[next_instr - fetched..next_instr] {
+                next_instr -= fetched;
+                for instr in &self.instrs[next_instr..next_instr + fetched] {
                     self_cost[instr.0 as usize][EventKind::Ir] += runs;
                 }
-                next_instr -= fetched;
-                let last = &mut self_cost[self.instrs[next_instr + fetched - 1].0 as usize];
+                let last = &mut self_cost[last.0 as usize];
                 last[EventKind::Dr] += accesses[Access::Read as usize];
                 last[EventKind::Dw] +=
                     accesses[Access::Write as usize] + accesses[Access::Modify as usize];

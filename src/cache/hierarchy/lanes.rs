@@ -249,18 +249,19 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         );
     }
 
-    /// L1 `k` ends the residency of `line` in `slot`: in every lane, it is
-    /// charged, and its pending use goes to the lane's LL.
+    /// L1 `k` ends the residency of `line` in `slot`, whose whole use was
+    /// `whole`: in every lane, it is charged, and its pending use goes to
+    /// the lane's LL.
     pub(super) fn lanes_end_l1_residency(
         &mut self,
         k: usize,
         line: u64,
         slot: Slot,
+        whole: &LineUse<M>,
         sink: &mut impl Release<H>,
     ) {
         let state = &self.l1[k].lines[slot];
         let loading = self.l1[k].held[slot].loader.instr;
-        let whole = self.lanes.residency_use(k, slot, &state.used);
         let line_size = self.l1[k].cache.geometry().line_size();
         let count = self.lanes.lanes.len();
         let views = &self.lanes.views[k][slot * count..(slot + 1) * count];
@@ -269,7 +270,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 instr: loading,
                 handle: view.handle,
             };
-            sink.release(index + 1, Level::L1, loader, &whole, line_size);
+            sink.release(index + 1, Level::L1, loader, whole, line_size);
             debug_assert_eq!(
                 view.ll_slot.map(|slot| slot as Slot),
                 lane.cache
@@ -282,7 +283,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                     pending.absorb(&state.used);
                     pending
                 } else {
-                    whole
+                    *whole
                 };
                 lane.hand_over(ll_slot, pending);
             }
