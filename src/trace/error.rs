@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 
 /// A place in a trace file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,10 +23,11 @@ impl fmt::Display for Location {
 }
 
 /// What went wrong.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum TraceErrorKind {
-    /// The input could not be read.
-    Io(io::Error),
+    /// The input could not be read. Shared, so that the error of a walk
+    /// can stand for each configuration the walk simulated.
+    Io(Arc<io::Error>),
     /// The input is not in the expected form; the text says what was
     /// expected.
     Syntax(String),
@@ -40,20 +42,15 @@ pub struct TraceError {
     pub kind: TraceErrorKind,
 }
 
-impl Clone for TraceErrorKind {
-    /// The same error; an I/O error keeps its kind and message.
-    fn clone(&self) -> TraceErrorKind {
-        match self {
-            TraceErrorKind::Io(err) => {
-                TraceErrorKind::Io(io::Error::new(err.kind(), err.to_string()))
-            }
-            TraceErrorKind::Syntax(message) => TraceErrorKind::Syntax(message.clone()),
-            TraceErrorKind::Semantic(message) => TraceErrorKind::Semantic(message.clone()),
+impl TraceError {
+    /// A read error at `location`.
+    pub fn io(location: Location, err: io::Error) -> TraceError {
+        TraceError {
+            location,
+            kind: TraceErrorKind::Io(Arc::new(err)),
         }
     }
-}
 
-impl TraceError {
     /// A syntax error at `location`.
     pub fn syntax(location: Location, message: impl Into<String>) -> TraceError {
         TraceError {
@@ -85,8 +82,38 @@ impl fmt::Display for TraceError {
 impl std::error::Error for TraceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            TraceErrorKind::Io(err) => Some(err),
+            TraceErrorKind::Io(err) => Some(err.as_ref()),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// What the operating system might have said, as its own type.
+    #[derive(Debug)]
+    struct DeviceGone;
+
+    impl fmt::Display for DeviceGone {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("device gone")
+        }
+    }
+
+    impl Error for DeviceGone {}
+
+    #[test]
+    fn a_copied_read_error_keeps_its_cause() {
+        let err = TraceError::io(Location::Offset(7), io::Error::other(DeviceGone));
+        let copy = err.clone();
+        assert_eq!(copy.to_string(), "byte offset 7: read error: device gone");
+        let io = copy
+            .source()
+            .and_then(|source| source.downcast_ref::<io::Error>())
+            .expect("the source is the read error");
+        assert!(io.get_ref().is_some_and(|inner| inner.is::<DeviceGone>()));
     }
 }

@@ -19,7 +19,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, TraceErrorKind};
+use super::error::{Location, TraceError};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -112,10 +112,7 @@ impl Lines {
 
 impl<R: BufRead> TraceRead for LackeyReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        let io = |line: u64, err| TraceError {
-            location: Location::Line(line + 1),
-            kind: TraceErrorKind::Io(err),
-        };
+        let io = |line: u64, err| TraceError::io(Location::Line(line + 1), err);
         loop {
             // Lines are parsed where they lie in the reader's buffer; only
             // one that straddles the buffer's end is copied.

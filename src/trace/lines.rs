@@ -3,7 +3,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, TraceErrorKind};
+use super::error::{Location, TraceError};
 
 /// Reads the next line into `buf` (newline included) and counts it in
 /// `line`; false at the end of the input.
@@ -14,10 +14,7 @@ pub fn next_line(
 ) -> Result<bool, TraceError> {
     buf.clear();
     match input.read_until(b'\n', buf) {
-        Err(err) => Err(TraceError {
-            location: Location::Line(*line + 1),
-            kind: TraceErrorKind::Io(err),
-        }),
+        Err(err) => Err(TraceError::io(Location::Line(*line + 1), err)),
         Ok(0) => Ok(false),
         Ok(_) => {
             *line += 1;

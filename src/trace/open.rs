@@ -2,7 +2,7 @@
 //! forced.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Seek};
+use std::io::{BufRead, BufReader, Seek};
 use std::str::FromStr;
 
 use super::binary::{BinaryReader, is_binary};
@@ -128,10 +128,7 @@ impl AnyReader {
 
     /// Reads `file` as `options` say.
     pub fn open(file: File, options: ReadOptions) -> Result<AnyReader, TraceError> {
-        let io = |err: io::Error| TraceError {
-            location: Location::Offset(0),
-            kind: super::TraceErrorKind::Io(err),
-        };
+        let io = |err| TraceError::io(Location::Offset(0), err);
         let mut input = BufReader::with_capacity(1 << 20, file);
         let start = input.fill_buf().map_err(io)?;
         let format = options.format.unwrap_or_else(|| detect(start));

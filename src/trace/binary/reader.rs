@@ -15,7 +15,7 @@ use super::format::{
 };
 use super::varint::Cursor;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
-use crate::trace::{BlockItem, Event, Location, TraceError, TraceErrorKind, TraceItem, TraceRead};
+use crate::trace::{BlockItem, Event, Location, TraceError, TraceItem, TraceRead};
 
 /// What the END chunk says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -552,10 +552,7 @@ fn syntax(at: u64, message: impl Into<String>) -> TraceError {
 }
 
 fn io_error(at: u64, err: io::Error) -> TraceError {
-    TraceError {
-        location: Location::Offset(at),
-        kind: TraceErrorKind::Io(err),
-    }
+    TraceError::io(Location::Offset(at), err)
 }
 
 fn corrupted(chunk: u64, err: Corrupt) -> TraceError {
