@@ -107,22 +107,16 @@ pub struct Simulator<B: Backdate> {
     caches: Caches<B::Line>,
     threads: Threads<B::Cursor>,
     arcs: Arcs,
-    backdate: B,
-    /// Self cost of every instruction, indexed by [`InstrId`].
-    self_cost: Vec<Cost>,
+    /// Where the costs go.
+    charges: Charges<B>,
     /// The configurations of lanes 1 and on, which differ from `config`
     /// in LL only ([`crate::lanes`]).
     lane_configs: Vec<SimConfig>,
-    /// Per lane from 1 on: the LL kinds of the self costs, indexed by
-    /// [`InstrId`] (shorter where the instructions after got none).
-    lane_costs: Vec<Vec<Cost>>,
     instructions: u64,
     /// The blocks of a block-structured trace a run went all through.
     known: KnownBlocks,
     /// The last call of each call site.
     call_sites: CallSites,
-    /// Bytes per loading stack over time, when asked for.
-    samples: Option<StackSamples>,
     /// Data accesses without an instruction go to `(unknown)`.
     detached_data: bool,
     /// The thread running.
@@ -159,15 +153,17 @@ impl<B: Backdate> Simulator<B> {
             .map(SimConfig::ll)
             .collect();
         Simulator {
-            samples: config.stack_samples().then(StackSamples::new),
+            charges: Charges {
+                self_cost: Vec::new(),
+                backdate,
+                lane_costs: vec![Vec::new(); lane_configs.len()],
+                samples: config.stack_samples().then(StackSamples::new),
+            },
             caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use()),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
             arcs: Arcs::new(),
-            backdate,
-            self_cost: Vec::new(),
-            lane_costs: vec![Vec::new(); lane_configs.len()],
             lane_configs,
             instructions: 0,
             detached_data: false,
@@ -194,12 +190,12 @@ impl<B: Backdate> Simulator<B> {
             Event::StackPointer { sp } => self.threads.current().set_sp(sp),
             Event::Thread { tid } => {
                 self.tid = tid;
-                self.threads.switch(tid, &mut self.backdate, now)
+                self.threads.switch(tid, &mut self.charges.backdate, now)
             }
-            Event::Signal { .. } => self.threads.enter_handler(&mut self.backdate, now),
+            Event::Signal { .. } => self.threads.enter_handler(&mut self.charges.backdate, now),
             Event::SigReturn => self
                 .threads
-                .leave_handler(&mut self.arcs, &mut self.backdate, now)
+                .leave_handler(&mut self.arcs, &mut self.charges.backdate, now)
                 .map_err(|_| SimError::NoHandler)?,
             Event::Function(symbol) => {
                 let symbol = *symbol;
@@ -220,7 +216,7 @@ impl<B: Backdate> Simulator<B> {
             Event::Plt { start, end } => self.program.add_plt(start, end),
             Event::Module(module) => self.program.add_module(&module),
             Event::Mark { edge, name } => {
-                if let Some(samples) = &mut self.samples {
+                if let Some(samples) = &mut self.charges.samples {
                     samples.mark(MarkAt {
                         time: now,
                         thread: self.tid,
@@ -229,13 +225,7 @@ impl<B: Backdate> Simulator<B> {
                     });
                 }
             }
-            Event::Flush => self.caches.flush(&mut Charger {
-                self_cost: &mut self.self_cost,
-                backdate: &mut self.backdate,
-                lane_costs: &mut self.lane_costs,
-                samples: self.samples.as_mut(),
-                now,
-            }),
+            Event::Flush => self.caches.flush(&mut self.charges.charger(now)),
             // Heap events do not change the simulation.
             Event::Alloc { .. } | Event::Free { .. } => {}
         }
@@ -266,20 +256,26 @@ impl<B: Backdate> Simulator<B> {
                 // Callgrind leaves the frames the stack pointer has left
                 // first, and a call that left any is taken for a return.
                 let left = sp.map_or(0, |sp| {
-                    context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
+                    context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
                 });
                 if left == 0 {
-                    context.push(call, sp, false, &mut self.backdate, now);
+                    context.push(call, sp, false, &mut self.charges.backdate, now);
                 }
             }
             Pending::Return => match sp {
                 Some(sp) => match context.return_pops(addr, sp) {
                     Some(pops) => {
-                        context.unwind_to_sp(sp, pops, &mut self.arcs, &mut self.backdate, now);
+                        context.unwind_to_sp(
+                            sp,
+                            pops,
+                            &mut self.arcs,
+                            &mut self.charges.backdate,
+                            now,
+                        );
                     }
                     None => (jumped, forced) = (true, true),
                 },
-                None => context.return_to(addr, &mut self.arcs, &mut self.backdate, now),
+                None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
             },
             Pending::None => {
                 jumped = context.last_instr.is_some()
@@ -298,13 +294,13 @@ impl<B: Backdate> Simulator<B> {
                     .pop_on_jump
             {
                 if let Some((from, _)) =
-                    context.pop_for_jump(&mut self.arcs, &mut self.backdate, now)
+                    context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
                 {
                     site = from;
                 }
             }
             let left = sp.map_or(0, |sp| {
-                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.backdate, now)
+                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
             });
             if let (0, Some(callee)) = (left, callee) {
                 let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
@@ -323,7 +319,7 @@ impl<B: Backdate> Simulator<B> {
                 } else {
                     None
                 };
-                context.push(call, frame_sp, !with_sp, &mut self.backdate, now);
+                context.push(call, frame_sp, !with_sp, &mut self.charges.backdate, now);
             }
         }
         let instr = match known {
@@ -333,20 +329,21 @@ impl<B: Backdate> Simulator<B> {
                 self.program.intern(addr, len, entry)
             }
         };
-        if self.self_cost.len() < self.program.instrs().len() {
+        if self.charges.self_cost.len() < self.program.instrs().len() {
             // New instructions, and with inlined functions shown, made-up
             // call sites of inlined calls.
-            self.self_cost
+            self.charges
+                .self_cost
                 .resize(self.program.instrs().len(), Cost::ZERO);
         }
         if self.program.shows_inlined() {
             let chain = self.program.inlined(instr);
             let keep = context.inlined_prefix(chain);
-            context.leave_inlined(keep, &mut self.arcs, &mut self.backdate, now);
+            context.leave_inlined(keep, &mut self.arcs, &mut self.charges.backdate, now);
             for call in &chain[keep..] {
                 let site = context.charged(call.site);
                 let arc = enter(&self.program, &mut self.arcs, site, call.func, addr);
-                context.enter_inlined(call.func, site, arc, addr, &mut self.backdate, now);
+                context.enter_inlined(call.func, site, arc, addr, &mut self.charges.backdate, now);
             }
         }
         instr
@@ -361,13 +358,7 @@ impl<B: Backdate> Simulator<B> {
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
         let id = context.charged(instr);
-        let charger = Charger {
-            self_cost: &mut self.self_cost,
-            backdate: &mut self.backdate,
-            lane_costs: &mut self.lane_costs,
-            samples: self.samples.as_mut(),
-            now,
-        };
+        let charger = self.charges.charger(now);
         let mut stepper = Stepper::new(
             &mut self.caches,
             charger,
@@ -449,13 +440,7 @@ impl<B: Backdate> Simulator<B> {
         }
         let context = self.threads.current();
         let charge_to = context.charge_to();
-        let charger = Charger {
-            self_cost: &mut self.self_cost,
-            backdate: &mut self.backdate,
-            lane_costs: &mut self.lane_costs,
-            samples: self.samples.as_mut(),
-            now: self.instructions,
-        };
+        let charger = self.charges.charger(self.instructions);
         let (cursor, cost) = (&mut context.cursor, &mut context.cost);
         let first_charged = charge_to.unwrap_or(first_id);
         let mut now = self.instructions;
@@ -515,20 +500,14 @@ impl<B: Backdate> Simulator<B> {
             Some(instr) => context.charged(instr),
             None if self.detached_data => {
                 let id = self.program.unknown();
-                if self.self_cost.len() <= id.0 as usize {
-                    self.self_cost.resize(id.0 as usize + 1, Cost::ZERO);
+                if self.charges.self_cost.len() <= id.0 as usize {
+                    self.charges.self_cost.resize(id.0 as usize + 1, Cost::ZERO);
                 }
                 id
             }
             None => return Err(SimError::NoInstruction("data access")),
         };
-        let charger = Charger {
-            self_cost: &mut self.self_cost,
-            backdate: &mut self.backdate,
-            lane_costs: &mut self.lane_costs,
-            samples: self.samples.as_mut(),
-            now,
-        };
+        let charger = self.charges.charger(now);
         Stepper::new(
             &mut self.caches,
             charger,
@@ -581,15 +560,10 @@ impl<B: Backdate> Simulator<B> {
     fn end_walk(&mut self) -> usize {
         let now = self.instructions;
         let threads = self.threads.count();
-        self.threads.finish(&mut self.arcs, &mut self.backdate, now);
-        self.caches.flush(&mut Charger {
-            self_cost: &mut self.self_cost,
-            backdate: &mut self.backdate,
-            lane_costs: &mut self.lane_costs,
-            samples: self.samples.as_mut(),
-            now,
-        });
-        self.known.add_counts(&mut self.self_cost);
+        self.threads
+            .finish(&mut self.arcs, &mut self.charges.backdate, now);
+        self.caches.flush(&mut self.charges.charger(now));
+        self.known.add_counts(&mut self.charges.self_cost);
         threads
     }
 
@@ -608,7 +582,7 @@ impl<B: Backdate> Simulator<B> {
             "lanes finish with finish_lanes"
         );
         let threads = self.end_walk();
-        let (arc_use, tree) = self.backdate.finish(self.instructions);
+        let (arc_use, tree) = self.charges.backdate.finish(self.instructions);
         let mut arcs = self.arcs.into_vec();
         for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
             arc.inclusive += cost;
@@ -618,11 +592,11 @@ impl<B: Backdate> Simulator<B> {
             runs: vec![RunCosts {
                 events: EventSet::new(self.config.cache_use()),
                 config: self.config,
-                self_cost: self.self_cost,
+                self_cost: self.charges.self_cost,
                 arcs,
                 tree,
                 threads,
-                samples: self.samples,
+                samples: self.charges.samples,
             }],
         }
     }
@@ -708,13 +682,40 @@ fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<Ins
     }
 }
 
+/// Where a walk's costs go: each instruction's self cost, the back-dating
+/// of its call contexts, and what lanes and stack samples keep apart.
+struct Charges<B> {
+    /// Self cost of every instruction, indexed by [`InstrId`].
+    self_cost: Vec<Cost>,
+    backdate: B,
+    /// Per lane from 1 on: the LL kinds of the self costs, indexed by
+    /// [`InstrId`] (shorter where the instructions after got none).
+    lane_costs: Vec<Vec<Cost>>,
+    /// Bytes per loading stack over time, when asked for.
+    samples: Option<StackSamples>,
+}
+
+impl<B> Charges<B> {
+    /// A charger of residencies that end at instruction `now`.
+    #[inline(always)]
+    fn charger(&mut self, now: u64) -> Charger<'_, B> {
+        Charger {
+            self_cost: &mut self.self_cost,
+            backdate: &mut self.backdate,
+            lane_costs: &mut self.lane_costs,
+            samples: self.samples.as_mut(),
+            now,
+        }
+    }
+}
+
 /// Charges ended residencies to their loading instruction and, back-dated,
 /// to its call context.
 struct Charger<'a, B> {
     self_cost: &'a mut [Cost],
     backdate: &'a mut B,
     /// The LL kinds of the self costs of lanes 1 and on (see
-    /// [`Simulator::lane_costs`]).
+    /// [`Charges::lane_costs`]).
     lane_costs: &'a mut [Vec<Cost>],
     samples: Option<&'a mut StackSamples>,
     now: u64,

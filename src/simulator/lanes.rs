@@ -37,14 +37,14 @@ impl<B: Backdate> Simulator<Lanes<B>> {
         let threads = self.end_walk();
         let events = EventSet::new(self.config.cache_use());
         let arcs = self.arcs.into_vec();
-        let costs = self.backdate.finish_each(self.instructions);
+        let costs = self.charges.backdate.finish_each(self.instructions);
         let configs = std::iter::once(self.config).chain(self.lane_configs);
-        let lane_costs = std::iter::once(None).chain(self.lane_costs.iter().map(Some));
+        let lane_costs = std::iter::once(None).chain(self.charges.lane_costs.iter().map(Some));
         let runs = configs
             .zip(lane_costs)
             .zip(costs)
             .map(|((config, lane_cost), lane)| {
-                let mut self_cost = self.self_cost.clone();
+                let mut self_cost = self.charges.self_cost.clone();
                 let mut arcs = arcs.clone();
                 if let Some(lane_cost) = lane_cost {
                     take_ll_kinds(self_cost.iter_mut(), lane_cost, &LL_KINDS);
