@@ -548,12 +548,7 @@ mod tests {
             let ended = (level, loader.instr.0, used.count, used.bytes());
             match lane.checked_sub(1) {
                 None => self.ended.push(ended),
-                Some(index) => {
-                    if self.lanes.len() <= index {
-                        self.lanes.resize(index + 1, Vec::new());
-                    }
-                    self.lanes[index].push(ended);
-                }
+                Some(index) => self.lanes[index].push(ended),
             }
         }
     }

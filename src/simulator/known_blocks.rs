@@ -241,8 +241,7 @@ impl KnownBlocks {
         cursor.finish()?;
         // Each fetch is one instruction of the run.
         let ran = *now - began;
-        let reads = accesses[Access::Read as usize];
-        let writes = accesses[Access::Write as usize] + accesses[Access::Modify as usize];
+        let (reads, writes) = reads_and_writes(&accesses);
         match charge_to {
             Some(to) => {
                 stepper.count(to, EventKind::Ir, ran);
@@ -294,12 +293,19 @@ impl KnownBlocks {
                 for instr in &self.instrs[next_instr..next_instr + fetched] {
                     self_cost[instr.0 as usize][EventKind::Ir] += runs;
                 }
+                let (reads, writes) = reads_and_writes(&accesses);
                 let last = &mut self_cost[last.0 as usize];
-                last[EventKind::Dr] += accesses[Access::Read as usize];
-                last[EventKind::Dw] +=
-                    accesses[Access::Write as usize] + accesses[Access::Modify as usize];
+                last[EventKind::Dr] += reads;
+                last[EventKind::Dw] += writes;
                 accesses = [0; 3];
             }
         }
     }
+}
+/// Counts of data accesses indexed by [`Access`] as Dr and Dw: a modify
+/// counts as a write (see [`count_kind`]).
+#[inline(always)]
+fn reads_and_writes(accesses: &[u64; 3]) -> (u64, u64) {
+    let reads = accesses[Access::Read as usize];
+    (reads, accesses.iter().sum::<u64>() - reads)
 }
