@@ -13,7 +13,7 @@
 //! 0 only.
 
 use crate::arcs::ArcId;
-use crate::cost::{EventKind, UseCost};
+use crate::cost::{EventKind, ResidencyCost, UseCost};
 
 /// Receives call structure and line residencies; yields per-arc costs.
 ///
@@ -36,7 +36,7 @@ pub trait Backdate {
     fn hold(&mut self, lane: usize, cursor: &mut Self::Cursor, now: u64) -> Self::Line;
     /// The line's residency in `lane` ended with `cost`; it lets go of
     /// `line`.
-    fn charge(&mut self, lane: usize, line: Self::Line, cost: &UseCost, now: u64);
+    fn charge(&mut self, lane: usize, line: Self::Line, cost: &ResidencyCost, now: u64);
     /// The LL of `lane`, not 0, missed as `kind` in the context at `cursor`
     /// (lane 0's misses are in the context's own cost).
     fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind);
@@ -74,7 +74,7 @@ impl Backdate for NoBackdate {
     fn hold(&mut self, lane: usize, _: &mut (), _: u64) {
         debug_assert_eq!(lane, 0, "one lane");
     }
-    fn charge(&mut self, lane: usize, _: (), _: &UseCost, _: u64) {
+    fn charge(&mut self, lane: usize, _: (), _: &ResidencyCost, _: u64) {
         debug_assert_eq!(lane, 0, "one lane");
     }
     fn miss(&mut self, lane: usize, _: &mut (), _: EventKind) {

@@ -38,7 +38,7 @@ use rustc_hash::FxHashMap;
 
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
-use crate::cost::{EventKind, UseCost};
+use crate::cost::{EventKind, ResidencyCost, UseCost};
 
 /// A node's slot in [`CallTree`]'s arena, plus one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -231,7 +231,7 @@ impl Backdate for CallTree {
         Some(cursor.node)
     }
 
-    fn charge(&mut self, lane: usize, line: Option<NodeId>, cost: &UseCost, now: u64) {
+    fn charge(&mut self, lane: usize, line: Option<NodeId>, cost: &ResidencyCost, now: u64) {
         debug_assert_eq!(lane, 0, "one lane");
         if let Some(id) = line {
             self.node(id).cost += cost;
@@ -275,10 +275,15 @@ impl Backdate for CallTree {
 mod tests {
     use super::*;
 
-    fn cost(spatial: u64) -> UseCost {
-        let mut cost = UseCost::default();
-        cost.set(EventKind::SpLoss1, spatial);
-        cost
+    fn cost(spatial: u64) -> ResidencyCost {
+        ResidencyCost::l1([0, spatial, 0, 0])
+    }
+
+    /// What an arc holds after `cost(spatial)` reached it once.
+    fn arc(spatial: u64) -> UseCost {
+        let mut arc = UseCost::default();
+        arc += &cost(spatial);
+        arc
     }
 
     #[test]
@@ -297,7 +302,7 @@ mod tests {
         tree.close(cursor, 6);
         assert_eq!(tree.live_nodes(), 0);
         let (arcs, stats) = tree.finish(6);
-        assert_eq!(arcs, [cost(48), cost(48)]);
+        assert_eq!(arcs, [arc(48), arc(48)]);
         let stats = stats.unwrap();
         assert_eq!(stats.max_nodes, 3);
         assert_eq!(stats.created_nodes, 3);
@@ -325,7 +330,7 @@ mod tests {
         tree.charge(0, shallow, &cost(1), 0);
         tree.close(cursor, 0);
         let (arcs, _) = tree.finish(0);
-        assert_eq!(arcs, [cost(221)]);
+        assert_eq!(arcs, [arc(221)]);
     }
 
     #[test]
@@ -362,7 +367,7 @@ mod tests {
         tree.close(cursor, 0);
         let (arcs, stats) = tree.finish(0);
         assert_eq!(stats.unwrap().created_nodes, 3);
-        assert_eq!(arcs[7..], [cost(5), cost(5)]);
+        assert_eq!(arcs[7..], [arc(5), arc(5)]);
         assert!(arcs[..7].iter().all(UseCost::is_zero));
     }
 }

@@ -282,6 +282,83 @@ impl AddAssign<&UseCost> for Cost {
     }
 }
 
+/// The cache-use kinds of an L1 residency, in [`ResidencyCost`]'s order.
+const L1_USE: [EventKind; 4] = [
+    EventKind::AcCost1,
+    EventKind::SpLoss1,
+    EventKind::Loaded1,
+    EventKind::Used1,
+];
+
+/// How far each LL kind comes after its L1 kind.
+const LL_SHIFT: usize = EventKind::AcCost2 as usize - EventKind::AcCost1 as usize;
+
+const _: () = {
+    let ll = [
+        EventKind::AcCost2,
+        EventKind::SpLoss2,
+        EventKind::Loaded2,
+        EventKind::Used2,
+    ];
+    let mut i = 0;
+    while i < ll.len() {
+        assert!(ll[i] as usize == L1_USE[i] as usize + LL_SHIFT);
+        i += 1;
+    }
+};
+
+/// The cache-use cost of one ended residency: four counters of one level
+/// (temporal loss, bytes wasted, loaded and used). Adding it touches only
+/// those four, one by one, at places fixed but for the level: no whole
+/// [`UseCost`] is built and read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResidencyCost {
+    /// 0 for L1, [`LL_SHIFT`] for LL.
+    shift: usize,
+    counts: [u64; 4],
+}
+
+impl ResidencyCost {
+    /// An L1 residency's temporal loss, bytes wasted, loaded and used.
+    pub fn l1(counts: [u64; 4]) -> ResidencyCost {
+        ResidencyCost { shift: 0, counts }
+    }
+
+    /// An LL residency's temporal loss, bytes wasted, loaded and used.
+    pub fn ll(counts: [u64; 4]) -> ResidencyCost {
+        ResidencyCost {
+            shift: LL_SHIFT,
+            counts,
+        }
+    }
+
+    /// The counter of `kind`: 0 for another level's.
+    pub fn get(&self, kind: EventKind) -> u64 {
+        L1_USE
+            .iter()
+            .position(|&mine| mine as usize + self.shift == kind as usize)
+            .map_or(0, |i| self.counts[i])
+    }
+}
+
+impl AddAssign<&ResidencyCost> for UseCost {
+    #[inline]
+    fn add_assign(&mut self, other: &ResidencyCost) {
+        for (kind, count) in L1_USE.into_iter().zip(other.counts) {
+            self.0[kind as usize - EventKind::IMMEDIATE_COUNT + other.shift] += count;
+        }
+    }
+}
+
+impl AddAssign<&ResidencyCost> for Cost {
+    #[inline]
+    fn add_assign(&mut self, other: &ResidencyCost) {
+        for (kind, count) in L1_USE.into_iter().zip(other.counts) {
+            self.0[kind as usize + other.shift] += count;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,5 +415,35 @@ mod tests {
         assert_eq!(cost[EventKind::AcCost1], 4);
         assert_eq!(cost[EventKind::Ir], 1);
         assert_eq!(cost.0.iter().sum::<u64>(), 23);
+    }
+
+    #[test]
+    fn a_residency_adds_its_four_counters_only() {
+        let residency = ResidencyCost::ll([500, 48, 64, 16]);
+        assert_eq!(residency.get(EventKind::AcCost2), 500);
+        assert_eq!(residency.get(EventKind::SpLoss2), 48);
+        assert_eq!(residency.get(EventKind::Loaded2), 64);
+        assert_eq!(residency.get(EventKind::Used2), 16);
+        assert_eq!(residency.get(EventKind::SpLoss1), 0);
+        let mut use_cost = UseCost::default();
+        use_cost += &residency;
+        use_cost += &residency;
+        let mut cost = Cost::ZERO;
+        cost += &residency;
+        for kind in EventKind::ALL
+            .into_iter()
+            .filter(|kind| !kind.is_immediate())
+        {
+            assert_eq!(use_cost.get(kind), 2 * residency.get(kind), "{kind:?}");
+            assert_eq!(cost[kind], residency.get(kind), "{kind:?}");
+        }
+        assert_eq!(cost.0.iter().sum::<u64>(), 628);
+        let mut l1 = UseCost::default();
+        l1 += &ResidencyCost::l1([1, 2, 3, 4]);
+        assert_eq!(l1.get(EventKind::AcCost1), 1);
+        assert_eq!(l1.get(EventKind::SpLoss1), 2);
+        assert_eq!(l1.get(EventKind::Loaded1), 3);
+        assert_eq!(l1.get(EventKind::Used1), 4);
+        assert_eq!(l1.0.iter().sum::<u64>(), 10);
     }
 }

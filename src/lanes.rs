@@ -12,7 +12,7 @@
 
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
-use crate::cost::{Cost, EventKind, UseCost};
+use crate::cost::{Cost, EventKind, ResidencyCost, UseCost};
 
 /// LL misses of one lane, as [`EventKind::LL_MISSES`].
 type LlMisses = [u64; 3];
@@ -176,7 +176,7 @@ impl<B: Backdate> Backdate for Lanes<B> {
             .hold(0, &mut cursor.cursors[lane], now)
     }
 
-    fn charge(&mut self, lane: usize, line: Self::Line, cost: &UseCost, now: u64) {
+    fn charge(&mut self, lane: usize, line: Self::Line, cost: &ResidencyCost, now: u64) {
         self.lanes[lane].backdate.charge(0, line, cost, now);
     }
 
@@ -212,11 +212,9 @@ mod tests {
         lanes.leave(&mut cursor, 3);
         lanes.miss(1, &mut cursor, EventKind::DLmw);
         lanes.leave(&mut cursor, 4);
-        let mut cost = UseCost::default();
-        cost.set(EventKind::SpLoss2, 8);
-        lanes.charge(1, second, &cost, 5);
-        cost.set(EventKind::SpLoss2, 1);
-        lanes.charge(0, first, &cost, 5);
+        let wasted = |bytes| ResidencyCost::ll([0, bytes, 0, 0]);
+        lanes.charge(1, second, &wasted(8), 5);
+        lanes.charge(0, first, &wasted(1), 5);
         lanes.close(cursor, 6);
         let each = lanes.finish_each(6);
         let spatial = |lane: &LaneCosts| -> Vec<u64> {

@@ -9,7 +9,7 @@ use crate::cache::{ByteMask, Caches, Level, LineUse, Loader, Release, UseSink};
 use crate::callstack::{Call, Context, Pending, Threads};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet, UseCost};
+use crate::cost::{Cost, EventKind, EventSet, ResidencyCost};
 use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
@@ -805,29 +805,20 @@ fn temporal_loss(uses: u64) -> u64 {
 
 /// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
 /// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
-pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> UseCost {
-    let (temporal, wasted, loaded, used_bytes) = match level {
-        Level::L1 => (
-            EventKind::AcCost1,
-            EventKind::SpLoss1,
-            EventKind::Loaded1,
-            EventKind::Used1,
-        ),
-        Level::LL => (
-            EventKind::AcCost2,
-            EventKind::SpLoss2,
-            EventKind::Loaded2,
-            EventKind::Used2,
-        ),
-    };
+pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> ResidencyCost {
     debug_assert!(used.count > 0, "a residency without accesses");
     let bytes = u64::from(used.bytes());
-    let mut cost = UseCost::default();
-    cost.set(temporal, temporal_loss(used.count));
-    cost.set(wasted, u64::from(line_size) - bytes);
-    cost.set(loaded, u64::from(line_size));
-    cost.set(used_bytes, bytes);
-    cost
+    let line_size = u64::from(line_size);
+    let counts = [
+        temporal_loss(used.count),
+        line_size - bytes,
+        line_size,
+        bytes,
+    ];
+    match level {
+        Level::L1 => ResidencyCost::l1(counts),
+        Level::LL => ResidencyCost::ll(counts),
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::arcs::ArcId;
 use crate::cache::Level;
-use crate::cost::{EventKind, UseCost};
+use crate::cost::{EventKind, ResidencyCost};
 use crate::program::InstrId;
 
 /// The figures sampled, one track each.
@@ -84,7 +84,7 @@ impl StackSamples {
 
     /// A residency at `level` loaded by `instr` (on the stack given by
     /// [`Self::arcs_mut`]) ended at instruction count `now` with `cost`.
-    pub fn add(&mut self, level: Level, instr: InstrId, cost: &UseCost, now: u64) {
+    pub fn add(&mut self, level: Level, instr: InstrId, cost: &ResidencyCost, now: u64) {
         while now / self.bucket_width >= MAX_BUCKETS {
             self.widen();
         }
@@ -138,12 +138,8 @@ impl StackSamples {
 mod tests {
     use super::*;
 
-    fn cost(loaded: u64, used: u64) -> UseCost {
-        let mut cost = UseCost::default();
-        cost.set(EventKind::Loaded1, loaded);
-        cost.set(EventKind::Used1, used);
-        cost.set(EventKind::SpLoss1, loaded - used);
-        cost
+    fn cost(loaded: u64, used: u64) -> ResidencyCost {
+        ResidencyCost::l1([0, loaded - used, loaded, used])
     }
 
     #[test]

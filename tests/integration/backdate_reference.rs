@@ -9,7 +9,7 @@ use linegrind::arcs::ArcId;
 use linegrind::backdate::{Backdate, NoBackdate, TreeStats};
 use linegrind::calltree::CallTree;
 use linegrind::config::SimConfig;
-use linegrind::cost::{Cost, EventKind, UseCost};
+use linegrind::cost::{Cost, EventKind, ResidencyCost, UseCost};
 use linegrind::profile::Profile;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Access, Event, FunctionSymbol};
@@ -47,7 +47,7 @@ impl Backdate for BruteForce {
         self.stacks.len() - 1
     }
 
-    fn charge(&mut self, _: usize, line: usize, cost: &UseCost, _: u64) {
+    fn charge(&mut self, _: usize, line: usize, cost: &ResidencyCost, _: u64) {
         for arc in &self.stacks[line] {
             let index = arc.0 as usize;
             if self.arc_costs.len() <= index {
