@@ -253,12 +253,6 @@ impl UseCost {
         self.0[kind as usize - EventKind::IMMEDIATE_COUNT]
     }
 
-    /// Sets the counter of cache-use kind `kind`.
-    pub fn set(&mut self, kind: EventKind, count: u64) {
-        debug_assert!(!kind.is_immediate());
-        self.0[kind as usize - EventKind::IMMEDIATE_COUNT] = count;
-    }
-
     /// True when every counter is zero.
     pub fn is_zero(&self) -> bool {
         self.0.iter().all(|&count| count == 0)
@@ -293,6 +287,8 @@ const L1_USE: [EventKind; 4] = [
 /// How far each LL kind comes after its L1 kind.
 const LL_SHIFT: usize = EventKind::AcCost2 as usize - EventKind::AcCost1 as usize;
 
+// Each LL kind is its L1 kind shifted by the same amount, which is all a
+// [`ResidencyCost`] keeps of its level.
 const _: () = {
     let ll = [
         EventKind::AcCost2,
@@ -404,8 +400,8 @@ mod tests {
     #[test]
     fn use_cost_adds_into_the_cache_use_kinds() {
         let mut use_cost = UseCost::default();
-        use_cost.set(EventKind::SpLoss2, 9);
-        use_cost.set(EventKind::AcCost1, 2);
+        use_cost += &ResidencyCost::ll([0, 9, 0, 0]);
+        use_cost += &ResidencyCost::l1([2, 0, 0, 0]);
         assert_eq!(use_cost.get(EventKind::SpLoss2), 9);
         let mut cost = Cost::ZERO;
         cost[EventKind::Ir] = 1;
