@@ -346,8 +346,7 @@ impl<C> Context<C> {
             charge_to,
         };
         // The frame of inlined code shares its function's stack pointer.
-        let sp = self.frames.last().and_then(|f| f.sp);
-        self.push_frame(call, sp, false, Some(func), backdate, now);
+        self.push_frame(call, self.top_sp, false, Some(func), backdate, now);
     }
 
     fn push_frame<B: Backdate<Cursor = C>>(

@@ -15,6 +15,10 @@ use std::ptr::NonNull;
 
 const HUGE_PAGE: usize = 2 << 20;
 
+/// The host's cache line. Every table starts on one, so that an element
+/// straddles two only if its size does not divide it.
+const HOST_LINE: usize = 64;
+
 /// A boxed slice of `T` whose length never changes.
 pub struct HugeTable<T> {
     start: NonNull<T>,
@@ -31,13 +35,13 @@ impl<T: Copy> HugeTable<T> {
     /// `len` copies of `value`. The caches' tables are bounded by the
     /// geometry's largest size, far from the address space's limit.
     pub fn filled(value: T, len: usize) -> HugeTable<T> {
-        // Whole huge pages, or a plain allocation (of at least one byte: a
-        // zero-sized one is not allowed).
+        // Whole huge pages, or a plain allocation on a host cache line (of at
+        // least one byte: a zero-sized one is not allowed).
         let layout = Layout::array::<T>(len).and_then(|array| {
             if array.size() >= HUGE_PAGE {
                 Layout::from_size_align(array.size().next_multiple_of(HUGE_PAGE), HUGE_PAGE)
             } else {
-                Layout::from_size_align(array.size().max(1), array.align())
+                Layout::from_size_align(array.size().max(1), array.align().max(HOST_LINE))
             }
         });
         let Ok(layout) = layout else {
@@ -68,7 +72,6 @@ impl<T> HugeTable<T> {
     pub fn prefetch(&self, index: usize) {
         #[cfg(target_arch = "x86_64")]
         if let Some(element) = self.get(index) {
-            const HOST_LINE: usize = 64;
             let first = (element as *const T).cast::<i8>();
             // SAFETY: a prefetch is a hint; it reads nothing and cannot
             // fault, and both pointers are to bytes of the element.
@@ -142,6 +145,14 @@ mod tests {
                 assert_eq!(table[len - 1], (9, 2));
                 assert_eq!(table[0], if len == 1 { (9, 2) } else { (7, 1) });
             }
+        }
+    }
+
+    #[test]
+    fn a_small_table_starts_on_a_host_cache_line() {
+        for len in [1, 3, 1000] {
+            let table = HugeTable::filled([0u8; 24], len);
+            assert_eq!(table.as_ptr() as usize % HOST_LINE, 0);
         }
     }
 

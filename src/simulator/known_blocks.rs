@@ -302,6 +302,7 @@ impl KnownBlocks {
         }
     }
 }
+
 /// Counts of data accesses indexed by [`Access`] as Dr and Dw: a modify
 /// counts as a write (see [`count_kind`]).
 #[inline(always)]
