@@ -34,6 +34,8 @@ use crate::program::InstrId;
 use lanes::LaneCaches;
 
 mod lanes;
+#[cfg(test)]
+mod naive;
 
 /// The two first-level caches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
