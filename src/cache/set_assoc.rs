@@ -151,19 +151,20 @@ impl SetAssocCache {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The obviously correct model: per set, a list of lines with the time
-    /// of their last use; the oldest goes.
-    struct ReferenceCache {
+    /// of their last use; the oldest goes. The hierarchy's naive model is
+    /// made of these too.
+    pub(in crate::cache) struct ReferenceCache {
         sets: Vec<Vec<(u64, u64)>>,
         assoc: usize,
         clock: u64,
     }
 
     impl ReferenceCache {
-        fn new(geometry: &CacheGeometry) -> ReferenceCache {
+        pub fn new(geometry: &CacheGeometry) -> ReferenceCache {
             ReferenceCache {
                 sets: vec![Vec::new(); geometry.sets() as usize],
                 assoc: geometry.assoc() as usize,
@@ -171,22 +172,32 @@ mod tests {
             }
         }
 
-        /// Returns whether `line` hit, and the line evicted on a miss.
-        fn access(&mut self, line: u64) -> (bool, Option<u64>) {
-            self.clock += 1;
+        fn set(&mut self, line: u64) -> &mut Vec<(u64, u64)> {
             let index = (line % self.sets.len() as u64) as usize;
-            let set = &mut self.sets[index];
+            &mut self.sets[index]
+        }
+
+        /// Returns whether `line` hit, and the line evicted on a miss.
+        pub fn access(&mut self, line: u64) -> (bool, Option<u64>) {
+            self.clock += 1;
+            let (clock, assoc) = (self.clock, self.assoc);
+            let set = self.set(line);
             if let Some(entry) = set.iter_mut().find(|(tag, _)| *tag == line) {
-                entry.1 = self.clock;
+                entry.1 = clock;
                 return (true, None);
             }
             let mut victim = None;
-            if set.len() == self.assoc {
+            if set.len() == assoc {
                 let oldest = (0..set.len()).min_by_key(|&i| set[i].1).unwrap();
                 victim = Some(set.remove(oldest).0);
             }
-            set.push((line, self.clock));
+            set.push((line, clock));
             (false, victim)
+        }
+
+        /// Whether `line` is resident.
+        pub fn holds(&mut self, line: u64) -> bool {
+            self.set(line).iter().any(|&(tag, _)| tag == line)
         }
     }
 

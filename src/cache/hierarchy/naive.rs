@@ -4,7 +4,8 @@
 //! L1 while it lasts, an LL residency every access to its line, in either
 //! L1 or in LL, while LL holds the line. Nothing is deferred or handed
 //! over, so the hierarchy's pending use, splits and hand-over queue are
-//! checked against a model that has none of them.
+//! checked against a model that has none of them. Its caches are the
+//! set-associative cache's reference model.
 
 use std::collections::HashMap;
 
@@ -13,92 +14,55 @@ use proptest::prelude::*;
 use super::super::caches::CacheAccess;
 use super::super::geometry::CacheGeometry;
 use super::super::line_use::{ByteMask, LineUse, NarrowMask};
+use super::super::set_assoc::tests::ReferenceCache;
 use super::tests::{Ended, Recorder};
 use super::{Hierarchy, L1Kind, Level, Outcome};
-
-/// One cache: per set, its lines, most recently used first.
-struct NaiveCache {
-    sets: Vec<Vec<u64>>,
-    assoc: usize,
-}
-
-impl NaiveCache {
-    fn new(geometry: &CacheGeometry) -> NaiveCache {
-        NaiveCache {
-            sets: vec![Vec::new(); geometry.sets() as usize],
-            assoc: geometry.assoc() as usize,
-        }
-    }
-
-    fn set(&mut self, line: u64) -> &mut Vec<u64> {
-        let count = self.sets.len() as u64;
-        &mut self.sets[(line % count) as usize]
-    }
-
-    /// Looks `line` up, loading it on a miss: whether it hit, and the
-    /// line a miss evicted.
-    fn access(&mut self, line: u64) -> (bool, Option<u64>) {
-        let assoc = self.assoc;
-        let set = self.set(line);
-        if let Some(at) = set.iter().position(|&held| held == line) {
-            set.remove(at);
-            set.insert(0, line);
-            return (true, None);
-        }
-        let victim = (set.len() == assoc).then(|| set.pop().unwrap());
-        set.insert(0, line);
-        (false, victim)
-    }
-
-    fn holds(&mut self, line: u64) -> bool {
-        self.set(line).contains(&line)
-    }
-}
 
 /// Lines resident in one cache: who loaded each, and its use so far.
 type Residencies = HashMap<u64, (u32, LineUse<NarrowMask>)>;
 
-/// I1, D1 and LL with the use of every residency.
+/// I1, D1 and LL (the set-associative cache's reference model) with the
+/// use of every residency.
 struct NaiveHierarchy {
-    l1: [NaiveCache; 2],
-    ll: NaiveCache,
+    geometries: [CacheGeometry; 2],
+    l1: [ReferenceCache; 2],
+    ll: ReferenceCache,
     l1_use: [Residencies; 2],
     ll_use: Residencies,
-    line_bits: u32,
     ended: Vec<Ended>,
 }
 
 impl NaiveHierarchy {
-    fn new(l1: &CacheGeometry, ll: &CacheGeometry) -> NaiveHierarchy {
+    fn new(l1: CacheGeometry, ll: CacheGeometry) -> NaiveHierarchy {
         NaiveHierarchy {
-            l1: [NaiveCache::new(l1), NaiveCache::new(l1)],
-            ll: NaiveCache::new(ll),
+            geometries: [l1, ll],
+            l1: [ReferenceCache::new(&l1), ReferenceCache::new(&l1)],
+            ll: ReferenceCache::new(&ll),
             l1_use: [HashMap::new(), HashMap::new()],
             ll_use: HashMap::new(),
-            line_bits: l1.line_bits(),
             ended: Vec::new(),
         }
     }
 
     fn end(&mut self, level: Level, (loader, used): (u32, LineUse<NarrowMask>)) {
-        self.ended
-            .push((level, loader, used.count, used.mask.count_ones()));
+        self.ended.push((level, loader, used.count, used.bytes()));
     }
 
     /// An access of `size` bytes at `addr` by instruction `instr`: each
     /// line it touches, after one touching more than two is clamped to a
     /// line's size.
     fn access(&mut self, k: usize, addr: u64, size: u32, instr: u32) -> Outcome {
-        let line_size = 1u64 << self.line_bits;
+        let bits = self.geometries[0].line_bits();
+        let line_size = 1u64 << bits;
         let mut end = addr + u64::from(size);
-        if ((end - 1) >> self.line_bits) - (addr >> self.line_bits) > 1 {
+        if ((end - 1) >> bits) - (addr >> bits) > 1 {
             end = addr + line_size;
         }
         let mut outcome = Outcome::default();
         let mut from = addr;
         while from < end {
-            let line = from >> self.line_bits;
-            let to = end.min((line + 1) << self.line_bits);
+            let line = from >> bits;
+            let to = end.min((line + 1) << bits);
             let offset = (from & (line_size - 1)) as u32;
             let bytes = NarrowMask::range(offset, (to - from) as u32);
             self.access_line(k, line, bytes, instr, &mut outcome);
@@ -135,16 +99,17 @@ impl NaiveHierarchy {
 
     /// Ends every residency, L1 first, and empties the caches.
     fn flush(&mut self) {
+        let [l1, ll] = self.geometries;
         for k in 0..2 {
             for residency in std::mem::take(&mut self.l1_use[k]).into_values() {
                 self.end(Level::L1, residency);
             }
-            self.l1[k].sets.iter_mut().for_each(Vec::clear);
+            self.l1[k] = ReferenceCache::new(&l1);
         }
         for residency in std::mem::take(&mut self.ll_use).into_values() {
             self.end(Level::LL, residency);
         }
-        self.ll.sets.iter_mut().for_each(Vec::clear);
+        self.ll = ReferenceCache::new(&ll);
     }
 }
 
@@ -163,7 +128,7 @@ proptest! {
         let l1: CacheGeometry = "128,2,16".parse().unwrap();
         let ll: CacheGeometry = ll.parse().unwrap();
         let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(l1, l1, &[ll], true);
-        let mut naive = NaiveHierarchy::new(&l1, &ll);
+        let mut naive = NaiveHierarchy::new(l1, ll);
         let mut sink = Recorder::default();
         for (index, &(op, addr, size)) in accesses.iter().enumerate() {
             sink.current = index as u32;
@@ -178,8 +143,10 @@ proptest! {
         }
         caches.flush(&mut sink);
         naive.flush();
-        sink.ended.sort_by_key(|&(level, loader, uses, bytes)| (level as u8, loader, uses, bytes));
-        naive.ended.sort_by_key(|&(level, loader, uses, bytes)| (level as u8, loader, uses, bytes));
-        prop_assert_eq!(sink.ended, naive.ended);
+        let sorted = |mut ended: Vec<Ended>| {
+            ended.sort_by_key(|&(level, loader, uses, bytes)| (level as u8, loader, uses, bytes));
+            ended
+        };
+        prop_assert_eq!(sorted(sink.ended), sorted(naive.ended));
     }
 }
