@@ -37,6 +37,10 @@ pub trait Backdate {
     /// The line's residency in `lane` ended with `cost`; it lets go of
     /// `line`.
     fn charge(&mut self, lane: usize, line: Self::Line, cost: &ResidencyCost, now: u64);
+    /// The line's residency in `lane` ended with a cost that is accounted
+    /// for elsewhere (a sweep's lanes share lane 0's L1 costs); it lets go
+    /// of `line`, charging nothing.
+    fn let_go(&mut self, lane: usize, line: Self::Line, now: u64);
     /// The LL of `lane`, not 0, missed as `kind` in the context at `cursor`
     /// (lane 0's misses are in the context's own cost).
     fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind);
@@ -75,6 +79,9 @@ impl Backdate for NoBackdate {
         debug_assert_eq!(lane, 0, "one lane");
     }
     fn charge(&mut self, lane: usize, _: (), _: &ResidencyCost, _: u64) {
+        debug_assert_eq!(lane, 0, "one lane");
+    }
+    fn let_go(&mut self, lane: usize, _: (), _: u64) {
         debug_assert_eq!(lane, 0, "one lane");
     }
     fn miss(&mut self, lane: usize, _: &mut (), _: EventKind) {

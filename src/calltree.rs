@@ -239,6 +239,13 @@ impl Backdate for CallTree {
         }
     }
 
+    fn let_go(&mut self, lane: usize, line: Option<NodeId>, now: u64) {
+        debug_assert_eq!(lane, 0, "one lane");
+        if let Some(id) = line {
+            self.release(id, now);
+        }
+    }
+
     fn miss(&mut self, lane: usize, _: &mut TreeCursor, _: EventKind) {
         debug_assert!(false, "a miss in lane {lane} of one");
     }

@@ -253,6 +253,16 @@ impl UseCost {
         self.0[kind as usize - EventKind::IMMEDIATE_COUNT]
     }
 
+    /// The L1 counters alone, the LL ones zero.
+    pub fn l1_part(&self) -> UseCost {
+        let mut part = UseCost::default();
+        for kind in L1_USE {
+            let index = kind as usize - EventKind::IMMEDIATE_COUNT;
+            part.0[index] = self.0[index];
+        }
+        part
+    }
+
     /// True when every counter is zero.
     pub fn is_zero(&self) -> bool {
         self.0.iter().all(|&count| count == 0)
@@ -441,5 +451,8 @@ mod tests {
         assert_eq!(l1.get(EventKind::Loaded1), 3);
         assert_eq!(l1.get(EventKind::Used1), 4);
         assert_eq!(l1.0.iter().sum::<u64>(), 10);
+        let mut both = l1;
+        both += &residency;
+        assert_eq!(both.l1_part(), l1);
     }
 }

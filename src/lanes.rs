@@ -8,7 +8,10 @@
 //! here: [`Lanes`] drives one back-dating per lane with the same calls, as
 //! each line's residency belongs to one lane, and keeps the LL misses of
 //! every lane but the first per call, by the difference method
-//! [`crate::callstack`] uses for the first lane's costs.
+//! [`crate::callstack`] uses for the first lane's costs. The lanes' L1
+//! residencies are lane 0's, and so are their costs: a lane's back-dating
+//! holds and lets go of its L1 lines, so that its tree lives as in a run
+//! of its own, but is charged for its LL residencies only.
 
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
@@ -178,6 +181,10 @@ impl<B: Backdate> Backdate for Lanes<B> {
 
     fn charge(&mut self, lane: usize, line: Self::Line, cost: &ResidencyCost, now: u64) {
         self.lanes[lane].backdate.charge(0, line, cost, now);
+    }
+
+    fn let_go(&mut self, lane: usize, line: Self::Line, now: u64) {
+        self.lanes[lane].backdate.let_go(0, line, now);
     }
 
     fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind) {

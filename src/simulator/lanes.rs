@@ -4,7 +4,7 @@
 use crate::backdate::Backdate;
 use crate::cache::MAX_LANES;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet};
+use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::lanes::Lanes;
 use crate::profile::{RunCosts, Walked};
 use crate::program::InstrId;
@@ -38,6 +38,9 @@ impl<B: Backdate> Simulator<Lanes<B>> {
         let events = EventSet::new(self.config.cache_use());
         let arcs = self.arcs.into_vec();
         let costs = self.charges.backdate.finish_each(self.instructions);
+        // The lanes' trees let L1 lines go uncharged: every lane's back-dated
+        // L1 use is lane 0's.
+        let l1_use: Vec<UseCost> = costs[0].arc_use.iter().map(UseCost::l1_part).collect();
         let configs = std::iter::once(self.config).chain(self.lane_configs);
         let lane_costs = std::iter::once(None).chain(self.charges.lane_costs.iter().map(Some));
         let runs = configs
@@ -50,6 +53,9 @@ impl<B: Backdate> Simulator<Lanes<B>> {
                     take_ll_kinds(self_cost.iter_mut(), lane_cost, &LL_KINDS);
                     let inclusive = arcs.iter_mut().map(|arc| &mut arc.inclusive);
                     take_ll_kinds(inclusive, &lane.arc_misses, &EventKind::LL_MISSES);
+                    for (arc, cost) in arcs.iter_mut().zip(&l1_use) {
+                        arc.inclusive += cost;
+                    }
                 }
                 for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
                     arc.inclusive += cost;

@@ -57,6 +57,10 @@ impl Backdate for BruteForce {
         }
     }
 
+    fn let_go(&mut self, lane: usize, _: usize, _: u64) {
+        unreachable!("a line of lane {lane} of one let go uncharged");
+    }
+
     fn miss(&mut self, lane: usize, _: &mut Vec<ArcId>, _: EventKind) {
         unreachable!("a miss in lane {lane} of one");
     }

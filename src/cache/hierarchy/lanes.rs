@@ -19,8 +19,9 @@
 //! wrongly, but then has no LL residency to hand it to until a reload,
 //! which splits and starts it afresh.)
 //!
-//! Each lane's residencies are charged under its own lane number, so each
-//! lane's costs are those of a walk of its own.
+//! Each lane's residencies end under its own lane number, so each lane's
+//! costs are those of a walk of its own (the simulator charges a lane's
+//! L1 residencies, the same as lane 0's, once).
 //!
 //! An L1 miss touches every lane's LL state, megabytes each: all of it is
 //! prefetched before any is used, every lane's view of an L1 line sits
