@@ -731,25 +731,25 @@ impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
         used: &LineUse<M>,
         line_size: u32,
     ) {
-        if lane != 0 && level == Level::L1 {
-            // Lanes share L1, and with it lane 0's L1 costs, back-dated ones
-            // included (see `finish_lanes`): the lane's tree only lets go,
-            // so that its nodes live as long as in a run of its own.
-            self.backdate.let_go(lane, loader.handle, self.now);
-            return;
-        }
-        let cost = use_cost(level, used, line_size);
         if lane == 0 {
+            let cost = use_cost(level, used, line_size);
             self.self_cost[loader.instr.0 as usize] += &cost;
             if let Some(samples) = self.samples.as_deref_mut() {
                 // Before the charge lets go of the line's stack.
                 self.backdate.stack(&loader.handle, samples.arcs_mut());
                 samples.add(level, loader.instr, &cost, self.now);
             }
-        } else {
+            self.backdate.charge(lane, loader.handle, &cost, self.now);
+        } else if level == Level::LL {
+            let cost = use_cost(level, used, line_size);
             *lane_cost(self.lane_costs, lane, loader.instr) += &cost;
+            self.backdate.charge(lane, loader.handle, &cost, self.now);
+        } else {
+            // Lanes share L1, and with it lane 0's L1 costs, back-dated ones
+            // included (see `finish_lanes`): the lane's tree only lets go,
+            // so that its nodes live as long as in a run of its own.
+            self.backdate.let_go(lane, loader.handle, self.now);
         }
-        self.backdate.charge(lane, loader.handle, &cost, self.now);
     }
 }
 
