@@ -775,6 +775,7 @@ impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
 }
 
 impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
+    #[inline]
     fn hold(&mut self, lane: usize) -> Loader<B::Line> {
         Loader {
             instr: self.instr,
