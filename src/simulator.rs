@@ -745,11 +745,22 @@ impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
             *lane_cost(self.lane_costs, lane, loader.instr) += &cost;
             self.backdate.charge(lane, loader.handle, &cost, self.now);
         } else {
-            // Lanes share L1, and with it lane 0's L1 costs, back-dated ones
-            // included (see `finish_lanes`): the lane's tree only lets go,
-            // so that its nodes live as long as in a run of its own.
-            self.backdate.let_go(lane, loader.handle, self.now);
+            self.release_shared_l1(lane, loader, used, line_size);
         }
+    }
+
+    #[inline(always)]
+    fn release_shared_l1<M: ByteMask>(
+        &mut self,
+        lane: usize,
+        loader: Loader<B::Line>,
+        _: &LineUse<M>,
+        _: u32,
+    ) {
+        // Lane 0's L1 costs are every lane's, back-dated ones included (see
+        // `finish_lanes`): the lane's tree only lets go of the line, so that
+        // its nodes live as long as in a run of its own.
+        self.backdate.let_go(lane, loader.handle, self.now);
     }
 }
 
@@ -771,6 +782,18 @@ impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
         line_size: u32,
     ) {
         self.charger.release(lane, level, loader, used, line_size);
+    }
+
+    #[inline(always)]
+    fn release_shared_l1<M: ByteMask>(
+        &mut self,
+        lane: usize,
+        loader: Loader<B::Line>,
+        used: &LineUse<M>,
+        line_size: u32,
+    ) {
+        self.charger
+            .release_shared_l1(lane, loader, used, line_size);
     }
 }
 

@@ -73,6 +73,20 @@ pub trait Release<H> {
         line_use: &LineUse<M>,
         line_size: u32,
     );
+
+    /// An L1 residency ended in `lane`, not 0, as it did in lane 0 (lanes
+    /// share L1): what [`Release::release`] says, for a sink that may
+    /// take lane 0's L1 costs for every lane's.
+    #[inline(always)]
+    fn release_shared_l1<M: ByteMask>(
+        &mut self,
+        lane: usize,
+        loader: Loader<H>,
+        line_use: &LineUse<M>,
+        line_size: u32,
+    ) {
+        self.release(lane, Level::L1, loader, line_use, line_size);
+    }
 }
 
 /// Receives the start and end of every residency when use tracking is on.

@@ -271,7 +271,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 instr: loading,
                 handle: view.handle,
             };
-            sink.release(index + 1, Level::L1, loader, whole, line_size);
+            sink.release_shared_l1(index + 1, loader, whole, line_size);
             debug_assert_eq!(
                 view.ll_slot.map(|slot| slot as Slot),
                 lane.cache
