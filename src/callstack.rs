@@ -415,15 +415,18 @@ impl<C> Context<C> {
     }
 }
 
-struct Thread<C> {
-    /// The thread's own context first, then nested signal handlers.
-    contexts: Vec<Context<C>>,
-}
-
-/// Every thread's contexts, and which thread runs.
+/// Every thread's contexts, and which thread runs. The running thread's
+/// contexts are at hand, so that every event reaches the running one with
+/// a single check; the other threads' wait in `parked` until they run.
 pub struct Threads<C> {
-    threads: Vec<Thread<C>>,
+    /// The running thread's own context first, then its nested signal
+    /// handlers: the last one runs.
+    running: Vec<Context<C>>,
+    /// Per thread, in order of first sight: its contexts while it does not
+    /// run (the running thread's entry is empty).
+    parked: Vec<Vec<Context<C>>>,
     by_tid: FxHashMap<u32, usize>,
+    /// The running thread's index in `parked`.
     current: usize,
 }
 
@@ -434,44 +437,49 @@ pub struct NoHandler;
 impl<C> Threads<C> {
     /// Thread 1 running, with an empty stack.
     pub fn new<B: Backdate<Cursor = C>>(backdate: &mut B) -> Threads<C> {
-        let mut threads = Threads {
-            threads: Vec::new(),
-            by_tid: FxHashMap::default(),
+        let mut by_tid = FxHashMap::default();
+        by_tid.insert(1, 0);
+        Threads {
+            running: vec![Context::new(backdate.root(0))],
+            parked: vec![Vec::new()],
+            by_tid,
             current: 0,
-        };
-        threads.switch(1, backdate, 0);
-        threads
+        }
     }
 
     /// Number of threads seen.
     pub fn count(&self) -> usize {
-        self.threads.len()
+        self.parked.len()
     }
 
     /// The running context: the current thread's innermost signal handler,
     /// or the thread itself.
     #[inline]
     pub fn current(&mut self) -> &mut Context<C> {
-        let contexts = &mut self.threads[self.current].contexts;
-        let last = contexts.len() - 1;
-        &mut contexts[last]
+        match self.running.last_mut() {
+            Some(context) => context,
+            None => unreachable!("the running thread has a context"),
+        }
     }
 
     /// Makes `tid` the running thread, creating it on first sight.
     pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
-        let threads = &mut self.threads;
-        self.current = *self.by_tid.entry(tid).or_insert_with(|| {
-            threads.push(Thread {
-                contexts: vec![Context::new(backdate.root(now))],
-            });
-            threads.len() - 1
+        let parked = &mut self.parked;
+        let index = *self.by_tid.entry(tid).or_insert_with(|| {
+            parked.push(vec![Context::new(backdate.root(now))]);
+            parked.len() - 1
         });
+        if index != self.current {
+            std::mem::swap(&mut self.running, &mut self.parked[self.current]);
+            std::mem::swap(&mut self.running, &mut self.parked[index]);
+            self.current = index;
+        }
     }
 
     /// A signal handler starts in the running thread.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
         let context = Context::new(backdate.root(now));
-        self.threads[self.current].contexts.push(context);
+        self.running.push(context);
     }
 
     /// The running thread's innermost signal handler returns; calls it left
@@ -482,22 +490,23 @@ impl<C> Threads<C> {
         backdate: &mut B,
         now: u64,
     ) -> Result<(), NoHandler> {
-        let contexts = &mut self.threads[self.current].contexts;
-        if contexts.len() < 2 {
+        if self.running.len() < 2 {
             return Err(NoHandler);
         }
-        if let Some(mut handler) = contexts.pop() {
+        if let Some(mut handler) = self.running.pop() {
             handler.unwind(arcs, backdate, now);
             backdate.close(handler.cursor, now);
         }
         Ok(())
     }
 
-    /// Ends the run: every open call returns and every context closes;
-    /// no thread is left, so nothing may run after.
+    /// Ends the run: every open call returns and every context closes,
+    /// thread by thread in order of first sight, innermost first; no
+    /// thread is left, so nothing may run after.
     pub fn finish<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
-        for thread in self.threads.drain(..) {
-            for mut context in thread.contexts.into_iter().rev() {
+        std::mem::swap(&mut self.running, &mut self.parked[self.current]);
+        for contexts in self.parked.drain(..) {
+            for mut context in contexts.into_iter().rev() {
                 context.unwind(arcs, backdate, now);
                 backdate.close(context.cursor, now);
             }

@@ -14,7 +14,7 @@ use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{FnId, InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
 use crate::symbols::ModuleId;
-use crate::trace::block::{JumpKind, Step, WalkError};
+use crate::trace::block::{JumpKind, RunMismatch, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
 mod call_sites;
@@ -23,7 +23,7 @@ mod lanes;
 mod stepper;
 
 use call_sites::{CallSites, SiteCall};
-use known_blocks::{KnownBlock, KnownBlocks};
+use known_blocks::{Arrival, KnownBlock, KnownBlocks};
 use lanes::lane_cost;
 use stepper::Stepper;
 
@@ -380,14 +380,15 @@ impl<B: Backdate> Simulator<B> {
             self.threads.current().set_sp(sp);
         }
         let id = item.id as usize;
-        let walked = match self.known.get(id) {
-            Some(block) if !self.program.shows_inlined() => self.known_run(block, item),
-            known => self.new_run(id, known.is_none(), item),
-        };
-        match walked {
-            Ok(()) => {}
-            Err(WalkError::Step(err)) => return Err(err),
-            Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
+        match self.known.get(id) {
+            Some(block) if !self.program.shows_inlined() => self
+                .known_run(&block, item)
+                .map_err(|mismatch| SimError::Run(mismatch.0))?,
+            known => match self.new_run(id, known.is_none(), item) {
+                Ok(()) => {}
+                Err(WalkError::Step(err)) => return Err(err),
+                Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
+            },
         }
         if item.leaving == JumpKind::Return {
             let context = self.threads.current();
@@ -414,9 +415,19 @@ impl<B: Backdate> Simulator<B> {
             }
             Step::Data { access, addr, size } => self.data(access, addr, size),
         });
-        if unknown && seen.len() == item.def.instrs.len() {
+        if let (true, Some(&first), Some(instr)) = (
+            unknown && seen.len() == item.def.instrs.len(),
+            seen.first(),
+            item.def.instrs.first(),
+        ) {
+            let func = self.program.function(self.program.instr(first).func);
+            let arrival = Arrival {
+                enters: func.entry == instr.addr,
+                object: func.object,
+            };
             let line_bits = self.config.i1().line_bits();
-            self.known.learn(id, item.def, &seen, line_bits);
+            self.known
+                .learn(id, item.def, &seen, arrival, line_bits);
         }
         walked
     }
@@ -425,67 +436,48 @@ impl<B: Backdate> Simulator<B> {
     /// instruction, where control arrives, needs the full treatment; then
     /// nothing but the caches and the costs change until the block ends, so
     /// the run steps through one hierarchy with one stepper.
-    fn known_run(
-        &mut self,
-        block: KnownBlock,
-        item: &BlockItem,
-    ) -> Result<(), WalkError<SimError>> {
-        let def = &item.def;
-        let Some(first) = def.instrs.first() else {
-            return Ok(());
-        };
-        let first_id = self.known.first(block);
-        if !self.plain_arrival(first.addr, first_id) {
-            self.arrive(first.addr, u32::from(first.len), Some(first_id));
+    fn known_run(&mut self, block: &KnownBlock, item: &BlockItem) -> Result<(), RunMismatch> {
+        if !self.plain_arrival(block) {
+            self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
         }
         let context = self.threads.current();
         let charge_to = context.charge_to();
         let charger = self.charges.charger(self.instructions);
         let (cursor, cost) = (&mut context.cursor, &mut context.cost);
-        let first_charged = charge_to.unwrap_or(first_id);
-        let mut now = self.instructions;
-        let walked = match &mut self.caches {
+        let first_charged = charge_to.unwrap_or(block.first);
+        let now = &mut self.instructions;
+        let end = match &mut self.caches {
             Caches::Narrow(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
                 self.known
-                    .walk(block, def, item.run, stepper, charge_to, &mut now)
+                    .walk(block, item.def, item.run, stepper, charge_to, now)
             }
             Caches::Wide(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
                 self.known
-                    .walk(block, def, item.run, stepper, charge_to, &mut now)
+                    .walk(block, item.def, item.run, stepper, charge_to, now)
             }
-        };
-        self.instructions = now;
-        let ran = walked.map_err(|err| match err {
-            WalkError::Mismatch(mismatch) => WalkError::Mismatch(mismatch),
-        })?;
-        if let Some(last) = ran.checked_sub(1) {
-            let instr = &def.instrs[last];
-            context.last_instr = Some(self.known.id(block, last));
-            context.last_end = Some(instr.addr.wrapping_add(u64::from(instr.len)));
-        }
+        }?;
+        context.last_instr = Some(end.last);
+        context.last_end = Some(end.last_end);
         Ok(())
     }
 
-    /// Whether control reaches the known instruction `instr` at `addr`, the
-    /// first of a block, the way most blocks are reached: by a jump that
-    /// enters no function, with a stack pointer that leaves no frame. Then
-    /// [`Simulator::arrive`] would change nothing but take the stack
-    /// pointer, which this does.
+    /// Whether control reaches the first instruction of `block` the way most
+    /// blocks are reached: by a jump that enters no function, with a stack
+    /// pointer that leaves no frame. Then [`Simulator::arrive`] would change
+    /// nothing but take the stack pointer, which this does.
     #[inline]
-    fn plain_arrival(&mut self, addr: u64, instr: InstrId) -> bool {
+    fn plain_arrival(&mut self, block: &KnownBlock) -> bool {
         let context = self.threads.current();
         let Some(last) = context.last_instr else {
             return false;
         };
-        if !context.keeps_frames() {
+        if !context.keeps_frames() || block.arrival.enters {
             return false;
         }
         let program = &self.program;
-        let to = program.instr(instr).func;
-        let from = program.instr(last).func;
-        if jump_enters(program, from, to, program.function(to).object, addr) {
+        if block.arrival.object != program.function(program.instr(last).func).object {
             return false;
         }
         context.take_sp();

@@ -272,6 +272,30 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
+    /// Fetches bytes `offset .. offset + len` of I1 line `line`: an
+    /// instruction within one line, whose line and bytes are known.
+    #[inline(always)]
+    pub fn fetch_line(
+        &mut self,
+        line: u64,
+        offset: u32,
+        len: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        let k = L1Kind::Instr as usize;
+        let bytes = if self.track_use {
+            self.settle_fetches();
+            M::range(offset, len)
+        } else {
+            M::default()
+        };
+        let mut outcome = Outcome::default();
+        self.access_line(k, line, &bytes, sink, &mut outcome);
+        // Where fetches that continue this one start.
+        self.tail.from = offset + len;
+        outcome
+    }
+
     /// Adds the fetch tail to the use of I1's most recent line; later
     /// fetches continue where it ended.
     #[inline]

@@ -1,11 +1,15 @@
-//! Blocks whose instructions are known, and the fast walk of their runs.
+//! Blocks whose instructions are known, compiled once, and the walk of their
+//! runs.
 //!
 //! Once a run went through all of a block's instructions, their ids are
 //! kept, and the block becomes one flat list of steps to replay, with what
-//! the I1 geometry says about its fetches: an instruction that continues
-//! the previous one in its line needs no lookup, as that line is then
-//! resident and most recently used, and a run of them adds to the line's
-//! use in one step (see [`Hierarchy::fetch_again`]).
+//! the I1 geometry says about its fetches: the I1 line and bytes of each
+//! instruction that starts a line's fetches are worked out once, and an
+//! instruction that continues the previous one in its line needs no lookup,
+//! as that line is then resident and most recently used; a run of them adds
+//! to the line's use in one step (see [`Hierarchy::fetch_again`]). What
+//! arriving at the block's first instruction depends on is kept too (see
+//! [`Arrival`]), so that a run reached by a plain jump looks nothing up.
 //!
 //! Counts that every run reaching a step adds alike are not added per
 //! step: the instruction counts (Ir) and the unguarded data accesses (Dr,
@@ -15,22 +19,29 @@
 //! they happen. A run charged to a call site (a skipped function's) adds
 //! all its counts to that instruction at once instead.
 
-use std::convert::Infallible;
-
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy};
 use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
+use crate::symbols::ModuleId;
 use crate::trace::Access;
-use crate::trace::block::{BlockDef, Item, RunCursor, RunRef, WalkError};
+use crate::trace::block::{BlockDef, Item, RunMismatch, RunRef};
 
 use super::stepper::{Stepper, count_kind};
 
 /// One step of a known block, in program order.
 #[derive(Clone, Copy, Debug)]
 enum KnownStep {
-    /// Fetches instruction `id`, looked up in I1.
-    Fetch { id: InstrId, addr: u64, len: u8 },
+    /// Fetches instruction `id`, bytes `offset .. offset + len` of I1 line
+    /// `line`.
+    Fetch {
+        id: InstrId,
+        offset: u8,
+        len: u8,
+        line: u64,
+    },
+    /// Fetches instruction `id`, which spans two I1 lines, at `addr`.
+    FetchStraddling { id: InstrId, len: u8, addr: u64 },
     /// Fetches the `count` instructions up to `id`, each right after the
     /// previous one of the block in the same I1 line and within that line:
     /// the last ends at `line_end` in the line.
@@ -39,13 +50,12 @@ enum KnownStep {
         count: u16,
         line_end: u16,
     },
-    /// A data access of the last instruction fetched; a guarded one may not
-    /// happen.
-    Data {
-        access: Access,
-        size: u16,
-        guarded: bool,
-    },
+    /// A data access of the last instruction fetched, which every run
+    /// reaching it makes.
+    Data { access: Access, size: u16 },
+    /// A data access of the last instruction fetched that happens only when
+    /// the run's guard for it says so.
+    Guarded { access: Access, size: u16 },
     /// A side exit.
     Exit,
 }
@@ -57,24 +67,42 @@ impl KnownStep {
             Item::Access {
                 access,
                 size,
-                guarded,
-            } => KnownStep::Data {
+                guarded: false,
+            } => KnownStep::Data { access, size },
+            Item::Access {
                 access,
                 size,
-                guarded,
-            },
+                guarded: true,
+            } => KnownStep::Guarded { access, size },
             Item::Exit { .. } => KnownStep::Exit,
         }
     }
 }
 
-/// Where a known block's instructions and steps are in [`KnownBlocks`].
+/// What decides whether a jump to a known block's first instruction enters
+/// a function (see [`super::jump_enters`]): fixed once the instruction is
+/// known, as its function is.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Arrival {
+    /// Whether the first instruction is its function's entry.
+    pub enters: bool,
+    /// The object of the first instruction's function.
+    pub object: Option<ModuleId>,
+}
+
+/// A known block: where its instruction ids and steps are in
+/// [`KnownBlocks`], and its first instruction.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KnownBlock {
     start: u32,
     len: u32,
     steps_start: u32,
     steps_len: u32,
+    /// Id, address and length of the first instruction.
+    pub first: InstrId,
+    pub addr: u64,
+    pub first_len: u8,
+    pub arrival: Arrival,
 }
 
 #[derive(Default)]
@@ -90,32 +118,34 @@ pub(super) struct KnownBlocks {
     stopped: Vec<u64>,
 }
 
+/// Where a walk of a known run ended: the last instruction it ran (the
+/// first, at least), and that instruction's end address.
+pub(super) struct RunEnd {
+    pub last: InstrId,
+    pub last_end: u64,
+}
+
 impl KnownBlocks {
     /// Block `id`, if known.
     #[inline]
-    pub fn get(&mut self, id: usize) -> Option<KnownBlock> {
-        if self.blocks.len() <= id {
-            self.blocks.resize(id + 1, None);
-        }
-        self.blocks[id]
+    pub fn get(&self, id: usize) -> Option<KnownBlock> {
+        self.blocks.get(id).copied().flatten()
     }
 
-    /// Id of the first instruction of `block`.
-    #[inline]
-    pub fn first(&self, block: KnownBlock) -> InstrId {
-        self.instrs[block.start as usize]
-    }
-
-    /// Id of instruction `index` of `block`.
-    #[inline]
-    pub fn id(&self, block: KnownBlock, index: usize) -> InstrId {
-        self.instrs[block.start as usize + index]
-    }
-
-    /// Makes block `id`, `def` with instructions `ids`, known; I1 lines
-    /// have `line_bits` bits.
-    pub fn learn(&mut self, id: usize, def: &BlockDef, ids: &[InstrId], line_bits: u32) {
+    /// Makes block `id`, `def` with instructions `ids` whose first is
+    /// reached as `arrival` says, known; I1 lines have `line_bits` bits.
+    pub fn learn(
+        &mut self,
+        id: usize,
+        def: &BlockDef,
+        ids: &[InstrId],
+        arrival: Arrival,
+        line_bits: u32,
+    ) {
         debug_assert_eq!(def.instrs.len(), ids.len());
+        let (Some(first), Some(&first_id)) = (def.instrs.first(), ids.first()) else {
+            return;
+        };
         let start = self.instrs.len() as u32;
         let steps_start = self.steps.len() as u32;
         // The line of each instruction within one line, or None.
@@ -132,19 +162,24 @@ impl KnownBlocks {
                 });
             let end = instr.addr + u64::from(instr.len);
             self.instrs.push(instr_id);
-            let line_end = (end - (instr.addr >> line_bits << line_bits)) as u16;
-            let step = if follows {
-                KnownStep::FetchAgain {
+            let offset = instr.addr - (instr.addr >> line_bits << line_bits);
+            let step = match line {
+                Some(_) if follows => KnownStep::FetchAgain {
                     id: instr_id,
                     count: 1,
-                    line_end,
-                }
-            } else {
-                KnownStep::Fetch {
+                    line_end: (offset + u64::from(instr.len)) as u16,
+                },
+                Some(line) => KnownStep::Fetch {
                     id: instr_id,
-                    addr: instr.addr,
+                    offset: offset as u8,
                     len: instr.len,
-                }
+                    line,
+                },
+                None => KnownStep::FetchStraddling {
+                    id: instr_id,
+                    len: instr.len,
+                    addr: instr.addr,
+                },
             };
             // A fetch that follows one with nothing between joins its run.
             match (self.steps[steps_start as usize..].last_mut(), step) {
@@ -152,13 +187,15 @@ impl KnownBlocks {
                     Some(KnownStep::FetchAgain {
                         id,
                         count,
-                        line_end: last_end,
+                        line_end,
                     }),
-                    KnownStep::FetchAgain { .. },
+                    KnownStep::FetchAgain {
+                        line_end: next_end, ..
+                    },
                 ) if *count < u16::MAX => {
                     *id = instr_id;
                     *count += 1;
-                    *last_end = line_end;
+                    *line_end = next_end;
                 }
                 _ => self.steps.push(step),
             }
@@ -167,81 +204,119 @@ impl KnownBlocks {
             previous = line.map(|line| (line, end));
         }
         self.stopped.resize(self.steps.len(), 0);
+        if self.blocks.len() <= id {
+            self.blocks.resize(id + 1, None);
+        }
         self.blocks[id] = Some(KnownBlock {
             start,
             len: ids.len() as u32,
             steps_start,
             steps_len: self.steps.len() as u32 - steps_start,
+            first: first_id,
+            addr: first.addr,
+            first_len: first.len,
+            arrival,
         });
     }
 
-    /// Steps through `run` of `block` (whose description `def` names it in
-    /// errors), charging to `charge_to` where set and else to each
-    /// instruction; `now` counts the instructions. Returns how many ran;
-    /// they and their data accesses are counted here in `context_cost`, and
-    /// in `charge_to`'s self cost or else this block's stops (guarded
-    /// accesses: in the self costs, as they happen).
+    /// Steps through `run` of `block`, charging to `charge_to` where set
+    /// and else to each instruction; `now` counts the instructions. Returns
+    /// where the run ended; its instructions and data accesses are counted
+    /// here in the context's cost, and in `charge_to`'s self cost or else
+    /// this block's stops (guarded accesses: in the self costs, as they
+    /// happen). `def` is the block's description, for the ends of the
+    /// instructions.
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
-        block: KnownBlock,
+        block: &KnownBlock,
         def: &BlockDef,
         run: RunRef,
         mut stepper: Stepper<B, Hierarchy<B::Line, M>>,
         charge_to: Option<InstrId>,
         now: &mut u64,
-    ) -> Result<usize, WalkError<Infallible>> {
+    ) -> Result<RunEnd, RunMismatch> {
         let start = block.steps_start as usize;
         let steps = &self.steps[start..start + block.steps_len as usize];
-        let mut cursor = RunCursor::new(def, run);
+        let mut addrs = run.addrs.iter();
+        let mut guards = run.guards.iter();
+        // Side exits left to pass before the one taken; none is taken when
+        // it is past the last.
+        let mut exits_left = run.exit.unwrap_or(u32::MAX);
         let began = *now;
-        let mut charged = charge_to.unwrap_or(self.instrs[block.start as usize]);
-        // Data accesses made, indexed by `Access`.
-        let mut accesses = [0u64; 3];
-        let mut stopped = steps.len();
-        for (index, step) in steps.iter().enumerate() {
+        let mut time = began;
+        let mut last = block.first;
+        let mut charged = charge_to.unwrap_or(last);
+        let (mut accesses, mut writes) = (0u64, 0u64);
+        let mut stopped = steps.len() - 1;
+        let mut rest = steps.iter();
+        while let Some(step) = rest.next() {
             match *step {
-                KnownStep::Fetch { id, addr, len } => {
+                KnownStep::Fetch {
+                    id,
+                    offset,
+                    len,
+                    line,
+                } => {
+                    last = id;
                     charged = charge_to.unwrap_or(id);
-                    stepper.fetch(charged, addr, u32::from(len), *now);
-                    *now += 1;
+                    stepper.fetch_line(charged, line, u32::from(offset), u32::from(len), time);
+                    time += 1;
                 }
                 KnownStep::FetchAgain {
                     id,
                     count,
                     line_end,
                 } => {
+                    last = id;
                     charged = charge_to.unwrap_or(id);
                     stepper.fetch_again(line_end, count);
-                    *now += u64::from(count);
+                    time += u64::from(count);
                 }
-                KnownStep::Data {
-                    access,
-                    size,
-                    guarded,
-                } => {
-                    let Some(addr) = cursor.access(guarded)? else {
-                        continue;
+                KnownStep::Data { access, size } => {
+                    let Some(&addr) = addrs.next() else {
+                        return Err(RunMismatch::too_few_addresses(block.addr));
                     };
-                    stepper.access(charged, access, addr, u32::from(size), *now);
-                    accesses[access as usize] += 1;
-                    if guarded && charge_to.is_none() {
+                    stepper.access(charged, access, addr, u32::from(size), time);
+                    accesses += 1;
+                    writes += u64::from(access != Access::Read);
+                }
+                KnownStep::Guarded { access, size } => {
+                    if !guards.next().copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let Some(&addr) = addrs.next() else {
+                        return Err(RunMismatch::too_few_addresses(block.addr));
+                    };
+                    stepper.access(charged, access, addr, u32::from(size), time);
+                    accesses += 1;
+                    writes += u64::from(access != Access::Read);
+                    if charge_to.is_none() {
                         // Not every run that stops later made it.
                         stepper.count_self(charged, count_kind(access), 1);
                     }
                 }
+                KnownStep::FetchStraddling { id, len, addr } => {
+                    last = id;
+                    charged = charge_to.unwrap_or(id);
+                    stepper.fetch(charged, addr, u32::from(len), time);
+                    time += 1;
+                }
                 KnownStep::Exit => {
-                    if cursor.exits_here() {
-                        stopped = index;
+                    if exits_left == 0 {
+                        stopped = steps.len() - rest.len() - 1;
                         break;
                     }
+                    exits_left -= 1;
                 }
             }
         }
-        cursor.finish()?;
-        // Each fetch is one instruction of the run.
-        let ran = *now - began;
-        let (reads, writes) = reads_and_writes(&accesses);
+        if addrs.next().is_some() {
+            return Err(RunMismatch::too_many_addresses(block.addr));
+        }
+        *now = time;
+        let ran = time - began;
+        let reads = accesses - writes;
         match charge_to {
             Some(to) => {
                 stepper.count(to, EventKind::Ir, ran);
@@ -252,12 +327,15 @@ impl KnownBlocks {
                 stepper.count_in_context(EventKind::Ir, ran);
                 stepper.count_in_context(EventKind::Dr, reads);
                 stepper.count_in_context(EventKind::Dw, writes);
-                if ran > 0 {
-                    self.stopped[start + stopped.min(steps.len() - 1)] += 1;
-                }
+                self.stopped[start + stopped] += 1;
             }
         }
-        Ok(ran as usize)
+        let index = ran as usize - 1;
+        let instr = &def.instrs[index];
+        Ok(RunEnd {
+            last,
+            last_end: instr.addr.wrapping_add(u64::from(instr.len)),
+        })
     }
 
     /// Adds the Ir, Dr and Dw of the runs counted by where they stopped to
@@ -269,7 +347,7 @@ impl KnownBlocks {
             let mut next_instr = (block.start + block.len) as usize;
             let mut runs = 0;
             // Unguarded accesses of the instruction fetched before them.
-            let mut accesses = [0u64; 3];
+            let (mut reads, mut writes) = (0, 0);
             for (step, stopped) in self.steps[range.clone()]
                 .iter()
                 .zip(&mut self.stopped[range])
@@ -277,36 +355,29 @@ impl KnownBlocks {
             {
                 runs += std::mem::take(stopped);
                 let (last, fetched) = match *step {
-                    KnownStep::Fetch { id, .. } => (id, 1),
+                    KnownStep::Fetch { id, .. } | KnownStep::FetchStraddling { id, .. } => (id, 1),
                     KnownStep::FetchAgain { id, count, .. } => (id, usize::from(count)),
                     KnownStep::Data {
-                        access,
-                        guarded: false,
+                        access: Access::Read,
                         ..
                     } => {
-                        accesses[access as usize] += runs;
+                        reads += runs;
                         continue;
                     }
-                    KnownStep::Data { .. } | KnownStep::Exit => continue,
+                    KnownStep::Data { .. } => {
+                        writes += runs;
+                        continue;
+                    }
+                    KnownStep::Guarded { .. } | KnownStep::Exit => continue,
                 };
                 next_instr -= fetched;
                 for instr in &self.instrs[next_instr..next_instr + fetched] {
                     self_cost[instr.0 as usize][EventKind::Ir] += runs;
                 }
-                let (reads, writes) = reads_and_writes(&accesses);
                 let last = &mut self_cost[last.0 as usize];
-                last[EventKind::Dr] += reads;
-                last[EventKind::Dw] += writes;
-                accesses = [0; 3];
+                last[EventKind::Dr] += std::mem::take(&mut reads);
+                last[EventKind::Dw] += std::mem::take(&mut writes);
             }
         }
     }
-}
-
-/// Counts of data accesses indexed by [`Access`] as Dr and Dw: a modify
-/// counts as a write (see [`count_kind`]).
-#[inline(always)]
-fn reads_and_writes(accesses: &[u64; 3]) -> (u64, u64) {
-    let reads = accesses[Access::Read as usize];
-    (reads, accesses.iter().sum::<u64>() - reads)
 }

@@ -128,6 +128,17 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
 }
 
 impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
+    /// Fetches an instruction within one I1 line, bytes `offset .. offset +
+    /// len` of line `line`, whose costs go to `instr`, executed at time
+    /// `now` (its count is the caller's).
+    #[inline(always)]
+    pub fn fetch_line(&mut self, instr: InstrId, line: u64, offset: u32, len: u32, now: u64) {
+        self.sink.instr = instr;
+        self.sink.charger.now = now;
+        let outcome = self.caches.fetch_line(line, offset, len, &mut self.sink);
+        self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
+    }
+
     /// Fetches `count` instructions, each continuing the I1 line the
     /// previous fetch used (see [`Hierarchy::fetch_again`]): they hit.
     #[inline(always)]

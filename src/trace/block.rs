@@ -176,7 +176,7 @@ pub struct NoAddressLeft<'a>(&'a BlockDef);
 impl<E> From<NoAddressLeft<'_>> for WalkError<E> {
     #[cold]
     fn from(NoAddressLeft(def): NoAddressLeft<'_>) -> Self {
-        WalkError::Mismatch(RunMismatch::too_few_addresses(def))
+        WalkError::Mismatch(RunMismatch::too_few_addresses(def.addr()))
     }
 }
 
@@ -218,28 +218,26 @@ impl<'a> RunCursor<'a> {
     #[inline(always)]
     pub fn finish(mut self) -> Result<(), RunMismatch> {
         match self.addrs.next() {
-            Some(_) => Err(RunMismatch::too_many_addresses(self.def)),
+            Some(_) => Err(RunMismatch::too_many_addresses(self.def.addr())),
             None => Ok(()),
         }
     }
 }
 
 impl RunMismatch {
-    /// A run of `def` ran out of addresses.
+    /// A run of the block at `addr` ran out of addresses.
     #[cold]
-    fn too_few_addresses(def: &BlockDef) -> RunMismatch {
+    pub fn too_few_addresses(addr: u64) -> RunMismatch {
         RunMismatch(format!(
-            "the run of the block at {:#x} has too few addresses",
-            def.addr()
+            "the run of the block at {addr:#x} has too few addresses"
         ))
     }
 
-    /// A run of `def` has addresses left when its walk ended.
+    /// A run of the block at `addr` has addresses left when its walk ended.
     #[cold]
-    fn too_many_addresses(def: &BlockDef) -> RunMismatch {
+    pub fn too_many_addresses(addr: u64) -> RunMismatch {
         RunMismatch(format!(
-            "the run of the block at {:#x} has more addresses than its accesses",
-            def.addr()
+            "the run of the block at {addr:#x} has more addresses than its accesses"
         ))
     }
 }
