@@ -18,185 +18,43 @@ use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
 use crate::simulator::Simulator;
-use crate::trace::block::{BlockDef, JumpKind, RunRef};
-use crate::trace::{BlockItem, Event, Location, TraceError, TraceItem, TraceRead};
-
-/// Items in a batch: big enough that handing a batch over costs little
-/// per item, small enough that the queues stay a few megabytes.
-const BATCH_ITEMS: usize = 4096;
+use crate::trace::batch::{Batch, Item};
+use crate::trace::block::BlockDef;
+use crate::trace::{Event, Feed, TraceError, TraceRead};
 
 /// Batches queued per simulator before the decoder waits.
 const QUEUE: usize = 4;
 
-/// What the decoder hands the simulators: items in trace order, with the
-/// variable parts of block runs packed in shared arrays, each run's after
-/// the previous one's. Every item is read by another core, from memory the
-/// decoder wrote, so items are kept small.
-struct Batch {
-    items: Vec<Item>,
-    /// Where each item is in the trace, for errors.
-    locations: Vec<PackedLocation>,
-    guards: Vec<bool>,
-    addrs: Vec<u64>,
-}
-
-impl Batch {
-    /// An empty batch with room for a full one's items.
-    fn new() -> Batch {
-        Batch {
-            items: Vec::with_capacity(BATCH_ITEMS),
-            locations: Vec::with_capacity(BATCH_ITEMS),
-            guards: Vec::new(),
-            addrs: Vec::new(),
-        }
-    }
-
-    /// Empties the batch, keeping its memory.
-    fn clear(&mut self) {
-        self.items.clear();
-        self.locations.clear();
-        self.guards.clear();
-        self.addrs.clear();
-    }
-}
-
-enum Item {
-    Event(Event),
-    /// A block seen for the first time: its description, shared.
-    Define(u32, Arc<BlockDef>),
-    Run(Run),
-}
-
-/// One run of a block; its guards and addresses are the next
-/// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
-/// pointer and side exit are kept where `present` says so.
-struct Run {
-    call: u64,
-    sp: u64,
-    id: u32,
-    exit: u32,
-    guards_len: u32,
-    addrs_len: u32,
-    leaving: JumpKind,
-    present: u8,
-}
-
-// Half of what a run took with its options and ranges.
-const _: () = assert!(std::mem::size_of::<Item>() <= 40);
-
-impl Run {
-    const CALL: u8 = 1;
-    const SP: u8 = 2;
-    const EXIT: u8 = 4;
-
-    fn new(block: &BlockItem) -> Run {
-        let flag = |set: bool, bit: u8| if set { bit } else { 0 };
-        Run {
-            call: block.call.unwrap_or(0),
-            sp: block.run.sp.unwrap_or(0),
-            id: block.id,
-            exit: block.run.exit.unwrap_or(0),
-            guards_len: block.run.guards.len() as u32,
-            addrs_len: block.run.addrs.len() as u32,
-            leaving: block.leaving,
-            present: flag(block.call.is_some(), Run::CALL)
-                | flag(block.run.sp.is_some(), Run::SP)
-                | flag(block.run.exit.is_some(), Run::EXIT),
-        }
-    }
-
-    fn call(&self) -> Option<u64> {
-        (self.present & Run::CALL != 0).then_some(self.call)
-    }
-
-    fn sp(&self) -> Option<u64> {
-        (self.present & Run::SP != 0).then_some(self.sp)
-    }
-
-    fn exit(&self) -> Option<u32> {
-        (self.present & Run::EXIT != 0).then_some(self.exit)
-    }
-}
-
-/// A [`Location`] in one word: lines of text traces with the top bit set,
-/// offsets into binary ones without.
-#[derive(Clone, Copy)]
-struct PackedLocation(u64);
-
-impl PackedLocation {
-    const LINE: u64 = 1 << 63;
-
-    fn new(location: Location) -> PackedLocation {
-        let (Location::Line(value) | Location::Offset(value)) = location;
-        debug_assert!(value < PackedLocation::LINE, "a location below 2^63");
-        match location {
-            Location::Line(line) => PackedLocation(line | PackedLocation::LINE),
-            Location::Offset(offset) => PackedLocation(offset),
-        }
-    }
-
-    fn get(self) -> Location {
-        if self.0 & PackedLocation::LINE != 0 {
-            Location::Line(self.0 & !PackedLocation::LINE)
-        } else {
-            Location::Offset(self.0)
-        }
-    }
-}
-
 /// The decoder's end of the queues.
 struct Feeder {
     senders: Vec<SyncSender<Arc<Batch>>>,
-    batch: Batch,
+    feed: Feed,
     /// The batches handed over, oldest first, to be refilled once no
     /// simulator holds them: the queues bound how many there are, and the
     /// batches' arrays are not allocated and freed again every time.
     sent: VecDeque<Arc<Batch>>,
-    /// Which blocks the simulators have been told about.
-    defined: Vec<bool>,
 }
 
 impl Feeder {
     /// Reads all of `reader` into batches; stops early, with no error, when
     /// every simulator has stopped (they failed: their errors tell).
     fn feed(&mut self, reader: &mut impl TraceRead) -> Result<(), TraceError> {
-        while let Some(next) = reader.next_item()? {
-            let item = match next {
-                TraceItem::Event(event) => Item::Event(event),
-                TraceItem::Block(block) => {
-                    let id = block.id as usize;
-                    if self.defined.len() <= id {
-                        self.defined.resize(id + 1, false);
-                    }
-                    if !self.defined[id] {
-                        self.defined[id] = true;
-                        let def = Arc::new(block.def.clone());
-                        self.batch.items.push(Item::Define(block.id, def));
-                        // A definition cannot fail; its location is unused.
-                        self.batch.locations.push(PackedLocation(0));
-                    }
-                    self.batch.guards.extend_from_slice(block.run.guards);
-                    self.batch.addrs.extend_from_slice(block.run.addrs);
-                    Item::Run(Run::new(&block))
-                }
-            };
-            self.batch.items.push(item);
-            self.batch
-                .locations
-                .push(PackedLocation::new(reader.location()));
-            if self.batch.items.len() >= BATCH_ITEMS && !self.send() {
+        while reader.fill(&mut self.feed)? {
+            if !self.send() {
                 return Ok(());
             }
         }
-        self.send();
+        if !self.feed.batch.is_empty() {
+            self.send();
+        }
         Ok(())
     }
 
     /// Hands the batch to every simulator still running; false when none
     /// is.
     fn send(&mut self) -> bool {
-        let next = self.reusable().unwrap_or_else(Batch::new);
-        let batch = Arc::new(std::mem::replace(&mut self.batch, next));
+        let next = self.reusable().unwrap_or_default();
+        let batch = Arc::new(std::mem::replace(&mut self.feed.batch, next));
         self.senders
             .retain(|sender| sender.send(Arc::clone(&batch)).is_ok());
         self.sent.push_back(batch);
@@ -241,14 +99,13 @@ impl<B: Backdate> Replay<B> {
 
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
-        let (mut guards, mut addrs) = (&batch.guards[..], &batch.addrs[..]);
-        for (item, &at) in batch.items.iter().zip(&batch.locations) {
+        for (item, arrays, at) in batch.replay() {
             match item {
                 Item::Event(event) => {
                     accesses += u64::from(matches!(event, Event::Data { .. }));
                     self.simulator
                         .apply(event.clone())
-                        .map_err(|err| TraceError::semantic(at.get(), err))?;
+                        .map_err(|err| TraceError::semantic(at, err))?;
                 }
                 Item::Define(id, def) => {
                     let id = *id as usize;
@@ -262,32 +119,12 @@ impl<B: Backdate> Replay<B> {
                         .as_deref()
                         .expect("a block is defined before its first run");
                     accesses += u64::from(run.addrs_len);
-                    let (run_guards, rest) = guards.split_at(run.guards_len as usize);
-                    guards = rest;
-                    let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
-                    addrs = rest;
-                    let item = BlockItem {
-                        id: run.id,
-                        def,
-                        run: RunRef {
-                            sp: run.sp(),
-                            exit: run.exit(),
-                            guards: run_guards,
-                            addrs: run_addrs,
-                        },
-                        call: run.call(),
-                        leaving: run.leaving,
-                    };
                     self.simulator
-                        .block(&item)
-                        .map_err(|err| TraceError::semantic(at.get(), err))?;
+                        .block(&run.view(def, arrays))
+                        .map_err(|err| TraceError::semantic(at, err))?;
                 }
             }
         }
-        debug_assert!(
-            guards.is_empty() && addrs.is_empty(),
-            "every run's arrays replayed"
-        );
         Ok(accesses)
     }
 
@@ -420,9 +257,8 @@ fn simulate_walks<R: TraceRead + Send>(
             .collect();
         let mut feeder = Feeder {
             senders,
-            batch: Batch::new(),
+            feed: Feed::default(),
             sent: VecDeque::new(),
-            defined: Vec::new(),
         };
         let fed = feeder.feed(&mut reader);
         drop(feeder);
@@ -460,7 +296,7 @@ mod tests {
     use super::*;
     use crate::cost::EventKind;
     use crate::simulator::simulate;
-    use crate::trace::TextReader;
+    use crate::trace::{Location, TextReader};
 
     /// A loop over a 16 KiB array, long enough for several batches, with a
     /// call in every round.
@@ -526,18 +362,6 @@ mod tests {
         let mut sampled = configs.to_vec();
         sampled[0] = sampled[0].clone().with_stack_samples(true).unwrap();
         assert_eq!(walks(&sampled, 4), [vec![0], vec![1], vec![2, 3]]);
-    }
-
-    #[test]
-    fn packed_locations_keep_lines_and_offsets_apart() {
-        for location in [
-            Location::Line(1),
-            Location::Line((1 << 63) - 1),
-            Location::Offset(0),
-            Location::Offset((1 << 63) - 1),
-        ] {
-            assert_eq!(PackedLocation::new(location).get(), location);
-        }
     }
 
     #[test]

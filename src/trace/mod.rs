@@ -5,6 +5,7 @@
 //! the current thread. Readers never hold the whole trace: they yield one
 //! event at a time and can say where in the input the last one came from.
 
+pub mod batch;
 pub mod binary;
 pub mod block;
 mod call_inference;
@@ -17,6 +18,7 @@ mod lines;
 mod open;
 mod text;
 
+pub use batch::Feed;
 pub use call_inference::CallInference;
 pub use code_objects::{Binary, BinaryError, CodeObjects, Transfer, VALGRIND_PIE_BIAS};
 pub use convert::{Blocker, TextWriter};
@@ -156,6 +158,20 @@ pub trait TraceRead {
     /// A reader is read either by events or by items, not both.
     fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
         Ok(self.next_event()?.map(TraceItem::Event))
+    }
+
+    /// Adds items to `feed`'s batch until it is full; false once the trace
+    /// has ended. Readers of block-structured traces may decode straight
+    /// into the batch.
+    fn fill(&mut self, feed: &mut Feed) -> Result<bool, TraceError> {
+        while !feed.batch.is_full() {
+            match self.next_item()? {
+                Some(item) => feed.push_item(item),
+                None => return Ok(false),
+            }
+            feed.locate(self.location());
+        }
+        Ok(true)
     }
 
     /// Whether data accesses may come without an instruction (data-only

@@ -10,7 +10,7 @@ use super::call_inference::CallInference;
 use super::code_objects::CodeObjects;
 use super::din::{self, DinForm, DinReader};
 use super::lackey::{self, LackeyReader};
-use super::{Event, Location, TextReader, TraceError, TraceItem, TraceRead};
+use super::{Event, Feed, Location, TextReader, TraceError, TraceItem, TraceRead};
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +217,16 @@ impl TraceRead for AnyReader {
             AnyReader::Binary(reader) => reader.next_item(),
             AnyReader::Lackey(reader) => reader.next_item(),
             AnyReader::Din(reader, _) => reader.next_item(),
+        }
+    }
+
+    #[inline]
+    fn fill(&mut self, feed: &mut Feed) -> Result<bool, TraceError> {
+        match self {
+            AnyReader::Text(reader) => reader.fill(feed),
+            AnyReader::Binary(reader) => reader.fill(feed),
+            AnyReader::Lackey(reader) => reader.fill(feed),
+            AnyReader::Din(reader, _) => reader.fill(feed),
         }
     }
 

@@ -4,7 +4,10 @@
 use std::io::Cursor;
 
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
-use linegrind::trace::{AnyReader, Blocker, Event, TextReader, TextWriter, TraceRead};
+use linegrind::trace::{
+    AnyReader, Blocker, Event, Feed, Location, TextReader, TextWriter, TraceError, TraceItem,
+    TraceRead,
+};
 
 use crate::support::{example_traces, is_recorded, root};
 
@@ -246,4 +249,61 @@ fn garbage_behind_valid_checksums_gives_errors_not_panics() {
         }
     }
     assert!(errors > 100, "most damage is noticed ({errors} of 2000)");
+}
+
+/// A reader filling batches item by item, with [`TraceRead`]'s own `fill`,
+/// whatever the reader inside does.
+struct ItemByItem<R>(R);
+
+impl<R: TraceRead> TraceRead for ItemByItem<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        self.0.next_event()
+    }
+
+    fn next_item(&mut self) -> Result<Option<TraceItem<'_>>, TraceError> {
+        self.0.next_item()
+    }
+
+    fn location(&self) -> Location {
+        self.0.location()
+    }
+}
+
+/// Every item of the batches `reader` fills, with its run's guards and
+/// addresses and its location.
+fn batched(reader: &mut impl TraceRead) -> Vec<String> {
+    let mut feed = Feed::default();
+    let mut items = Vec::new();
+    loop {
+        let more = reader.fill(&mut feed).unwrap();
+        for (item, arrays, location) in feed.batch.replay() {
+            items.push(format!("{item:?} {arrays:?} {location:?}"));
+        }
+        feed.batch.clear();
+        if !more {
+            return items;
+        }
+    }
+}
+
+#[test]
+fn binary_runs_decoded_into_batches_are_the_runs_read_one_by_one() {
+    let everything = {
+        let mut reader = TextReader::new(EVERYTHING.as_bytes());
+        to_binary(&events(&mut reader), true, &[])
+    };
+    let mut traces = vec![everything];
+    for path in example_traces().into_iter().filter(|path| is_recorded(path)) {
+        traces.push(std::fs::read(path).unwrap());
+    }
+    for trace in traces {
+        let open = || BinaryReader::new(Cursor::new(trace.clone()), false).unwrap();
+        let direct = batched(&mut open());
+        let one_by_one = batched(&mut ItemByItem(open()));
+        assert!(direct.iter().any(|item| item.starts_with("Run")));
+        assert_eq!(direct.len(), one_by_one.len());
+        for (direct, one) in direct.iter().zip(&one_by_one) {
+            assert_eq!(direct, one);
+        }
+    }
 }

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::Arc;
 
 use super::format::{
     self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
@@ -15,7 +16,8 @@ use super::format::{
 };
 use super::varint::Cursor;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
-use crate::trace::{BlockItem, Event, Location, TraceError, TraceItem, TraceRead};
+use crate::trace::batch::RunHead;
+use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
 /// What the END chunk says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,7 +32,8 @@ pub struct Summary {
 /// A block described in the trace, with what decoding its runs needs at
 /// hand.
 struct Def {
-    block: BlockDef,
+    /// Shared with the simulators, which a batch tells about it.
+    block: Arc<BlockDef>,
     /// Where the block's access sites start in `site_last`.
     first_site: usize,
     /// Per access site in item order: whether it is guarded.
@@ -56,7 +59,7 @@ impl Def {
             sites,
             exits,
             first_site,
-            block,
+            block: Arc::new(block),
         }
     }
 
@@ -485,9 +488,133 @@ impl<R: Read + Seek> BinaryReader<R> {
             }
         }
     }
+    /// Decodes the block runs of the current chunk straight into `feed`
+    /// until its batch is full, the chunk ends or a control record comes;
+    /// true when it stopped at a control record, which is left for
+    /// [`BinaryReader::decode_record`]. What [`BinaryReader::decode_record`]
+    /// and [`TraceRead::next_item`] do for one run, without the run's own
+    /// arrays.
+    fn decode_runs(&mut self, feed: &mut Feed) -> Result<bool, TraceError> {
+        let BinaryReader {
+            payload,
+            pos,
+            defs,
+            site_last,
+            sp_bases,
+            expander,
+            chunk_at,
+            ..
+        } = self;
+        let (at, base) = (*chunk_at, *pos);
+        let location = Location::Offset(at);
+        let relocate = |mut err: Corrupt| {
+            err.pos += base;
+            corrupted(at, err)
+        };
+        let mut cursor = Cursor::new(&payload[base..]);
+        while !feed.batch.is_full() && !cursor.at_end() {
+            let record = cursor.pos();
+            let tag = cursor.varint().map_err(|e| relocate(e.into()))?;
+            if tag & 3 == CONTROL {
+                *pos = base + record;
+                return Ok(true);
+            }
+            let id = (tag >> 2) as usize;
+            let Some(def) = defs.get(id) else {
+                return Err(relocate(Corrupt {
+                    pos: record,
+                    what: format!("a run of block {id}, which is not described"),
+                }));
+            };
+            let sp = match tag & 3 {
+                RUN_NO_SP => None,
+                RUN_SP_SAME => Some(sp_bases.get()),
+                _ => {
+                    let sp = cursor
+                        .delta(sp_bases.get())
+                        .map_err(|e| relocate(e.into()))?;
+                    sp_bases.set(sp);
+                    Some(sp)
+                }
+            };
+            let exit = if def.exits.is_empty() {
+                None
+            } else {
+                let exit = cursor.varint().map_err(|e| relocate(e.into()))?;
+                exit.checked_sub(1).map(|exit| exit as u32)
+            };
+            feed.define(id as u32, || Arc::clone(&def.block));
+            let start = feed.mark();
+            let (guards, addrs) = feed.run_arrays();
+            // The sites before the exit taken, each with an address unless
+            // its guard said it did not happen.
+            let reached = def.sites_reached(exit);
+            let last = &mut site_last[def.first_site..def.first_site + reached];
+            if def.guarded == 0 {
+                for last in last {
+                    *last = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
+                    addrs.push(*last);
+                }
+            } else {
+                let first_guard = guards.len();
+                for word in 0..def.guarded.div_ceil(64) {
+                    let mask = cursor.varint().map_err(|e| relocate(e.into()))?;
+                    let bits = (def.guarded - word * 64).min(64);
+                    guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
+                }
+                let mut run_guards = guards[first_guard..].iter();
+                for (last, &guarded) in last.iter_mut().zip(&def.sites) {
+                    if guarded && !run_guards.next().copied().unwrap_or(false) {
+                        continue;
+                    }
+                    *last = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
+                    addrs.push(*last);
+                }
+            }
+            let call = expander.enter(&def.block);
+            let leaving = def.leaving(exit);
+            expander.leave(leaving);
+            let head = RunHead {
+                id: id as u32,
+                call,
+                sp,
+                exit,
+                leaving,
+            };
+            feed.push_run(head, start, location);
+        }
+        *pos = base + cursor.pos();
+        Ok(false)
+    }
 }
 
 impl<R: Read + Seek> TraceRead for BinaryReader<R> {
+    /// Block runs go straight from the chunk's encoding into the batch.
+    fn fill(&mut self, feed: &mut Feed) -> Result<bool, TraceError> {
+        loop {
+            while !feed.batch.is_full() {
+                let Some(event) = self.queue.pop_front() else {
+                    break;
+                };
+                feed.push_event(event, self.location());
+            }
+            if feed.batch.is_full() {
+                return Ok(true);
+            }
+            if self.done {
+                return Ok(false);
+            }
+            if self.pos < self.payload.len() {
+                if self.decode_runs(feed)? {
+                    let run = self.decode_record()?;
+                    debug_assert!(run.is_none(), "a control record");
+                }
+            } else if !self.next_chunk()? {
+                self.done = true;
+            }
+        }
+    }
+
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
             match self.advance()? {
@@ -516,7 +643,7 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
                 self.expander.leave(leaving);
                 Ok(Some(TraceItem::Block(BlockItem {
                     id: id as u32,
-                    def: &def.block,
+                    def: &*def.block,
                     run: self.run.view(),
                     call,
                     leaving,

@@ -1,0 +1,327 @@
+//! Batches: trace items decoded on one thread for simulators on others.
+//!
+//! Every item is read by another core, from memory the decoding core
+//! wrote, so items are small: a block run is 40 bytes (its block, and the
+//! call, stack pointer and side exit where present), and its guards and
+//! addresses follow the previous run's in two arrays shared by the batch.
+//! A reader fills batches through a [`Feed`], item by item
+//! ([`Feed::push_item`]), or, for binary traces, straight from the trace's
+//! encoding ([`crate::trace::binary::BinaryReader`]).
+
+use std::sync::Arc;
+
+use super::block::{BlockDef, JumpKind, RunRef};
+use super::{BlockItem, Event, Location, TraceItem};
+
+/// Items in a batch: big enough that handing a batch over costs little
+/// per item, small enough that the queues stay a few megabytes.
+pub const BATCH_ITEMS: usize = 4096;
+
+/// Items in trace order, with the variable parts of block runs packed in
+/// shared arrays, each run's after the previous one's.
+pub struct Batch {
+    items: Vec<Item>,
+    /// Where each item is in the trace, for errors.
+    locations: Vec<PackedLocation>,
+    guards: Vec<bool>,
+    addrs: Vec<u64>,
+}
+
+/// One item of a batch.
+#[derive(Debug)]
+pub enum Item {
+    Event(Event),
+    /// A block seen for the first time: its description, shared.
+    Define(u32, Arc<BlockDef>),
+    Run(Run),
+}
+
+/// One run of a block; its guards and addresses are the next
+/// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
+/// pointer and side exit are kept where `present` says so.
+#[derive(Debug)]
+pub struct Run {
+    call: u64,
+    sp: u64,
+    pub id: u32,
+    exit: u32,
+    guards_len: u32,
+    pub addrs_len: u32,
+    pub leaving: JumpKind,
+    present: u8,
+}
+
+// Half of what a run took with its options and ranges.
+const _: () = assert!(std::mem::size_of::<Item>() <= 40);
+
+impl Run {
+    const CALL: u8 = 1;
+    const SP: u8 = 2;
+    const EXIT: u8 = 4;
+
+    /// The run `head`, whose guards and addresses were added to `batch`'s
+    /// arrays since `start`.
+    #[inline]
+    fn new(head: RunHead, start: RunMark, batch: &Batch) -> Run {
+        let flag = |set: bool, bit: u8| if set { bit } else { 0 };
+        Run {
+            call: head.call.unwrap_or(0),
+            sp: head.sp.unwrap_or(0),
+            id: head.id,
+            exit: head.exit.unwrap_or(0),
+            guards_len: (batch.guards.len() - start.guards) as u32,
+            addrs_len: (batch.addrs.len() - start.addrs) as u32,
+            leaving: head.leaving,
+            present: flag(head.call.is_some(), Run::CALL)
+                | flag(head.sp.is_some(), Run::SP)
+                | flag(head.exit.is_some(), Run::EXIT),
+        }
+    }
+
+    /// The call that enters the run, if any.
+    pub fn call(&self) -> Option<u64> {
+        (self.present & Run::CALL != 0).then_some(self.call)
+    }
+
+    fn sp(&self) -> Option<u64> {
+        (self.present & Run::SP != 0).then_some(self.sp)
+    }
+
+    fn exit(&self) -> Option<u32> {
+        (self.present & Run::EXIT != 0).then_some(self.exit)
+    }
+}
+
+/// A [`Location`] in one word: lines of text traces with the top bit set,
+/// offsets into binary ones without.
+#[derive(Clone, Copy)]
+pub struct PackedLocation(u64);
+
+impl PackedLocation {
+    const LINE: u64 = 1 << 63;
+
+    fn new(location: Location) -> PackedLocation {
+        let (Location::Line(value) | Location::Offset(value)) = location;
+        debug_assert!(value < PackedLocation::LINE, "a location below 2^63");
+        match location {
+            Location::Line(line) => PackedLocation(line | PackedLocation::LINE),
+            Location::Offset(offset) => PackedLocation(offset),
+        }
+    }
+
+    pub fn get(self) -> Location {
+        if self.0 & PackedLocation::LINE != 0 {
+            Location::Line(self.0 & !PackedLocation::LINE)
+        } else {
+            Location::Offset(self.0)
+        }
+    }
+}
+
+impl Batch {
+    /// An empty batch with room for a full one's items.
+    pub fn new() -> Batch {
+        Batch {
+            items: Vec::with_capacity(BATCH_ITEMS),
+            locations: Vec::with_capacity(BATCH_ITEMS),
+            guards: Vec::new(),
+            addrs: Vec::new(),
+        }
+    }
+
+    /// Empties the batch, keeping its memory.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.locations.clear();
+        self.guards.clear();
+        self.addrs.clear();
+    }
+
+    /// Whether the batch holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Whether the batch is full: the reader hands it over.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.items.len() >= BATCH_ITEMS
+    }
+
+    /// The items in order, each with its location and, for a run, its
+    /// guards and addresses.
+    pub fn replay(&self) -> impl Iterator<Item = (&Item, RunArrays<'_>, Location)> {
+        let (mut guards, mut addrs) = (&self.guards[..], &self.addrs[..]);
+        self.items
+            .iter()
+            .zip(&self.locations)
+            .map(move |(item, location)| {
+                let arrays = match item {
+                    Item::Run(run) => {
+                        let (run_guards, rest) = guards.split_at(run.guards_len as usize);
+                        guards = rest;
+                        let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
+                        addrs = rest;
+                        RunArrays {
+                            guards: run_guards,
+                            addrs: run_addrs,
+                        }
+                    }
+                    _ => RunArrays::default(),
+                };
+                (item, arrays, location.get())
+            })
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch::new()
+    }
+}
+
+/// A run's guards and addresses, in its batch's arrays.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunArrays<'a> {
+    guards: &'a [bool],
+    addrs: &'a [u64],
+}
+
+impl Run {
+    /// The run as the simulator takes it, with its arrays.
+    pub fn view<'a>(&self, def: &'a BlockDef, arrays: RunArrays<'a>) -> BlockItem<'a> {
+        BlockItem {
+            id: self.id,
+            def,
+            run: RunRef {
+                sp: self.sp(),
+                exit: self.exit(),
+                guards: arrays.guards,
+                addrs: arrays.addrs,
+            },
+            call: self.call(),
+            leaving: self.leaving,
+        }
+    }
+}
+
+/// Where a reader puts what it decodes: the batch being filled, and which
+/// blocks the simulators have been told about.
+#[derive(Default)]
+pub struct Feed {
+    pub batch: Batch,
+    defined: Vec<bool>,
+}
+
+impl Feed {
+    /// Adds `item`, whose location follows with [`Feed::locate`].
+    pub fn push_item(&mut self, item: TraceItem) {
+        match item {
+            TraceItem::Event(event) => self.batch.items.push(Item::Event(event)),
+            TraceItem::Block(block) => {
+                self.define(block.id, || Arc::new(block.def.clone()));
+                let start = self.mark();
+                self.batch.guards.extend_from_slice(block.run.guards);
+                self.batch.addrs.extend_from_slice(block.run.addrs);
+                let head = RunHead {
+                    id: block.id,
+                    call: block.call,
+                    sp: block.run.sp,
+                    exit: block.run.exit,
+                    leaving: block.leaving,
+                };
+                self.batch.items.push(Item::Run(Run::new(head, start, &self.batch)));
+            }
+        }
+    }
+
+    /// Gives the item pushed last the `location` it was read at.
+    pub fn locate(&mut self, location: Location) {
+        self.batch.locations.push(PackedLocation::new(location));
+    }
+
+    /// Adds `event`, read at `location`.
+    pub fn push_event(&mut self, event: Event, location: Location) {
+        self.batch.items.push(Item::Event(event));
+        self.locate(location);
+    }
+
+    /// Tells the simulators about block `id`, made by `def`, unless they
+    /// know it already.
+    #[inline]
+    pub fn define(&mut self, id: u32, def: impl FnOnce() -> Arc<BlockDef>) {
+        let index = id as usize;
+        if self.defined.get(index).copied().unwrap_or(false) {
+            return;
+        }
+        if self.defined.len() <= index {
+            self.defined.resize(index + 1, false);
+        }
+        self.defined[index] = true;
+        self.batch.items.push(Item::Define(id, def()));
+        // A definition cannot fail; its location is unused.
+        self.batch.locations.push(PackedLocation(0));
+    }
+
+    /// Where the next run's guards and addresses will start in the
+    /// batch's arrays.
+    #[inline]
+    pub fn mark(&self) -> RunMark {
+        RunMark {
+            guards: self.batch.guards.len(),
+            addrs: self.batch.addrs.len(),
+        }
+    }
+
+    /// The arrays the guards and addresses of the run about to be pushed
+    /// go to, after those of the runs before it.
+    #[inline]
+    pub fn run_arrays(&mut self) -> (&mut Vec<bool>, &mut Vec<u64>) {
+        (&mut self.batch.guards, &mut self.batch.addrs)
+    }
+
+    /// Adds the run `head` of a block already defined, whose guards and
+    /// addresses were added to the arrays since `start`, read at
+    /// `location`.
+    #[inline]
+    pub fn push_run(&mut self, head: RunHead, start: RunMark, location: Location) {
+        let run = Run::new(head, start, &self.batch);
+        self.batch.items.push(Item::Run(run));
+        self.locate(location);
+    }
+}
+
+/// The lengths of a batch's run arrays before a run's were added.
+#[derive(Clone, Copy)]
+pub struct RunMark {
+    guards: usize,
+    addrs: usize,
+}
+
+/// What a block run is besides its guards and addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct RunHead {
+    pub id: u32,
+    /// The call that enters the run.
+    pub call: Option<u64>,
+    pub sp: Option<u64>,
+    pub exit: Option<u32>,
+    pub leaving: JumpKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_locations_keep_lines_and_offsets_apart() {
+        for location in [
+            Location::Line(1),
+            Location::Line((1 << 63) - 1),
+            Location::Offset(0),
+            Location::Offset((1 << 63) - 1),
+        ] {
+            assert_eq!(PackedLocation::new(location).get(), location);
+        }
+    }
+}
