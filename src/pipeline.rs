@@ -18,7 +18,7 @@ use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
 use crate::simulator::Simulator;
-use crate::trace::batch::{Batch, Item};
+use crate::trace::batch::{Batch, Replayed};
 use crate::trace::block::BlockDef;
 use crate::trace::{Event, Feed, TraceError, TraceRead};
 
@@ -99,22 +99,22 @@ impl<B: Backdate> Replay<B> {
 
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
-        for (item, arrays, at) in batch.replay() {
+        for (item, at) in batch.replay() {
             match item {
-                Item::Event(event) => {
+                Replayed::Event(event) => {
                     accesses += u64::from(matches!(event, Event::Data { .. }));
                     self.simulator
                         .apply(event.clone())
                         .map_err(|err| TraceError::semantic(at, err))?;
                 }
-                Item::Define(id, def) => {
-                    let id = *id as usize;
+                Replayed::Define(id, def) => {
+                    let id = id as usize;
                     if self.defs.len() <= id {
                         self.defs.resize(id + 1, None);
                     }
                     self.defs[id] = Some(Arc::clone(def));
                 }
-                Item::Run(run) => {
+                Replayed::Run(run, arrays) => {
                     let def = self.defs[run.id as usize]
                         .as_deref()
                         .expect("a block is defined before its first run");

@@ -18,9 +18,13 @@ use super::{BlockItem, Event, Location, TraceItem};
 pub const BATCH_ITEMS: usize = 4096;
 
 /// Items in trace order, with the variable parts of block runs packed in
-/// shared arrays, each run's after the previous one's.
+/// shared arrays, each run's after the previous one's, and the events and
+/// block descriptions, which own memory, apart: items are plain data, and
+/// a batch empties without going through them.
 pub struct Batch {
     items: Vec<Item>,
+    events: Vec<Event>,
+    defines: Vec<(u32, Arc<BlockDef>)>,
     /// Where each item is in the trace, for errors.
     locations: Vec<PackedLocation>,
     guards: Vec<bool>,
@@ -28,18 +32,29 @@ pub struct Batch {
 }
 
 /// One item of a batch.
-#[derive(Debug)]
-pub enum Item {
-    Event(Event),
-    /// A block seen for the first time: its description, shared.
-    Define(u32, Arc<BlockDef>),
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    /// The next of the batch's events.
+    Event,
+    /// A block seen for the first time: the next of the batch's
+    /// descriptions.
+    Define,
     Run(Run),
+}
+
+/// An item as it is replayed, with what the batch keeps of it apart.
+#[derive(Debug)]
+pub enum Replayed<'a> {
+    Event(&'a Event),
+    /// A block seen for the first time: its number and description.
+    Define(u32, &'a Arc<BlockDef>),
+    Run(&'a Run, RunArrays<'a>),
 }
 
 /// One run of a block; its guards and addresses are the next
 /// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
 /// pointer and side exit are kept where `present` says so.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Run {
     call: u64,
     sp: u64,
@@ -123,6 +138,8 @@ impl Batch {
     pub fn new() -> Batch {
         Batch {
             items: Vec::with_capacity(BATCH_ITEMS),
+            events: Vec::new(),
+            defines: Vec::new(),
             locations: Vec::with_capacity(BATCH_ITEMS),
             guards: Vec::new(),
             addrs: Vec::new(),
@@ -132,6 +149,8 @@ impl Batch {
     /// Empties the batch, keeping its memory.
     pub fn clear(&mut self) {
         self.items.clear();
+        self.events.clear();
+        self.defines.clear();
         self.locations.clear();
         self.guards.clear();
         self.addrs.clear();
@@ -148,28 +167,33 @@ impl Batch {
         self.items.len() >= BATCH_ITEMS
     }
 
-    /// The items in order, each with its location and, for a run, its
-    /// guards and addresses.
-    pub fn replay(&self) -> impl Iterator<Item = (&Item, RunArrays<'_>, Location)> {
+    /// The items in order, each with its location.
+    pub fn replay(&self) -> impl Iterator<Item = (Replayed<'_>, Location)> {
         let (mut guards, mut addrs) = (&self.guards[..], &self.addrs[..]);
+        let (mut events, mut defines) = (self.events.iter(), self.defines.iter());
         self.items
             .iter()
             .zip(&self.locations)
             .map(move |(item, location)| {
-                let arrays = match item {
+                let replayed = match item {
                     Item::Run(run) => {
                         let (run_guards, rest) = guards.split_at(run.guards_len as usize);
                         guards = rest;
                         let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
                         addrs = rest;
-                        RunArrays {
+                        let arrays = RunArrays {
                             guards: run_guards,
                             addrs: run_addrs,
-                        }
+                        };
+                        Replayed::Run(run, arrays)
                     }
-                    _ => RunArrays::default(),
+                    Item::Event => Replayed::Event(events.next().expect("an event per item")),
+                    Item::Define => {
+                        let (id, def) = defines.next().expect("a description per item");
+                        Replayed::Define(*id, def)
+                    }
                 };
-                (item, arrays, location.get())
+                (replayed, location.get())
             })
     }
 }
@@ -217,7 +241,10 @@ impl Feed {
     /// Adds `item`, whose location follows with [`Feed::locate`].
     pub fn push_item(&mut self, item: TraceItem) {
         match item {
-            TraceItem::Event(event) => self.batch.items.push(Item::Event(event)),
+            TraceItem::Event(event) => {
+                self.batch.items.push(Item::Event);
+                self.batch.events.push(event);
+            }
             TraceItem::Block(block) => {
                 self.define(block.id, || Arc::new(block.def.clone()));
                 let start = self.mark();
@@ -242,7 +269,8 @@ impl Feed {
 
     /// Adds `event`, read at `location`.
     pub fn push_event(&mut self, event: Event, location: Location) {
-        self.batch.items.push(Item::Event(event));
+        self.batch.items.push(Item::Event);
+        self.batch.events.push(event);
         self.locate(location);
     }
 
@@ -258,7 +286,8 @@ impl Feed {
             self.defined.resize(index + 1, false);
         }
         self.defined[index] = true;
-        self.batch.items.push(Item::Define(id, def()));
+        self.batch.items.push(Item::Define);
+        self.batch.defines.push((id, def()));
         // A definition cannot fail; its location is unused.
         self.batch.locations.push(PackedLocation(0));
     }

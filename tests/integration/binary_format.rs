@@ -276,8 +276,8 @@ fn batched(reader: &mut impl TraceRead) -> Vec<String> {
     let mut items = Vec::new();
     loop {
         let more = reader.fill(&mut feed).unwrap();
-        for (item, arrays, location) in feed.batch.replay() {
-            items.push(format!("{item:?} {arrays:?} {location:?}"));
+        for (item, location) in feed.batch.replay() {
+            items.push(format!("{item:?} {location:?}"));
         }
         feed.batch.clear();
         if !more {
