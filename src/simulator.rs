@@ -426,8 +426,7 @@ impl<B: Backdate> Simulator<B> {
                 object: func.object,
             };
             let line_bits = self.config.i1().line_bits();
-            self.known
-                .learn(id, item.def, &seen, arrival, line_bits);
+            self.known.learn(id, item.def, &seen, arrival, line_bits);
         }
         walked
     }

@@ -62,7 +62,7 @@ pub struct Run {
     exit: u32,
     guards_len: u32,
     pub addrs_len: u32,
-    pub leaving: JumpKind,
+    leaving: JumpKind,
     present: u8,
 }
 
@@ -94,7 +94,7 @@ impl Run {
     }
 
     /// The call that enters the run, if any.
-    pub fn call(&self) -> Option<u64> {
+    fn call(&self) -> Option<u64> {
         (self.present & Run::CALL != 0).then_some(self.call)
     }
 
@@ -257,7 +257,9 @@ impl Feed {
                     exit: block.run.exit,
                     leaving: block.leaving,
                 };
-                self.batch.items.push(Item::Run(Run::new(head, start, &self.batch)));
+                self.batch
+                    .items
+                    .push(Item::Run(Run::new(head, start, &self.batch)));
             }
         }
     }

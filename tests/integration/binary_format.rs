@@ -293,7 +293,10 @@ fn binary_runs_decoded_into_batches_are_the_runs_read_one_by_one() {
         to_binary(&events(&mut reader), true, &[])
     };
     let mut traces = vec![everything];
-    for path in example_traces().into_iter().filter(|path| is_recorded(path)) {
+    for path in example_traces()
+        .into_iter()
+        .filter(|path| is_recorded(path))
+    {
         traces.push(std::fs::read(path).unwrap());
     }
     for trace in traces {

@@ -15,8 +15,8 @@ use super::format::{
     VERSION,
 };
 use super::varint::Cursor;
-use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::batch::RunHead;
+use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
 /// What the END chunk says.
@@ -643,7 +643,7 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
                 self.expander.leave(leaving);
                 Ok(Some(TraceItem::Block(BlockItem {
                     id: id as u32,
-                    def: &*def.block,
+                    def: &def.block,
                     run: self.run.view(),
                     call,
                     leaving,

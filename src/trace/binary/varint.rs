@@ -180,10 +180,21 @@ mod tests {
     /// malformed input.
     #[test]
     fn words_decode_as_bytes_do() {
-        let mut values = vec![0, 1, 127, 128, u64::MAX, u64::MAX >> 8, 1 << 55, (1 << 56) - 1];
+        let mut values = vec![
+            0,
+            1,
+            127,
+            128,
+            u64::MAX,
+            u64::MAX >> 8,
+            1 << 55,
+            (1 << 56) - 1,
+        ];
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         for bits in 0..64 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
             values.push(state >> bits);
         }
         for value in values {
