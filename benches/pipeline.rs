@@ -1,6 +1,7 @@
 //! The trace decoder and the whole `sim` pipeline on a recorded trace
 //! (`traces/hydro.lgt`, 11.7 M instructions and 4.8 M accesses), in events
-//! (instructions plus accesses) per second: decoding alone; simulation with
+//! (instructions plus accesses) per second: decoding alone, into batches as
+//! `sim`'s decoding thread does; simulation with
 //! cache use and back-dating (the default), without back-dating, and eight
 //! LL sizes from one decoding.
 
@@ -11,7 +12,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use linegrind::cache::CacheGeometry;
 use linegrind::config::SimConfig;
 use linegrind::pipeline::simulate_each;
-use linegrind::trace::{AnyReader, TraceItem, TraceRead};
+use linegrind::trace::{AnyReader, Feed, TraceRead};
 
 const TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/hydro.lgt");
 
@@ -19,16 +20,19 @@ fn open() -> AnyReader {
     AnyReader::new(File::open(TRACE).unwrap(), false).unwrap()
 }
 
-/// Items read: events and block runs' instructions and accesses.
-fn decode(reader: &mut AnyReader) -> u64 {
-    let mut events = 0;
-    while let Some(item) = reader.next_item().unwrap() {
-        events += match item {
-            TraceItem::Event(_) => 1,
-            TraceItem::Block(block) => (block.def.instrs.len() + block.run.addrs.len()) as u64,
-        };
+/// Decodes the whole trace into batches, as `sim`'s decoding thread does;
+/// the number of items decoded.
+fn decode(reader: &mut AnyReader) -> usize {
+    let mut feed = Feed::default();
+    let mut items = 0;
+    loop {
+        let more = reader.fill(&mut feed).unwrap();
+        items += feed.batch.len();
+        feed.batch.clear();
+        if !more {
+            return items;
+        }
     }
-    events
 }
 
 fn config(ll: u64, backdate: bool) -> SimConfig {

@@ -156,6 +156,11 @@ impl Batch {
         self.addrs.clear();
     }
 
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
     /// Whether the batch holds no item.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
