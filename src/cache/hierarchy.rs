@@ -526,28 +526,27 @@ impl<H: Copy + Default, M: ByteMask> CacheAccess<H> for Hierarchy<H, M> {
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
         let k = kind as usize;
-        if kind == L1Kind::Instr && self.track_use {
-            self.settle_fetches();
-        }
         let bits = self.l1[k].line_bits;
         let line_size = 1u64 << bits;
         let offset = addr & (line_size - 1);
-        let mut outcome = Outcome::default();
-        if offset + u64::from(size) <= line_size {
-            // Within one line: the common case.
-            let bytes = if self.track_use {
-                M::range(offset as u32, size)
-            } else {
-                M::default()
-            };
-            self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
-            if kind == L1Kind::Instr {
-                // Where fetches that continue this one start.
-                self.tail.from = (offset + u64::from(size)) as u32;
+        if offset + u64::from(size) > line_size {
+            if kind == L1Kind::Instr && self.track_use {
+                self.settle_fetches();
             }
-            return outcome;
+            return self.access_straddling(k, addr, size, sink);
         }
-        self.access_straddling(k, addr, size, sink)
+        // Within one line: the common case.
+        if kind == L1Kind::Instr {
+            return self.fetch_line(addr >> bits, offset as u32, size, sink);
+        }
+        let bytes = if self.track_use {
+            M::range(offset as u32, size)
+        } else {
+            M::default()
+        };
+        let mut outcome = Outcome::default();
+        self.access_line(k, addr >> bits, &bytes, sink, &mut outcome);
+        outcome
     }
 }
 

@@ -32,7 +32,7 @@ pub struct Batch {
 }
 
 /// One item of a batch.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 enum Item {
     /// The next of the batch's events.
     Event,
@@ -110,7 +110,7 @@ impl Run {
 /// A [`Location`] in one word: lines of text traces with the top bit set,
 /// offsets into binary ones without.
 #[derive(Clone, Copy)]
-pub struct PackedLocation(u64);
+struct PackedLocation(u64);
 
 impl PackedLocation {
     const LINE: u64 = 1 << 63;
@@ -124,7 +124,7 @@ impl PackedLocation {
         }
     }
 
-    pub fn get(self) -> Location {
+    fn get(self) -> Location {
         if self.0 & PackedLocation::LINE != 0 {
             Location::Line(self.0 & !PackedLocation::LINE)
         } else {
@@ -246,10 +246,7 @@ impl Feed {
     /// Adds `item`, whose location follows with [`Feed::locate`].
     pub fn push_item(&mut self, item: TraceItem) {
         match item {
-            TraceItem::Event(event) => {
-                self.batch.items.push(Item::Event);
-                self.batch.events.push(event);
-            }
+            TraceItem::Event(event) => self.add_event(event),
             TraceItem::Block(block) => {
                 self.define(block.id, || Arc::new(block.def.clone()));
                 let start = self.mark();
@@ -262,9 +259,7 @@ impl Feed {
                     exit: block.run.exit,
                     leaving: block.leaving,
                 };
-                self.batch
-                    .items
-                    .push(Item::Run(Run::new(head, start, &self.batch)));
+                self.add_run(head, start);
             }
         }
     }
@@ -276,9 +271,13 @@ impl Feed {
 
     /// Adds `event`, read at `location`.
     pub fn push_event(&mut self, event: Event, location: Location) {
+        self.add_event(event);
+        self.locate(location);
+    }
+
+    fn add_event(&mut self, event: Event) {
         self.batch.items.push(Item::Event);
         self.batch.events.push(event);
-        self.locate(location);
     }
 
     /// Tells the simulators about block `id`, made by `def`, unless they
@@ -321,9 +320,14 @@ impl Feed {
     /// `location`.
     #[inline]
     pub fn push_run(&mut self, head: RunHead, start: RunMark, location: Location) {
+        self.add_run(head, start);
+        self.locate(location);
+    }
+
+    #[inline]
+    fn add_run(&mut self, head: RunHead, start: RunMark) {
         let run = Run::new(head, start, &self.batch);
         self.batch.items.push(Item::Run(run));
-        self.locate(location);
     }
 }
 

@@ -14,7 +14,7 @@ use super::format::{
     HEADER_LEN, MAGIC, MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, TRAILER_LEN,
     VERSION,
 };
-use super::varint::Cursor;
+use super::varint::{Cursor, Malformed};
 use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
@@ -431,40 +431,16 @@ impl<R: Read + Seek> BinaryReader<R> {
         };
         let run = &mut self.run;
         run.clear();
-        run.sp = match tag & 3 {
-            RUN_NO_SP => None,
-            RUN_SP_SAME => Some(self.sp_bases.get()),
-            RUN_SP_DELTA => {
-                let sp = cursor
-                    .delta(self.sp_bases.get())
-                    .map_err(|e| relocate(e.into()))?;
-                self.sp_bases.set(sp);
-                Some(sp)
-            }
-            _ => unreachable!("two-bit tag"),
-        };
-        if !def.exits.is_empty() {
-            let exit = cursor.varint().map_err(|e| relocate(e.into()))?;
-            run.exit = exit.checked_sub(1).map(|exit| exit as u32);
-        }
-        for word in 0..def.guarded.div_ceil(64) {
-            let mask = cursor.varint().map_err(|e| relocate(e.into()))?;
-            let bits = (def.guarded - word * 64).min(64);
-            run.guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
-        }
-        // The sites before the exit taken, each with an address unless its
-        // guard said it did not happen.
-        let reached = def.sites_reached(run.exit);
-        let last = &mut self.site_last[def.first_site..def.first_site + reached];
-        let mut guards = run.guards.iter();
-        for (last, &guarded) in last.iter_mut().zip(&def.sites) {
-            if guarded && !guards.next().copied().unwrap_or(false) {
-                continue;
-            }
-            let addr = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
-            *last = addr;
-            run.addrs.push(addr);
-        }
+        (run.sp, run.exit) = decode_run(
+            &mut cursor,
+            tag,
+            def,
+            &mut self.site_last,
+            &mut self.sp_bases,
+            &mut run.guards,
+            &mut run.addrs,
+        )
+        .map_err(|e| relocate(e.into()))?;
         self.pos = base + cursor.pos();
         Ok(Some(id))
     }
@@ -488,6 +464,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             }
         }
     }
+
     /// Decodes the block runs of the current chunk straight into `feed`
     /// until its batch is full, the chunk ends or a control record comes;
     /// true when it stopped at a control record, which is left for
@@ -526,51 +503,11 @@ impl<R: Read + Seek> BinaryReader<R> {
                     what: format!("a run of block {id}, which is not described"),
                 }));
             };
-            let sp = match tag & 3 {
-                RUN_NO_SP => None,
-                RUN_SP_SAME => Some(sp_bases.get()),
-                _ => {
-                    let sp = cursor
-                        .delta(sp_bases.get())
-                        .map_err(|e| relocate(e.into()))?;
-                    sp_bases.set(sp);
-                    Some(sp)
-                }
-            };
-            let exit = if def.exits.is_empty() {
-                None
-            } else {
-                let exit = cursor.varint().map_err(|e| relocate(e.into()))?;
-                exit.checked_sub(1).map(|exit| exit as u32)
-            };
             feed.define(id as u32, || Arc::clone(&def.block));
             let start = feed.mark();
             let (guards, addrs) = feed.run_arrays();
-            // The sites before the exit taken, each with an address unless
-            // its guard said it did not happen.
-            let reached = def.sites_reached(exit);
-            let last = &mut site_last[def.first_site..def.first_site + reached];
-            if def.guarded == 0 {
-                for last in last {
-                    *last = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
-                    addrs.push(*last);
-                }
-            } else {
-                let first_guard = guards.len();
-                for word in 0..def.guarded.div_ceil(64) {
-                    let mask = cursor.varint().map_err(|e| relocate(e.into()))?;
-                    let bits = (def.guarded - word * 64).min(64);
-                    guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
-                }
-                let mut run_guards = guards[first_guard..].iter();
-                for (last, &guarded) in last.iter_mut().zip(&def.sites) {
-                    if guarded && !run_guards.next().copied().unwrap_or(false) {
-                        continue;
-                    }
-                    *last = cursor.delta(*last).map_err(|e| relocate(e.into()))?;
-                    addrs.push(*last);
-                }
-            }
+            let (sp, exit) = decode_run(&mut cursor, tag, def, site_last, sp_bases, guards, addrs)
+                .map_err(|e| relocate(e.into()))?;
             let call = expander.enter(&def.block);
             let leaving = def.leaving(exit);
             expander.leave(leaving);
@@ -655,6 +592,63 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
     fn location(&self) -> Location {
         Location::Offset(self.chunk_at)
     }
+}
+
+/// Decodes what follows the tag of a run of `def`: its stack pointer
+/// (as the tag's low bits say) and side exit, returned, and its guards and
+/// the addresses of the accesses that happened, appended to `guards` and
+/// `addrs`. The stack pointer's and the access sites' bases move on.
+#[inline(always)]
+fn decode_run(
+    cursor: &mut Cursor,
+    tag: u64,
+    def: &Def,
+    site_last: &mut [u64],
+    sp_bases: &mut SpBases,
+    guards: &mut Vec<bool>,
+    addrs: &mut Vec<u64>,
+) -> Result<(Option<u64>, Option<u32>), Malformed> {
+    let sp = match tag & 3 {
+        RUN_NO_SP => None,
+        RUN_SP_SAME => Some(sp_bases.get()),
+        RUN_SP_DELTA => {
+            let sp = cursor.delta(sp_bases.get())?;
+            sp_bases.set(sp);
+            Some(sp)
+        }
+        _ => unreachable!("the callers take control records apart"),
+    };
+    let exit = if def.exits.is_empty() {
+        None
+    } else {
+        cursor.varint()?.checked_sub(1).map(|exit| exit as u32)
+    };
+    // The sites before the exit taken, each with an address unless its
+    // guard said it did not happen.
+    let reached = def.sites_reached(exit);
+    let last = &mut site_last[def.first_site..def.first_site + reached];
+    if def.guarded == 0 {
+        for last in last {
+            *last = cursor.delta(*last)?;
+            addrs.push(*last);
+        }
+        return Ok((sp, exit));
+    }
+    let first_guard = guards.len();
+    for word in 0..def.guarded.div_ceil(64) {
+        let mask = cursor.varint()?;
+        let bits = (def.guarded - word * 64).min(64);
+        guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
+    }
+    let mut run_guards = guards[first_guard..].iter();
+    for (last, &guarded) in last.iter_mut().zip(&def.sites) {
+        if guarded && !run_guards.next().copied().unwrap_or(false) {
+            continue;
+        }
+        *last = cursor.delta(*last)?;
+        addrs.push(*last);
+    }
+    Ok((sp, exit))
 }
 
 /// Whether `data` starts like a binary trace.
