@@ -30,7 +30,9 @@
 //! Nodes live in an arena: a `Vec` of slots addressed by [`NodeId`], with
 //! freed slots reused through a free list. A node's children are found
 //! through one hash index keyed by (node, arc), so making a call's node
-//! costs one lookup however many callees a function has.
+//! costs one lookup however many callees a function has; before it, the
+//! child a node made or found last is tried, which is the one wanted when
+//! a loop calls the same function over and over.
 
 use std::num::NonZeroU32;
 
@@ -57,6 +59,9 @@ struct Node {
     arc: Option<ArcId>,
     /// Number of live children.
     children: u32,
+    /// The child made or found last: still this node's child along its arc
+    /// if its `parent` says so, as a pruned node's is cleared.
+    last_child: Option<NodeId>,
     refs: u32,
     /// Cost of evicted lines loaded at this path or below, not yet pushed up.
     cost: UseCost,
@@ -115,6 +120,7 @@ impl CallTree {
             parent,
             arc,
             children: 0,
+            last_child: None,
             refs: 0,
             cost: UseCost::default(),
         };
@@ -131,13 +137,24 @@ impl CallTree {
     }
 
     /// The child of `parent` along `arc`, created if missing.
+    #[inline]
     fn child(&mut self, parent: NodeId, arc: ArcId, now: u64) -> NodeId {
-        if let Some(&child) = self.child_of.get(&(parent, arc)) {
-            return child;
+        if let Some(last) = self.nodes[parent.index()].last_child {
+            let node = &self.nodes[last.index()];
+            if node.parent == Some(parent) && node.arc == Some(arc) {
+                return last;
+            }
         }
-        let child = self.alloc(Some(parent), Some(arc), now);
-        self.child_of.insert((parent, arc), child);
-        self.node(parent).children += 1;
+        let child = match self.child_of.get(&(parent, arc)) {
+            Some(&child) => child,
+            None => {
+                let child = self.alloc(Some(parent), Some(arc), now);
+                self.child_of.insert((parent, arc), child);
+                self.node(parent).children += 1;
+                child
+            }
+        };
+        self.node(parent).last_child = Some(child);
         child
     }
 
@@ -156,15 +173,29 @@ impl CallTree {
 
     /// Drops one reference; prunes the node and then its ancestors while
     /// they are unreferenced leaves.
+    #[inline]
     fn release(&mut self, id: NodeId, now: u64) {
-        self.node(id).refs -= 1;
+        let node = self.node(id);
+        node.refs -= 1;
+        if node.refs == 0 && node.children == 0 {
+            self.prune(id, now);
+        }
+    }
+
+    /// Prunes the unreferenced leaf `id`, and then its ancestors while they
+    /// are unreferenced leaves.
+    #[inline(never)]
+    fn prune(&mut self, id: NodeId, now: u64) {
         let mut current = id;
         loop {
-            let node = &self.nodes[current.index()];
+            let node = &mut self.nodes[current.index()];
             if node.refs != 0 || node.children != 0 {
                 return;
             }
             let (parent, arc, cost) = (node.parent, node.arc, node.cost);
+            // No longer anyone's child, should its parent's `last_child`
+            // still name it.
+            node.parent = None;
             self.free.push(current);
             self.count_live(now, -1);
             let (Some(parent), Some(arc)) = (parent, arc) else {
@@ -352,6 +383,35 @@ mod tests {
         }
         assert_eq!(tree.nodes.len(), 2);
         assert_eq!(tree.created, 1001);
+    }
+
+    #[test]
+    fn a_pruned_child_reused_elsewhere_is_not_found_again() {
+        let mut tree = CallTree::new();
+        let mut first = tree.root(0);
+        let mut second = tree.root(0);
+        // The first context's main -> f: f's node is its root's last child,
+        // then pruned.
+        tree.enter(&mut first, ArcId(0), 0);
+        let line = tree.hold(0, &mut first, 0);
+        tree.leave(&mut first, 0);
+        tree.charge(0, line, &cost(1), 0);
+        // The second context's main -> f takes f's old slot.
+        tree.enter(&mut second, ArcId(0), 0);
+        let other = tree.hold(0, &mut second, 0);
+        tree.leave(&mut second, 0);
+        // The first context's main -> f again: a node of its own.
+        tree.enter(&mut first, ArcId(0), 0);
+        let again = tree.hold(0, &mut first, 0);
+        tree.leave(&mut first, 0);
+        assert_eq!(tree.live_nodes(), 4);
+        assert_ne!(again, other);
+        tree.charge(0, again, &cost(10), 0);
+        tree.charge(0, other, &cost(100), 0);
+        tree.close(first, 0);
+        tree.close(second, 0);
+        let (arcs, _) = tree.finish(0);
+        assert_eq!(arcs, [arc(111)]);
     }
 
     #[test]

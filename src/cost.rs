@@ -351,7 +351,10 @@ impl AddAssign<&ResidencyCost> for UseCost {
     #[inline]
     fn add_assign(&mut self, other: &ResidencyCost) {
         for (kind, count) in L1_USE.into_iter().zip(other.counts) {
-            self.0[kind as usize - EventKind::IMMEDIATE_COUNT + other.shift] += count;
+            let index = kind as usize - EventKind::IMMEDIATE_COUNT + other.shift;
+            // Below the length anyway; taken modulo it (a mask), so that no
+            // bounds check is made on every eviction's charge.
+            self.0[index % USE_COUNT] += count;
         }
     }
 }
