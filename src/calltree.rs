@@ -162,13 +162,16 @@ impl CallTree {
     /// the deepest becoming active.
     #[inline(never)]
     fn make_unmade(&mut self, cursor: &mut TreeCursor, now: u64) {
-        for arc in cursor.unmade.drain(..) {
-            let child = self.child(cursor.node, arc, now);
-            self.nodes[child.index()].refs += 1;
-            // The parent stays alive: it has a child now.
-            self.nodes[cursor.node.index()].refs -= 1;
-            cursor.node = child;
+        let mut node = cursor.node;
+        for &arc in &cursor.unmade {
+            node = self.child(node, arc, now);
         }
+        cursor.unmade.clear();
+        // The active node's reference moves to the deepest; the nodes above
+        // it stay alive, as each has a child now.
+        self.nodes[node.index()].refs += 1;
+        self.nodes[cursor.node.index()].refs -= 1;
+        cursor.node = node;
     }
 
     /// Drops one reference; prunes the node and then its ancestors while
