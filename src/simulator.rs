@@ -877,6 +877,60 @@ mod tests {
     /// stopped at: runs that leave by a side exit between one
     /// instruction's accesses, skip a guarded access, or go through fetches
     /// merged into one step count as the same runs given event by event.
+    /// A run whose addresses do not fit its block is an error naming the
+    /// block, whether the block is walked for the first time or known.
+    #[test]
+    fn runs_with_addresses_their_block_lacks_or_leaves_fail() {
+        use crate::trace::Access;
+        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item};
+        let def = BlockDef {
+            instrs: vec![BlockInstr {
+                addr: 0x1000,
+                len: 4,
+                items: 0..1,
+            }],
+            items: vec![Item::Access {
+                access: Access::Read,
+                size: 8,
+                guarded: false,
+            }],
+            end: JumpKind::Boring,
+        };
+        let run = |addrs: &[u64]| BlockRun {
+            sp: None,
+            exit: None,
+            guards: Vec::new(),
+            addrs: addrs.to_vec(),
+        };
+        let block = |simulator: &mut Simulator<CallTree>, run: &BlockRun| {
+            let item = BlockItem {
+                id: 0,
+                def: &def,
+                run: run.view(),
+                call: None,
+                leaving: JumpKind::Boring,
+            };
+            simulator.block(&item).map_err(|err| err.to_string())
+        };
+        for known in [false, true] {
+            let mut simulator = Simulator::new(SimConfig::default(), CallTree::new());
+            if known {
+                block(&mut simulator, &run(&[0x8000])).unwrap();
+                assert!(simulator.known.get(0).is_some(), "the block is known");
+            }
+            let few = block(&mut simulator, &run(&[])).unwrap_err();
+            assert!(
+                few.contains("block at 0x1000 has too few addresses"),
+                "{few}"
+            );
+            let many = block(&mut simulator, &run(&[0x8000, 0x8040])).unwrap_err();
+            assert!(
+                many.contains("block at 0x1000 has more addresses"),
+                "{many}"
+            );
+        }
+    }
+
     #[test]
     fn known_runs_count_as_their_events() {
         use crate::trace::Access;

@@ -25,7 +25,7 @@ use crate::cost::{Cost, EventKind};
 use crate::program::InstrId;
 use crate::symbols::ModuleId;
 use crate::trace::Access;
-use crate::trace::block::{BlockDef, Item, RunMismatch, RunRef};
+use crate::trace::block::{BlockDef, Item, RunCursor, RunMismatch, RunRef};
 
 use super::stepper::{Stepper, count_kind};
 
@@ -238,11 +238,7 @@ impl KnownBlocks {
     ) -> Result<RunEnd, RunMismatch> {
         let start = block.steps_start as usize;
         let steps = &self.steps[start..start + block.steps_len as usize];
-        let mut addrs = run.addrs.iter();
-        let mut guards = run.guards.iter();
-        // Side exits left to pass before the one taken; none is taken when
-        // it is past the last.
-        let mut exits_left = run.exit.unwrap_or(u32::MAX);
+        let mut cursor = RunCursor::new(run);
         let began = *now;
         let mut time = began;
         // Kept as the walk goes, though the instruction count says it at
@@ -277,7 +273,7 @@ impl KnownBlocks {
                     time += u64::from(count);
                 }
                 KnownStep::Data { access, size } => {
-                    let Some(&addr) = addrs.next() else {
+                    let Some(addr) = cursor.address() else {
                         return Err(RunMismatch::too_few_addresses(block.addr));
                     };
                     stepper.access(charged, access, addr, u32::from(size), time);
@@ -288,10 +284,10 @@ impl KnownBlocks {
                 // common step, test no guard: one arm for both took 7% more
                 // host instructions on `traces/sort.lgt`.
                 KnownStep::Guarded { access, size } => {
-                    if !guards.next().copied().unwrap_or(false) {
+                    if !cursor.guard() {
                         continue;
                     }
-                    let Some(&addr) = addrs.next() else {
+                    let Some(addr) = cursor.address() else {
                         return Err(RunMismatch::too_few_addresses(block.addr));
                     };
                     stepper.access(charged, access, addr, u32::from(size), time);
@@ -309,17 +305,14 @@ impl KnownBlocks {
                     time += 1;
                 }
                 KnownStep::Exit => {
-                    if exits_left == 0 {
+                    if cursor.exits_here() {
                         stopped = steps.len() - rest.len() - 1;
                         break;
                     }
-                    exits_left -= 1;
                 }
             }
         }
-        if addrs.next().is_some() {
-            return Err(RunMismatch::too_many_addresses(block.addr));
-        }
+        cursor.finish(block.addr)?;
         *now = time;
         let ran = time - began;
         let reads = accesses - writes;

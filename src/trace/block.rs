@@ -161,64 +161,55 @@ impl<E> From<RunMismatch> for WalkError<E> {
 
 /// Where a walk is in a run's guards, addresses and side exits: how a
 /// run's arrays fit its block's items, the same for every walk of a run.
+/// The walk names the block in its errors.
 pub struct RunCursor<'a> {
-    def: &'a BlockDef,
     guards: std::slice::Iter<'a, bool>,
     addrs: std::slice::Iter<'a, u64>,
-    taken: Option<u32>,
-    exits: u32,
-}
-
-/// A run of the block ran out of addresses. Small and without a message
-/// until it becomes an error, so that the walks' loops carry no `String`.
-pub struct NoAddressLeft<'a>(&'a BlockDef);
-
-impl<E> From<NoAddressLeft<'_>> for WalkError<E> {
-    #[cold]
-    fn from(NoAddressLeft(def): NoAddressLeft<'_>) -> Self {
-        WalkError::Mismatch(RunMismatch::too_few_addresses(def.addr()))
-    }
+    /// Side exits left to pass before the one taken; none is taken when it
+    /// is past the last.
+    exits_left: u32,
 }
 
 impl<'a> RunCursor<'a> {
-    /// At the start of `run` of the block `def`.
+    /// At the start of `run`.
     #[inline(always)]
-    pub fn new(def: &'a BlockDef, run: RunRef<'a>) -> RunCursor<'a> {
+    pub fn new(run: RunRef<'a>) -> RunCursor<'a> {
         RunCursor {
-            def,
             guards: run.guards.iter(),
             addrs: run.addrs.iter(),
-            taken: run.exit,
-            exits: 0,
+            exits_left: run.exit.unwrap_or(u32::MAX),
         }
     }
 
-    /// The address of the block's next access, or None where it is guarded
-    /// and did not happen.
+    /// Whether the block's next guarded access happened.
     #[inline(always)]
-    pub fn access(&mut self, guarded: bool) -> Result<Option<u64>, NoAddressLeft<'a>> {
-        if guarded && !self.guards.next().copied().unwrap_or(false) {
-            return Ok(None);
-        }
-        match self.addrs.next() {
-            Some(&addr) => Ok(Some(addr)),
-            None => Err(NoAddressLeft(self.def)),
-        }
+    pub fn guard(&mut self) -> bool {
+        self.guards.next().copied().unwrap_or(false)
+    }
+
+    /// The address of the block's next access that happened; None when the
+    /// run has no address left (see [`RunMismatch::too_few_addresses`]).
+    #[inline(always)]
+    pub fn address(&mut self) -> Option<u64> {
+        self.addrs.next().copied()
     }
 
     /// Whether the run leaves by the block's next side exit.
     #[inline(always)]
     pub fn exits_here(&mut self) -> bool {
-        let here = self.taken == Some(self.exits);
-        self.exits += 1;
-        here
+        if self.exits_left == 0 {
+            return true;
+        }
+        self.exits_left -= 1;
+        false
     }
 
-    /// At the end of the walk: an error where the run has addresses left.
+    /// At the end of the walk of the block at `block`: an error where the
+    /// run has addresses left.
     #[inline(always)]
-    pub fn finish(mut self) -> Result<(), RunMismatch> {
+    pub fn finish(mut self, block: u64) -> Result<(), RunMismatch> {
         match self.addrs.next() {
-            Some(_) => Err(RunMismatch::too_many_addresses(self.def.addr())),
+            Some(_) => Err(RunMismatch::too_many_addresses(block)),
             None => Ok(()),
         }
     }
@@ -235,7 +226,7 @@ impl RunMismatch {
 
     /// A run of the block at `addr` has addresses left when its walk ended.
     #[cold]
-    pub fn too_many_addresses(addr: u64) -> RunMismatch {
+    fn too_many_addresses(addr: u64) -> RunMismatch {
         RunMismatch(format!(
             "the run of the block at {addr:#x} has more addresses than its accesses"
         ))
@@ -277,7 +268,7 @@ impl BlockDef {
         run: RunRef,
         mut step: impl FnMut(Step) -> Result<(), E>,
     ) -> Result<(), WalkError<E>> {
-        let mut cursor = RunCursor::new(self, run);
+        let mut cursor = RunCursor::new(run);
         'instrs: for instr in &self.instrs {
             step(Step::Instr {
                 addr: instr.addr,
@@ -291,8 +282,11 @@ impl BlockDef {
                         size,
                         guarded,
                     } => {
-                        let Some(addr) = cursor.access(guarded)? else {
+                        if guarded && !cursor.guard() {
                             continue;
+                        }
+                        let Some(addr) = cursor.address() else {
+                            return Err(RunMismatch::too_few_addresses(self.addr()).into());
                         };
                         step(Step::Data {
                             access,
@@ -309,7 +303,7 @@ impl BlockDef {
                 }
             }
         }
-        cursor.finish()?;
+        cursor.finish(self.addr())?;
         Ok(())
     }
 }
