@@ -1,9 +1,9 @@
 /*
  * The Mandelbrot set's escape times over a grid: floating-point work in
- * registers, a few instructions per loop in one I1 line, and one store per
- * point. Nothing misses after the first touch, the opposite of the other
- * examples: what it measures is a simulator's cost per instruction when
- * the caches are not the story.
+ * registers, a loop of 17 instructions over two I1 lines, one store per
+ * point. It hardly misses, the opposite of the other examples: what it
+ * measures is a simulator's cost per block and instruction when the
+ * caches are not the story.
  */
 #include <stdio.h>
 
