@@ -52,7 +52,7 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
     /// them to the context.
     #[inline(always)]
     pub fn count_self(&mut self, instr: InstrId, kind: EventKind, count: u64) {
-        self.sink.charger.self_cost[instr.0 as usize][kind] += count;
+        self.sink.charger.charges.self_cost[instr.0 as usize][kind] += count;
     }
 
     /// Counts `count` events of `kind` in the context only; the caller adds
@@ -102,7 +102,7 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
     #[inline(always)]
     fn count_misses(&mut self, instr: InstrId, outcome: Outcome, l1: EventKind, ll: EventKind) {
         if outcome.l1_miss {
-            let self_cost = &mut self.sink.charger.self_cost[instr.0 as usize];
+            let self_cost = &mut self.sink.charger.charges.self_cost[instr.0 as usize];
             self_cost[l1] += 1;
             self_cost[ll] += u64::from(outcome.ll_miss);
             self.context_cost[l1] += 1;
@@ -120,9 +120,9 @@ impl<'a, B: Backdate, C: CacheAccess<B::Line>> Stepper<'a, B, C> {
         while lanes != 0 {
             let lane = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
-            let charger = &mut self.sink.charger;
-            lane_cost(charger.lane_costs, lane, instr)[ll] += 1;
-            charger.backdate.miss(lane, self.sink.cursor, ll);
+            let charges = &mut *self.sink.charger.charges;
+            lane_cost(&mut charges.lane_costs, lane, instr)[ll] += 1;
+            charges.backdate.miss(lane, self.sink.cursor, ll);
         }
     }
 }
