@@ -697,8 +697,8 @@ impl<B> Charges<B> {
 /// Charges ended residencies to their loading instruction and, back-dated,
 /// to its call context. It holds the charges whole, not a borrow of each
 /// of their parts: every block run builds a stepper around a charger, and
-/// one pointer instead of seven words took 2.7% fewer host instructions of
-/// the simulating thread on `traces/mandelbrot.lgt`.
+/// one pointer instead of six words of borrows took 2.7% fewer host
+/// instructions of the simulating thread on `traces/mandelbrot.lgt`.
 struct Charger<'a, B> {
     charges: &'a mut Charges<B>,
     now: u64,
