@@ -55,14 +55,17 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub fn varint(&mut self) -> Result<u64, Malformed> {
-        // Most numbers are small deltas: one byte.
-        if let Some(&byte) = self.data.get(self.pos)
-            && byte < 0x80
-        {
-            self.pos += 1;
-            return Ok(u64::from(byte));
-        }
         if let Some(word) = self.word() {
+            // Most numbers are small deltas, of one byte, and most run tags
+            // take two.
+            if word & 0x80 == 0 {
+                self.pos += 1;
+                return Ok(word & 0x7f);
+            }
+            if word & 0x8000 == 0 {
+                self.pos += 2;
+                return Ok(word & 0x7f | (word >> 1 & 0x3f80));
+            }
             // Up to eight bytes at once: the first byte without its high bit
             // ends the number; eight such bytes hold 56 bits, which always fit.
             let stops = !word & 0x8080_8080_8080_8080;
