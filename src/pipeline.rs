@@ -216,7 +216,8 @@ fn lanes_per_walk(configs: usize) -> usize {
 }
 
 /// Simulates `reader` once per configuration: decoded on one thread, each
-/// walk (see [`walks`]) simulated on a thread of its own. `progress` hears
+/// walk (configurations that differ in LL only share one, up to one walk
+/// per core) simulated on a thread of its own. `progress` hears
 /// the events the first configuration has simulated, once per batch. Gives
 /// the reader back (for what it noticed on the way) with one profile or
 /// error per configuration; a decoding error stops them all.

@@ -558,8 +558,8 @@ impl<B: Backdate> Simulator<B> {
         threads
     }
 
-    /// Ends the run (see [`Simulator::end_walk`]); back-dated costs join
-    /// the arcs.
+    /// Ends the run: open calls return, resident lines are charged as if
+    /// evicted (L1 first, then LL), and back-dated costs join the arcs.
     pub fn finish(self) -> Profile {
         let mut profiles = self.walked().into_profiles();
         profiles.swap_remove(0)

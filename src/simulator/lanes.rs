@@ -30,8 +30,8 @@ impl<B: Backdate> Simulator<Lanes<B>> {
         Simulator::with_lanes(first, configs, Lanes::new(backdates))
     }
 
-    /// Ends the run (see [`Simulator::end_walk`]): one run per lane, in the
-    /// order of the configurations, sharing every cost that does not
+    /// Ends the run, as [`Simulator::finish`] does: one run per lane, in
+    /// the order of the configurations, sharing every cost that does not
     /// depend on LL.
     pub fn finish_lanes(mut self) -> Walked {
         let threads = self.end_walk();

@@ -15,13 +15,12 @@ fn block_runs_simulate_as_their_events() {
     // still holds in the middle of blocks.
     let small = ["--I1=1024,2,64", "--D1=1024,2,64", "--LL=4096,4,64"];
     // Lines of 128 bytes, whose use masks are wide.
-    let wide = ["--I1=32768,8,128", "--D1=32768,8,128", "--LL=8388608,16,128"];
-    let options: [&[&str]; 4] = [
-        &[],
-        &small,
-        &wide,
-        &["--fn-skip=*alloc*", "--fn-skip=mem*"],
+    let wide = [
+        "--I1=32768,8,128",
+        "--D1=32768,8,128",
+        "--LL=8388608,16,128",
     ];
+    let options: [&[&str]; 4] = [&[], &small, &wide, &["--fn-skip=*alloc*", "--fn-skip=mem*"]];
     let recorded: Vec<_> = example_traces()
         .into_iter()
         .filter(|p| is_recorded(p))
