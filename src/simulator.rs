@@ -3,29 +3,31 @@
 
 use std::fmt;
 
-use crate::arcs::{ArcId, Arcs};
+use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::{ByteMask, Caches, Level, LineUse, Loader, Release, UseSink};
-use crate::callstack::{Call, Context, Pending, Threads};
+use crate::cache::Caches;
+use crate::callstack::Threads;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet, ResidencyCost};
+use crate::cost::{Cost, EventKind, EventSet};
 use crate::profile::{Profile, RunCosts, Walked};
-use crate::program::{FnId, InstrId, Program, SymbolError};
+use crate::program::{InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
-use crate::symbols::ModuleId;
 use crate::trace::block::{JumpKind, RunMismatch, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
 mod call_sites;
+mod charges;
 mod known_blocks;
 mod lanes;
 mod stepper;
+mod transfers;
 
-use call_sites::{CallSites, SiteCall};
+use call_sites::CallSites;
+use charges::Charges;
 use known_blocks::{Arrival, KnownBlock, KnownBlocks};
-use lanes::lane_cost;
 use stepper::Stepper;
+use transfers::check_can_transfer;
 
 /// Events that are well formed but impossible where they stand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,115 +242,6 @@ impl<B: Backdate> Simulator<B> {
         instr
     }
 
-    /// What control did to reach the instruction at `addr`: calls, returns,
-    /// jumps into functions; its id. `known` is its id when a block run
-    /// already looked it up.
-    fn arrive(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
-        let now = self.instructions;
-        let context = self.threads.current();
-        let sp = context.take_sp();
-        // A jump, or a return that is not one, may enter a function: see
-        // `entered_by_jump`.
-        let mut jumped = false;
-        let mut forced = false;
-        match context.take_pending() {
-            Pending::Call(call) => {
-                // Callgrind leaves the frames the stack pointer has left
-                // first, and a call that left any is taken for a return.
-                let left = sp.map_or(0, |sp| {
-                    context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
-                });
-                if left == 0 {
-                    context.push(call, sp, false, &mut self.charges.backdate, now);
-                }
-            }
-            Pending::Return => match sp {
-                Some(sp) => match context.return_pops(addr, sp) {
-                    Some(pops) => {
-                        context.unwind_to_sp(
-                            sp,
-                            pops,
-                            &mut self.arcs,
-                            &mut self.charges.backdate,
-                            now,
-                        );
-                    }
-                    None => (jumped, forced) = (true, true),
-                },
-                None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
-            },
-            Pending::None => {
-                jumped = context.last_instr.is_some()
-                    && (sp.is_some() || context.last_end != Some(addr));
-            }
-        }
-        if let (true, Some(last)) = (jumped, context.last_instr) {
-            let with_sp = sp.is_some();
-            let callee = entered_by_jump(&mut self.program, last, addr, known, with_sp, forced);
-            let mut site = context.charged(last);
-            if callee.is_some()
-                && with_sp
-                && self
-                    .program
-                    .function(self.program.instr(last).func)
-                    .pop_on_jump
-            {
-                if let Some((from, _)) =
-                    context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
-                {
-                    site = from;
-                }
-            }
-            let left = sp.map_or(0, |sp| {
-                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
-            });
-            if let (0, Some(callee)) = (left, callee) {
-                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
-                let call = Call {
-                    site,
-                    arc,
-                    // Callgrind gives calls made by jumps no return address,
-                    // and the stack pointer of the frame they run in, so
-                    // that they return with it.
-                    return_addr: 0,
-                    entry: addr,
-                    charge_to,
-                };
-                let frame_sp = if with_sp {
-                    context.top_sp().or(sp)
-                } else {
-                    None
-                };
-                context.push(call, frame_sp, !with_sp, &mut self.charges.backdate, now);
-            }
-        }
-        let instr = match known {
-            Some(instr) => instr,
-            None => {
-                let entry = context.entry(addr);
-                self.program.intern(addr, len, entry)
-            }
-        };
-        if self.charges.self_cost.len() < self.program.instrs().len() {
-            // New instructions, and with inlined functions shown, made-up
-            // call sites of inlined calls.
-            self.charges
-                .self_cost
-                .resize(self.program.instrs().len(), Cost::ZERO);
-        }
-        if self.program.shows_inlined() {
-            let chain = self.program.inlined(instr);
-            let keep = context.inlined_prefix(chain);
-            context.leave_inlined(keep, &mut self.arcs, &mut self.charges.backdate, now);
-            for call in &chain[keep..] {
-                let site = context.charged(call.site);
-                let arc = enter(&self.program, &mut self.arcs, site, call.func, addr);
-                context.enter_inlined(call.func, site, arc, addr, &mut self.charges.backdate, now);
-            }
-        }
-        instr
-    }
-
     /// Runs instruction `instr`, reached by sequential flow or after the
     /// control transfers were applied: its fetch and its costs.
     fn execute(&mut self, instr: InstrId, addr: u64, len: u32) {
@@ -510,42 +403,6 @@ impl<B: Backdate> Simulator<B> {
         Ok(())
     }
 
-    fn call(&mut self, target: u64) -> Result<(), SimError> {
-        let context = self.threads.current();
-        let instr = check_can_transfer(context, "`call`")?;
-        let site = context.charged(instr);
-        let (arc, charge_to) = match self.call_sites.get(site, target) {
-            Some(call) => {
-                if let Some(arc) = call.arc {
-                    self.arcs.get_mut(arc).calls += 1;
-                }
-                (call.arc, call.charge_to)
-            }
-            None => {
-                let callee = self.program.callee(target);
-                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, target);
-                self.call_sites.set(
-                    site,
-                    SiteCall {
-                        target,
-                        arc,
-                        charge_to,
-                    },
-                );
-                (arc, charge_to)
-            }
-        };
-        let instr = self.program.instr(instr);
-        context.mark_call(Call {
-            site,
-            arc,
-            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
-            entry: target,
-            charge_to,
-        });
-        Ok(())
-    }
-
     /// Ends the walk: open calls return, and resident lines are charged as
     /// if evicted (L1 first, then LL). Returns the number of threads.
     fn end_walk(&mut self) -> usize {
@@ -590,281 +447,6 @@ impl<B: Backdate> Simulator<B> {
                 samples: self.charges.samples,
             }],
         }
-    }
-}
-
-/// Whether a jump from instruction `last` to `addr` enters a function, as
-/// Callgrind decides: always for a return that was not one (`forced`);
-/// with stack pointers, a jump to a function's first instruction or into
-/// another object; without them (text traces), a jump to the first
-/// instruction of another function, or from an object's code to code in no
-/// known object. Returns the function entered.
-fn entered_by_jump(
-    program: &mut Program,
-    last: InstrId,
-    addr: u64,
-    known: Option<InstrId>,
-    with_sp: bool,
-    forced: bool,
-) -> Option<FnId> {
-    let from = program.instr(last).func;
-    let (func, object) = match known {
-        Some(instr) => {
-            let func = program.instr(instr).func;
-            (Some(func), program.function(func).object)
-        }
-        None => program.function_at(addr),
-    };
-    // A jump from an object's code to code in no object known (a PLT stub
-    // into a library the trace has no binary for) enters a function, as
-    // Callgrind's jumps into another object do.
-    let leaves_object = object.is_none() && program.function(from).object.is_some();
-    let Some(func) = func else {
-        return (forced || leaves_object).then(|| program.callee(addr));
-    };
-    let enters = if with_sp {
-        jump_enters(program, from, func, object, addr)
-    } else {
-        program.function(func).entry == addr && func != from || leaves_object
-    };
-    (forced || enters).then_some(func)
-}
-
-/// With stack pointers, whether a jump from code of function `from` to
-/// `addr` in function `to`, whose code is in `object`, enters `to`: when
-/// `addr` is its first instruction or `object` is not `from`'s.
-#[inline]
-fn jump_enters(
-    program: &Program,
-    from: FnId,
-    to: FnId,
-    object: Option<ModuleId>,
-    addr: u64,
-) -> bool {
-    program.function(to).entry == addr || object != program.function(from).object
-}
-
-/// Counts a call from `site` into `callee` at `target`: its arc, or for a
-/// skipped callee no arc and the call site its code is charged to.
-fn enter(
-    program: &Program,
-    arcs: &mut Arcs,
-    site: InstrId,
-    callee: FnId,
-    target: u64,
-) -> (Option<ArcId>, Option<InstrId>) {
-    if program.function(callee).skip {
-        return (None, Some(site));
-    }
-    let arc = arcs.arc(site, callee, target);
-    arcs.get_mut(arc).calls += 1;
-    (Some(arc), None)
-}
-
-/// The instruction a `call` or `ret` belongs to, if it has made neither yet.
-fn check_can_transfer<C>(context: &Context<C>, what: &'static str) -> Result<InstrId, SimError> {
-    let Some(instr) = context.last_instr else {
-        return Err(SimError::NoInstruction(what));
-    };
-    match context.pending() {
-        Pending::None => Ok(instr),
-        Pending::Call(_) => Err(SimError::Twice(what, "`call`")),
-        Pending::Return => Err(SimError::Twice(what, "`ret`")),
-    }
-}
-
-/// Where a walk's costs go: each instruction's self cost, the back-dating
-/// of its call contexts, and what lanes and stack samples keep apart.
-struct Charges<B> {
-    /// Self cost of every instruction, indexed by [`InstrId`].
-    self_cost: Vec<Cost>,
-    backdate: B,
-    /// Per lane from 1 on: the LL kinds of the self costs, indexed by
-    /// [`InstrId`] (shorter where the instructions after got none).
-    lane_costs: Vec<Vec<Cost>>,
-    /// Bytes per loading stack over time, when asked for.
-    samples: Option<StackSamples>,
-}
-
-impl<B> Charges<B> {
-    /// A charger of residencies that end at instruction `now`.
-    #[inline(always)]
-    fn charger(&mut self, now: u64) -> Charger<'_, B> {
-        Charger { charges: self, now }
-    }
-}
-
-/// Charges ended residencies to their loading instruction and, back-dated,
-/// to its call context. It holds the charges whole, not a borrow of each
-/// of their parts: every block run builds a stepper around a charger, and
-/// one pointer instead of six words of borrows took 2.7% fewer host
-/// instructions of the simulating thread on `traces/mandelbrot.lgt`.
-struct Charger<'a, B> {
-    charges: &'a mut Charges<B>,
-    now: u64,
-}
-
-impl<B: Backdate> Charger<'_, B> {
-    /// Adds a residency of lane 0 that ended with `cost` to the stack
-    /// samples, before the charge lets go of the line's stack.
-    #[inline(never)]
-    fn sample(&mut self, level: Level, loader: &Loader<B::Line>, cost: &ResidencyCost) {
-        let Charges {
-            backdate, samples, ..
-        } = &mut *self.charges;
-        if let Some(samples) = samples {
-            backdate.stack(&loader.handle, samples.arcs_mut());
-            samples.add(level, loader.instr, cost, self.now);
-        }
-    }
-
-    /// Charges the end of an LL residency of lane `lane`, not 0.
-    #[inline(never)]
-    fn release_lane_ll<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        loader: Loader<B::Line>,
-        used: &LineUse<M>,
-        line_size: u32,
-    ) {
-        let cost = use_cost(Level::LL, used, line_size);
-        *lane_cost(&mut self.charges.lane_costs, lane, loader.instr) += &cost;
-        self.charges
-            .backdate
-            .charge(lane, loader.handle, &cost, self.now);
-    }
-}
-
-impl<B: Backdate> Release<B::Line> for Charger<'_, B> {
-    /// Lane 0's charge inlined where residencies end, the rest out of line:
-    /// called out of line as a whole, the charge took 31 more host
-    /// instructions per ended residency on a big pointer_chase trace with
-    /// back-dating (13.45 against 12.94 G on the simulating thread).
-    #[inline(always)]
-    fn release<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        level: Level,
-        loader: Loader<B::Line>,
-        used: &LineUse<M>,
-        line_size: u32,
-    ) {
-        if lane == 0 {
-            let cost = use_cost(level, used, line_size);
-            self.charges.self_cost[loader.instr.0 as usize] += &cost;
-            if self.charges.samples.is_some() {
-                self.sample(level, &loader, &cost);
-            }
-            self.charges
-                .backdate
-                .charge(lane, loader.handle, &cost, self.now);
-        } else if level == Level::LL {
-            self.release_lane_ll(lane, loader, used, line_size);
-        } else {
-            self.release_shared_l1(lane, loader, used, line_size);
-        }
-    }
-
-    #[inline(always)]
-    fn release_shared_l1<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        loader: Loader<B::Line>,
-        _: &LineUse<M>,
-        _: u32,
-    ) {
-        // Lane 0's L1 costs are every lane's, back-dated ones included (see
-        // `finish_lanes`): the lane's tree only lets go of the line, so that
-        // its nodes live as long as in a run of its own.
-        self.charges.backdate.let_go(lane, loader.handle, self.now);
-    }
-}
-
-/// A [`Charger`] that also knows who loads lines during one access.
-struct Sink<'a, B: Backdate> {
-    charger: Charger<'a, B>,
-    instr: InstrId,
-    cursor: &'a mut B::Cursor,
-}
-
-impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
-    #[inline(always)]
-    fn release<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        level: Level,
-        loader: Loader<B::Line>,
-        used: &LineUse<M>,
-        line_size: u32,
-    ) {
-        self.charger.release(lane, level, loader, used, line_size);
-    }
-
-    #[inline(always)]
-    fn release_shared_l1<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        loader: Loader<B::Line>,
-        used: &LineUse<M>,
-        line_size: u32,
-    ) {
-        self.charger
-            .release_shared_l1(lane, loader, used, line_size);
-    }
-}
-
-impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
-    #[inline]
-    fn hold(&mut self, lane: usize) -> Loader<B::Line> {
-        Loader {
-            instr: self.instr,
-            handle: self
-                .charger
-                .charges
-                .backdate
-                .hold(lane, self.cursor, self.charger.now),
-        }
-    }
-}
-
-/// `1000 / uses` for every count of uses up to 1000 (above, it is 0), 0
-/// uses taken as 1, so that the end of a residency needs no division.
-const TEMPORAL_LOSS: [u16; 1001] = {
-    let mut table = [0; 1001];
-    let mut uses = 1;
-    while uses <= 1000 {
-        table[uses] = (1000 / uses) as u16;
-        uses += 1;
-    }
-    table[0] = 1000;
-    table
-};
-
-/// Temporal loss of a residency with `uses` accesses: `1000 / uses`, as
-/// an integer (a residency has at least one).
-#[inline]
-fn temporal_loss(uses: u64) -> u64 {
-    usize::try_from(uses)
-        .ok()
-        .and_then(|uses| TEMPORAL_LOSS.get(uses))
-        .map_or(0, |&loss| u64::from(loss))
-}
-
-/// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
-/// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
-pub fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> ResidencyCost {
-    debug_assert!(used.count > 0, "a residency without accesses");
-    let bytes = u64::from(used.bytes());
-    let line_size = u64::from(line_size);
-    let counts = [
-        temporal_loss(used.count),
-        line_size - bytes,
-        line_size,
-        bytes,
-    ];
-    match level {
-        Level::L1 => ResidencyCost::l1(counts),
-        Level::LL => ResidencyCost::ll(counts),
     }
 }
 
@@ -1009,13 +591,6 @@ mod tests {
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
         assert_eq!(blocks.self_cost, events.self_cost);
         assert_eq!(blocks.totals, events.totals);
-    }
-
-    #[test]
-    fn temporal_loss_is_a_thousand_over_the_uses() {
-        for uses in (0..3000).chain([u64::from(u32::MAX) + 7, u64::MAX]) {
-            assert_eq!(temporal_loss(uses), 1000 / uses.max(1), "{uses} uses");
-        }
     }
 
     fn error(body: &str) -> String {

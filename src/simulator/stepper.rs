@@ -12,7 +12,8 @@ use crate::cost::{EventKind, ImmediateCost};
 use crate::program::InstrId;
 use crate::trace::Access;
 
-use super::{Charger, Sink, lane_cost};
+use super::charges::{Charger, Sink};
+use super::lanes::lane_cost;
 
 pub(super) struct Stepper<'a, B: Backdate, C> {
     caches: &'a mut C,

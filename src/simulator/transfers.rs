@@ -1,0 +1,243 @@
+//! Calls, returns and jumps into functions: how control reaches an
+//! instruction, applied when the instruction runs (see
+//! [`crate::callstack`] for why calls and returns wait for it).
+
+use crate::arcs::{ArcId, Arcs};
+use crate::backdate::Backdate;
+use crate::callstack::{Call, Context, Pending};
+use crate::cost::Cost;
+use crate::program::{FnId, InstrId, Program};
+use crate::symbols::ModuleId;
+
+use super::call_sites::SiteCall;
+use super::{SimError, Simulator};
+
+impl<B: Backdate> Simulator<B> {
+    /// What control did to reach the instruction at `addr`: calls, returns,
+    /// jumps into functions; its id. `known` is its id when a block run
+    /// already looked it up.
+    pub(super) fn arrive(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
+        let now = self.instructions;
+        let context = self.threads.current();
+        let sp = context.take_sp();
+        // A jump, or a return that is not one, may enter a function: see
+        // `entered_by_jump`.
+        let mut jumped = false;
+        let mut forced = false;
+        match context.take_pending() {
+            Pending::Call(call) => {
+                // Callgrind leaves the frames the stack pointer has left
+                // first, and a call that left any is taken for a return.
+                let left = sp.map_or(0, |sp| {
+                    context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
+                });
+                if left == 0 {
+                    context.push(call, sp, false, &mut self.charges.backdate, now);
+                }
+            }
+            Pending::Return => match sp {
+                Some(sp) => match context.return_pops(addr, sp) {
+                    Some(pops) => {
+                        context.unwind_to_sp(
+                            sp,
+                            pops,
+                            &mut self.arcs,
+                            &mut self.charges.backdate,
+                            now,
+                        );
+                    }
+                    None => (jumped, forced) = (true, true),
+                },
+                None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
+            },
+            Pending::None => {
+                jumped = context.last_instr.is_some()
+                    && (sp.is_some() || context.last_end != Some(addr));
+            }
+        }
+        if let (true, Some(last)) = (jumped, context.last_instr) {
+            let with_sp = sp.is_some();
+            let callee = entered_by_jump(&mut self.program, last, addr, known, with_sp, forced);
+            let mut site = context.charged(last);
+            if callee.is_some()
+                && with_sp
+                && self
+                    .program
+                    .function(self.program.instr(last).func)
+                    .pop_on_jump
+            {
+                if let Some((from, _)) =
+                    context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
+                {
+                    site = from;
+                }
+            }
+            let left = sp.map_or(0, |sp| {
+                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
+            });
+            if let (0, Some(callee)) = (left, callee) {
+                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
+                let call = Call {
+                    site,
+                    arc,
+                    // Callgrind gives calls made by jumps no return address,
+                    // and the stack pointer of the frame they run in, so
+                    // that they return with it.
+                    return_addr: 0,
+                    entry: addr,
+                    charge_to,
+                };
+                let frame_sp = if with_sp {
+                    context.top_sp().or(sp)
+                } else {
+                    None
+                };
+                context.push(call, frame_sp, !with_sp, &mut self.charges.backdate, now);
+            }
+        }
+        let instr = match known {
+            Some(instr) => instr,
+            None => {
+                let entry = context.entry(addr);
+                self.program.intern(addr, len, entry)
+            }
+        };
+        if self.charges.self_cost.len() < self.program.instrs().len() {
+            // New instructions, and with inlined functions shown, made-up
+            // call sites of inlined calls.
+            self.charges
+                .self_cost
+                .resize(self.program.instrs().len(), Cost::ZERO);
+        }
+        if self.program.shows_inlined() {
+            let chain = self.program.inlined(instr);
+            let keep = context.inlined_prefix(chain);
+            context.leave_inlined(keep, &mut self.arcs, &mut self.charges.backdate, now);
+            for call in &chain[keep..] {
+                let site = context.charged(call.site);
+                let arc = enter(&self.program, &mut self.arcs, site, call.func, addr);
+                context.enter_inlined(call.func, site, arc, addr, &mut self.charges.backdate, now);
+            }
+        }
+        instr
+    }
+
+    pub(super) fn call(&mut self, target: u64) -> Result<(), SimError> {
+        let context = self.threads.current();
+        let instr = check_can_transfer(context, "`call`")?;
+        let site = context.charged(instr);
+        let (arc, charge_to) = match self.call_sites.get(site, target) {
+            Some(call) => {
+                if let Some(arc) = call.arc {
+                    self.arcs.get_mut(arc).calls += 1;
+                }
+                (call.arc, call.charge_to)
+            }
+            None => {
+                let callee = self.program.callee(target);
+                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, target);
+                self.call_sites.set(
+                    site,
+                    SiteCall {
+                        target,
+                        arc,
+                        charge_to,
+                    },
+                );
+                (arc, charge_to)
+            }
+        };
+        let instr = self.program.instr(instr);
+        context.mark_call(Call {
+            site,
+            arc,
+            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
+            entry: target,
+            charge_to,
+        });
+        Ok(())
+    }
+}
+
+/// Whether a jump from instruction `last` to `addr` enters a function, as
+/// Callgrind decides: always for a return that was not one (`forced`);
+/// with stack pointers, a jump to a function's first instruction or into
+/// another object; without them (text traces), a jump to the first
+/// instruction of another function, or from an object's code to code in no
+/// known object. Returns the function entered.
+fn entered_by_jump(
+    program: &mut Program,
+    last: InstrId,
+    addr: u64,
+    known: Option<InstrId>,
+    with_sp: bool,
+    forced: bool,
+) -> Option<FnId> {
+    let from = program.instr(last).func;
+    let (func, object) = match known {
+        Some(instr) => {
+            let func = program.instr(instr).func;
+            (Some(func), program.function(func).object)
+        }
+        None => program.function_at(addr),
+    };
+    // A jump from an object's code to code in no object known (a PLT stub
+    // into a library the trace has no binary for) enters a function, as
+    // Callgrind's jumps into another object do.
+    let leaves_object = object.is_none() && program.function(from).object.is_some();
+    let Some(func) = func else {
+        return (forced || leaves_object).then(|| program.callee(addr));
+    };
+    let enters = if with_sp {
+        jump_enters(program, from, func, object, addr)
+    } else {
+        program.function(func).entry == addr && func != from || leaves_object
+    };
+    (forced || enters).then_some(func)
+}
+
+/// With stack pointers, whether a jump from code of function `from` to
+/// `addr` in function `to`, whose code is in `object`, enters `to`: when
+/// `addr` is its first instruction or `object` is not `from`'s.
+#[inline]
+fn jump_enters(
+    program: &Program,
+    from: FnId,
+    to: FnId,
+    object: Option<ModuleId>,
+    addr: u64,
+) -> bool {
+    program.function(to).entry == addr || object != program.function(from).object
+}
+
+/// Counts a call from `site` into `callee` at `target`: its arc, or for a
+/// skipped callee no arc and the call site its code is charged to.
+pub(super) fn enter(
+    program: &Program,
+    arcs: &mut Arcs,
+    site: InstrId,
+    callee: FnId,
+    target: u64,
+) -> (Option<ArcId>, Option<InstrId>) {
+    if program.function(callee).skip {
+        return (None, Some(site));
+    }
+    let arc = arcs.arc(site, callee, target);
+    arcs.get_mut(arc).calls += 1;
+    (Some(arc), None)
+}
+
+/// The instruction a `call` or `ret` belongs to, if it has made neither yet.
+pub(super) fn check_can_transfer<C>(
+    context: &Context<C>,
+    what: &'static str,
+) -> Result<InstrId, SimError> {
+    let Some(instr) = context.last_instr else {
+        return Err(SimError::NoInstruction(what));
+    };
+    match context.pending() {
+        Pending::None => Ok(instr),
+        Pending::Call(_) => Err(SimError::Twice(what, "`call`")),
+        Pending::Return => Err(SimError::Twice(what, "`ret`")),
+    }
+}
