@@ -136,18 +136,6 @@ impl<B: Backdate> Release<B::Line> for Sink<'_, B> {
     ) {
         self.charger.release(lane, level, loader, used, line_size);
     }
-
-    #[inline(always)]
-    fn release_shared_l1<M: ByteMask>(
-        &mut self,
-        lane: usize,
-        loader: Loader<B::Line>,
-        used: &LineUse<M>,
-        line_size: u32,
-    ) {
-        self.charger
-            .release_shared_l1(lane, loader, used, line_size);
-    }
 }
 
 impl<B: Backdate> UseSink<B::Line> for Sink<'_, B> {
