@@ -221,6 +221,18 @@ impl ElfObject {
     }
 }
 
+/// `name` demangled if it is mangled, as C++ and Rust names are (`_Z...`,
+/// Rust's `_R...`); any other name is kept as it is, since a demangler
+/// reads a short C name such as `f` or `Ss` as a type (`float`,
+/// `std::string`).
+fn demangle(name: &str) -> String {
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
+    } else {
+        name.to_string()
+    }
+}
+
 /// The text symbols of `elf` as functions, demangled, sorted, one per start
 /// address, each ending where the next begins at the latest.
 fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
@@ -261,7 +273,7 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
             "__libc_start_main" | "__libc_start_call_main" | "generic_start_main" | "_start" => {
                 "(below main)".to_string()
             }
-            name => addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned(),
+            name => demangle(name),
         };
         functions.push(ElfFunction {
             start: *start,

@@ -252,6 +252,28 @@ fn cpp_names_are_demangled() {
     assert_eq!(line, grow_body);
 }
 
+#[test]
+fn short_c_names_are_not_demangled_as_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("cc", "short_names.c", dir.path(), &[]) else {
+        return;
+    };
+    let mut trace = format!("linegrind-trace text 1\nobject {} bias={BIAS:x}\n", binary.display());
+    let names = ["f", "Ss", "v"];
+    let mut addrs = Vec::new();
+    for name in names {
+        let Some(addr) = symbol(&binary, name, false) else {
+            return;
+        };
+        trace.push_str(&format!("i {:x} 1\n", addr + BIAS));
+        addrs.push(addr + BIAS);
+    }
+    let profile = run(&trace);
+    for (name, addr) in names.into_iter().zip(addrs) {
+        assert_eq!(position(&profile, addr).0, name);
+    }
+}
+
 /// The C library the test programs link against.
 fn libc() -> Option<PathBuf> {
     let candidates = [
