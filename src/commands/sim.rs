@@ -11,7 +11,7 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, grouped, percent, write_atomically, write_callgrind,
+    Positions, Progress, check_writable, grouped, percent, write_atomically, write_callgrind,
     write_firefox_profile, write_summary,
 };
 use crate::pipeline::simulate_each;
@@ -75,6 +75,7 @@ fn named(path: &Path, run: &SimRun) -> PathBuf {
 
 /// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
+    check_outputs(job)?;
     let name = job.input.path.display();
     let reader = job.input.open()?;
     let progress = Progress::new("simulating", reader.events(), !job.quiet);
@@ -141,6 +142,52 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         Ok(())
     };
     report().other("cannot write the summary")
+}
+
+/// Every file `job` will write, in the order it writes them.
+fn outputs(job: &SimJob) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for run in &job.runs {
+        paths.push(named(&job.output, run));
+        paths.extend(job.json.as_ref().map(|path| named(path, run)));
+    }
+    paths.extend(job.firefox.clone());
+    paths
+}
+
+/// Refuses, before the simulation, outputs that would overwrite the trace
+/// or one another (usage errors), and outputs whose folder cannot take a
+/// file, so that a long run does not end in a write that fails.
+fn check_outputs(job: &SimJob) -> Result<(), Failure> {
+    let paths = outputs(job);
+    let trace = same_file::Handle::from_path(&job.input.path).ok();
+    for (i, path) in paths.iter().enumerate() {
+        let handle = same_file::Handle::from_path(path).ok();
+        if trace.is_some() && handle == trace {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "the output {} is the trace {}: pick another output name (-o)",
+                path.display(),
+                job.input.path.display()
+            )));
+        }
+        if paths[..i].iter().any(|earlier| same_path(earlier, path)) {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "{} is named for two outputs (-o, --json, --profile): give each its own",
+                path.display()
+            )));
+        }
+        check_writable(path).other(format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file: the same existing file, or the
+/// same path once made absolute.
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (same_file::Handle::from_path(a), same_file::Handle::from_path(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+    }
 }
 
 /// One row per hierarchy: its caches, misses and wasted bytes.

@@ -90,7 +90,25 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o644));
     }
-    builder.tempfile_in(dir)
+    builder.tempfile_in(dir).map_err(|err| {
+        // Named after the folder, not after the temporary file, which the
+        // user never asked for and which `tempfile` appends to the reason.
+        let text = err.to_string();
+        let reason = text.split(" at path \"").next().unwrap_or(&text);
+        io::Error::new(
+            err.kind(),
+            format!("cannot create a file in {}: {reason}", dir.display()),
+        )
+    })
+}
+
+/// Checks, before a long run, that `path` can be written: its folder takes
+/// a new file (made and removed at once), or it is a device or a pipe.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    if fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+        return Ok(());
+    }
+    temp_file_beside(path).map(drop)
 }
 
 #[cfg(test)]
@@ -111,6 +129,18 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
         write_atomically(&path, |out| out.write_all(b"second")).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "second");
+    }
+
+    #[test]
+    fn a_missing_folder_is_named_not_the_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no/such/out.txt");
+        let err = check_writable(&path).unwrap_err().to_string();
+        assert!(err.starts_with("cannot create a file in "), "{err}");
+        assert!(err.contains("no/such"), "{err}");
+        assert!(!err.contains(".linegrind-"), "{err}");
+        check_writable(&dir.path().join("out.txt")).unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod progress;
 mod summary;
 pub mod table;
 
-pub use atomic::{OutputFile, write_atomically};
+pub use atomic::{OutputFile, check_writable, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
 pub use firefox::write_firefox_profile;
 pub use number::{bytes_per_event, grouped, percent};

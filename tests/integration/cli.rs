@@ -174,8 +174,36 @@ fn an_unwritable_output_exits_1_and_leaves_no_file() {
         ],
     );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).starts_with("linegrind: cannot write "));
+    let message = stderr(&output);
+    assert!(message.starts_with("linegrind: cannot write "), "{message}");
+    // The folder is named, not the temporary file linegrind would make.
+    assert!(message.contains("cannot create a file in "), "{message}");
+    assert!(!message.contains(".linegrind-"), "{message}");
+    // Checked before the simulation: no summary was printed.
+    assert_eq!(stdout(&output), "");
     assert!(!target.exists());
+}
+
+#[test]
+fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chain.lgt");
+    fs::copy(root().join("traces/call_chain.lgt"), &trace).unwrap();
+    let original = fs::read(&trace).unwrap();
+    let output = linegrind(dir.path(), &["sim", "chain.lgt", "-o", "./chain.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("is the trace chain.lgt"), "{message}");
+    assert_eq!(fs::read(&trace).unwrap(), original);
+
+    let output = linegrind(
+        dir.path(),
+        &["sim", "chain.lgt", "-o", "out", "--json", "out"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("out is named for two outputs"), "{message}");
+    assert!(!dir.path().join("out").exists());
 }
 
 #[test]
