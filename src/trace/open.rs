@@ -264,6 +264,9 @@ mod tests {
         assert_eq!(detect(b"i 400 4\nr 7ff0 8\n"), Format::ExtendedDin);
         assert_eq!(detect(b"something else\n"), Format::Text);
         assert_eq!(detect(b"LGTRACE\0\x01\0\0\0"), Format::Binary);
+        // A binary trace cut within its magic.
+        assert_eq!(detect(b"LGTR"), Format::Binary);
+        assert_eq!(detect(b"LGTRAC"), Format::Binary);
         assert_eq!("xdin".parse::<Format>(), Ok(Format::ExtendedDin));
         assert!("csv".parse::<Format>().is_err());
     }

@@ -651,9 +651,11 @@ fn decode_run(
     Ok((sp, exit))
 }
 
-/// Whether `data` starts like a binary trace.
+/// Whether `data`, a file's first bytes, starts like a binary trace: with
+/// its magic, or, for a file cut short within the magic, with four bytes
+/// or more of it (so that the reader says the file is too short).
 pub fn is_binary(data: &[u8]) -> bool {
-    data.starts_with(MAGIC)
+    data.starts_with(MAGIC) || (data.len() >= 4 && MAGIC.starts_with(data))
 }
 
 fn read_exact_or(
