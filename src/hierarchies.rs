@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use crate::cache::CacheGeometry;
+use crate::cache::{CacheGeometry, GeometryError, parse_size};
 
 /// The three levels of one hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,18 +45,6 @@ impl std::error::Error for HierarchyError {}
 /// Sweeps are at most this long: each configuration is a thread.
 pub const MAX_HIERARCHIES: usize = 64;
 
-/// A byte count with an optional `K`, `M` or `G` (powers of 1024).
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, unit) = match text.as_bytes().last()? {
-        b'K' | b'k' => (&text[..text.len() - 1], 1 << 10),
-        b'M' | b'm' => (&text[..text.len() - 1], 1 << 20),
-        b'G' | b'g' => (&text[..text.len() - 1], 1 << 30),
-        _ => (text, 1),
-    };
-    digits.parse::<u64>().ok()?.checked_mul(unit)
-}
-
 /// A size as a sweep names it: `256K`, `64M`, or bytes.
 fn size_name(size: u64) -> String {
     match size {
@@ -65,17 +53,6 @@ fn size_name(size: u64) -> String {
         s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{}K", s >> 10),
         s => s.to_string(),
     }
-}
-
-/// `SIZE,ASSOC,LINE` with a size that may carry a unit.
-fn parse_geometry(text: &str) -> Result<CacheGeometry, String> {
-    let (size, rest) = text
-        .split_once(',')
-        .ok_or_else(|| format!("`{text}` is not SIZE,ASSOC,LINE"))?;
-    let size = parse_size(size).ok_or_else(|| format!("`{size}` is not a size"))?;
-    format!("{size},{rest}")
-        .parse::<CacheGeometry>()
-        .map_err(|err| err.to_string())
 }
 
 /// Which level `name` is, in `levels`.
@@ -149,7 +126,9 @@ pub fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>
                 .ok_or_else(|| bad(format!("`{word}` is not LEVEL=SIZE,ASSOC,LINE")))?;
             let geometry = level(&mut levels, key)
                 .ok_or_else(|| bad(format!("`{key}` is not a level (I1, D1 or LL)")))?;
-            *geometry = parse_geometry(value).map_err(bad)?;
+            *geometry = value
+                .parse()
+                .map_err(|err: GeometryError| bad(err.to_string()))?;
         }
         if hierarchies.len() == MAX_HIERARCHIES {
             return Err(bad(format!("more than {MAX_HIERARCHIES} hierarchies")));
@@ -176,15 +155,6 @@ mod tests {
             d1: g("32768,8,64"),
             ll: g("8388608,16,64"),
         }
-    }
-
-    #[test]
-    fn sizes_take_binary_units() {
-        assert_eq!(parse_size("256K"), Some(256 << 10));
-        assert_eq!(parse_size("64M"), Some(64 << 20));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("1.5M"), None);
-        assert_eq!(parse_size("K"), None);
     }
 
     #[test]

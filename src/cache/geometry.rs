@@ -131,10 +131,23 @@ impl fmt::Display for CacheGeometry {
     }
 }
 
+/// A byte count with an optional `K`, `M` or `G` (powers of 1024).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.as_bytes().last()? {
+        b'K' | b'k' => (&text[..text.len() - 1], 1 << 10),
+        b'M' | b'm' => (&text[..text.len() - 1], 1 << 20),
+        b'G' | b'g' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
 impl FromStr for CacheGeometry {
     type Err = GeometryError;
 
-    /// Parses `size,assoc,line` with decimal numbers, as Callgrind does.
+    /// Parses `size,assoc,line` with decimal numbers, as Callgrind does;
+    /// the size may also end in `K`, `M` or `G`.
     fn from_str(text: &str) -> Result<CacheGeometry, GeometryError> {
         let parts: Vec<&str> = text.split(',').collect();
         let [size, assoc, line] = parts[..] else {
@@ -147,7 +160,11 @@ impl FromStr for CacheGeometry {
                 .parse::<u64>()
                 .map_err(|_| GeometryError(format!("`{part}` is not a decimal {what} in `{text}`")))
         };
-        let size = number(size, "size")?;
+        let size = parse_size(size).ok_or_else(|| {
+            GeometryError(format!(
+                "`{size}` is not a size in `{text}` (bytes, or with K, M or G)"
+            ))
+        })?;
         let assoc = number(assoc, "associativity")?;
         let line = number(line, "line size")?;
         let assoc = u32::try_from(assoc)
@@ -175,6 +192,18 @@ mod tests {
         assert_eq!(direct.describe(), "1024 B, 16 B, direct-mapped");
         let full: CacheGeometry = "1024,16,64".parse().unwrap();
         assert_eq!(full.sets(), 1);
+        let units: CacheGeometry = "32K,8,64".parse().unwrap();
+        assert_eq!(units, g);
+    }
+
+    #[test]
+    fn sizes_take_units_of_1024() {
+        assert_eq!(parse_size("256K"), Some(256 << 10));
+        assert_eq!(parse_size("64m"), Some(64 << 20));
+        assert_eq!(parse_size("4G"), Some(4 << 30));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("1.5M"), None);
+        assert_eq!(parse_size("K"), None);
     }
 
     #[test]
@@ -187,7 +216,8 @@ mod tests {
         assert!(err("49152,8,64").contains("96 sets, which is not a power of two"));
         assert!(err("256,8,64").contains("not a whole number of sets"));
         assert!(err("32768,8").contains("size,assoc,line_size"));
-        assert!(err("32k,8,64").contains("not a decimal size"));
+        assert!(err("32x,8,64").contains("`32x` is not a size"));
+        assert!(err("32,8x,64").contains("not a decimal associativity"));
         assert!(err("8589934592,16,64").contains("above the largest cache simulated"));
         assert!("4294967296,16,64".parse::<CacheGeometry>().is_ok());
     }

@@ -49,7 +49,8 @@ pub struct SimArgs {
     )]
     d1: CacheGeometry,
 
-    /// Last-level cache, as Callgrind's --LL (example: --LL=2097152,16,64).
+    /// Last-level cache, as Callgrind's --LL; SIZE may end in K, M or G
+    /// (example: --LL=2097152,16,64 or --LL=2M,16,64).
     #[arg(
         long = "LL",
         value_name = "SIZE,ASSOC,LINE",

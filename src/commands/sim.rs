@@ -184,7 +184,10 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
 /// Whether `a` and `b` name the same file: the same existing file, or the
 /// same path once made absolute.
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (same_file::Handle::from_path(a), same_file::Handle::from_path(b)) {
+    match (
+        same_file::Handle::from_path(a),
+        same_file::Handle::from_path(b),
+    ) {
         (Ok(a), Ok(b)) => a == b,
         _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
     }

@@ -202,7 +202,10 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
     );
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
-    assert!(message.contains("out is named for two outputs"), "{message}");
+    assert!(
+        message.contains("out is named for two outputs"),
+        "{message}"
+    );
     assert!(!dir.path().join("out").exists());
 }
 

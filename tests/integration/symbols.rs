@@ -258,7 +258,10 @@ fn short_c_names_are_not_demangled_as_types() {
     let Some(binary) = compile("cc", "short_names.c", dir.path(), &[]) else {
         return;
     };
-    let mut trace = format!("linegrind-trace text 1\nobject {} bias={BIAS:x}\n", binary.display());
+    let mut trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\n",
+        binary.display()
+    );
     let names = ["f", "Ss", "v"];
     let mut addrs = Vec::new();
     for name in names {
