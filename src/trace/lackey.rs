@@ -51,6 +51,8 @@ struct Lines {
     /// Lines that were not trace lines, and the first of them.
     skipped: u64,
     first_skipped: u64,
+    /// Whether any line was a trace line.
+    traced: bool,
 }
 
 impl<R: BufRead> LackeyReader<R> {
@@ -99,6 +101,7 @@ impl Lines {
             }
         };
         let (addr, size) = address_and_size(&line[2..], Location::Line(self.read))?;
+        self.traced = true;
         Ok(Some(match access {
             None => Event::Instr { addr, len: size },
             Some(access) => Event::Data {
@@ -107,6 +110,25 @@ impl Lines {
                 size: clamped(size),
             },
         }))
+    }
+}
+
+impl Lines {
+    /// The end of the input: a file of lines none of which is a trace line
+    /// is not a Lackey trace (read as one by `--format=lackey`, or told
+    /// so by Valgrind's messages alone).
+    fn end(&self) -> Result<Option<Event>, TraceError> {
+        if self.skipped > 0 && !self.traced {
+            return Err(TraceError::syntax(
+                Location::Line(self.first_skipped),
+                format!(
+                    "none of the {} lines is a Lackey trace line (`I  ADDR,SIZE`, \
+                     ` L ADDR,SIZE`, ` S ...`, ` M ...`)",
+                    self.skipped
+                ),
+            ));
+        }
+        Ok(None)
     }
 }
 
@@ -119,7 +141,7 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
             let read = self.lines.read;
             let available = self.input.fill_buf().map_err(|err| io(read, err))?;
             if available.is_empty() {
-                return Ok(None);
+                return self.lines.end();
             }
             let event = match available.iter().position(|&b| b == b'\n') {
                 Some(end) => {
@@ -291,6 +313,13 @@ mod tests {
         assert!(error(" S 40,x\n").contains("a bad size"));
         assert!(error("I  40,0\n").contains("size 0"));
         assert!(error(" L ffffffffffffffff,8\n").contains("past the end"));
+        // No trace line at all: not a Lackey trace.
+        assert_eq!(
+            error("==12== Lackey\nlinegrind-trace text 1\n"),
+            "line 1: none of the 2 lines is a Lackey trace line (`I  ADDR,SIZE`, \
+             ` L ADDR,SIZE`, ` S ...`, ` M ...`)"
+        );
+        assert_eq!(events("").unwrap(), []);
     }
 
     #[test]
