@@ -132,6 +132,33 @@ impl ProfileFile {
     }
 }
 
+/// A file with a `summary:` but no `totals:` line, which Callgrind and
+/// linegrind always write last, may have been cut short: its self costs
+/// must then add up to the summary. (Not checked against `totals:`:
+/// Callgrind's summary can differ from its totals by a few events.)
+/// `lines` is the number of lines read.
+fn check_complete(file: &ProfileFile, summary: &[u64], lines: u64) -> Result<(), ParseError> {
+    let mut sum = Vec::new();
+    for function in &file.functions {
+        add(&mut sum, &function.self_cost);
+    }
+    let events = file.events.len();
+    let mut summary = summary.to_vec();
+    sum.resize(events, 0);
+    summary.resize(events, 0);
+    match (0..events).find(|&at| sum[at] != summary[at]) {
+        None => Ok(()),
+        Some(at) => Err(ParseError {
+            line: lines,
+            what: format!(
+                "the file ends without a `totals:` line and its costs add up to {} {}, \
+                 not the {} of its `summary:` line: it looks cut short",
+                sum[at], file.events[at], summary[at]
+            ),
+        }),
+    }
+}
+
 fn add(into: &mut Vec<u64>, costs: &[u64]) {
     if into.len() < costs.len() {
         into.resize(costs.len(), 0);
@@ -188,6 +215,9 @@ impl Parser {
             });
         }
         let mut file = self.file;
+        if let (None, Some(summary)) = (&self.totals, &self.summary) {
+            check_complete(&file, summary, number)?;
+        }
         file.totals = match (self.totals, self.summary) {
             (Some(totals), _) => totals,
             (None, Some(summary)) => summary,
@@ -493,6 +523,19 @@ totals: 37 10
                 .unwrap_err()
                 .to_string()
                 .contains("before any `fn=`")
+        );
+    }
+
+    #[test]
+    fn a_file_cut_before_its_totals_is_an_error_when_its_summary_disagrees() {
+        let whole = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n2 7 2\n";
+        let file = ProfileFile::parse(whole.as_bytes()).unwrap();
+        assert_eq!(file.totals, [12, 3]);
+        let cut = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n";
+        assert_eq!(
+            ProfileFile::parse(cut.as_bytes()).unwrap_err().to_string(),
+            "line 5: the file ends without a `totals:` line and its costs add up to 5 Ir, \
+             not the 12 of its `summary:` line: it looks cut short"
         );
     }
 }
