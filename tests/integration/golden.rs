@@ -52,3 +52,31 @@ fn output_is_byte_identical_across_runs() {
         assert_eq!(render(&trace), render(&trace), "{trace}");
     }
 }
+
+/// The README's worked example prints what `sim` prints today: its
+/// summary lines of `traces/hydro.lgt` appear verbatim in `sim`'s output.
+#[test]
+fn the_readme_hydro_example_matches_sim() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let example = readme
+        .split("$ cargo run --release -- sim traces/hydro.lgt\n")
+        .nth(1)
+        .expect("the README's hydro example");
+    let quoted: Vec<&str> = example
+        .lines()
+        .take_while(|line| !line.starts_with('$'))
+        .filter(|line| line.trim_start().starts_with(['L', 'U', 'S']))
+        .collect();
+    assert_eq!(quoted.len(), 3, "{quoted:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/hydro.lgt");
+    let output = crate::support::linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    assert!(output.status.success());
+    let printed = String::from_utf8(output.stdout).unwrap();
+    for line in quoted {
+        assert!(
+            printed.lines().any(|l| l == line),
+            "README: {line}\nsim:\n{printed}"
+        );
+    }
+}
