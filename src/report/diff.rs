@@ -15,7 +15,9 @@ use super::run_costs::RunCosts;
 
 /// A `s/REGEX/REPLACEMENT/` rewrite of names, with a trailing `g` to
 /// replace every match (cg_diff's `--mod-funcname`, `--mod-filename`).
-/// `$1` in the replacement is the first group.
+/// `$1` in the replacement is the first group. As in sed, the character
+/// after `s` is the delimiter (`s#/usr/#/#` rewrites paths), and a
+/// delimiter inside a part is written with a backslash (`s/\//:/`).
 #[derive(Clone, Debug)]
 pub struct Rewrite {
     regex: Regex,
@@ -30,12 +32,18 @@ impl FromStr for Rewrite {
         let usage = || {
             format!("expected `s/REGEX/REPLACEMENT/` or `s/REGEX/REPLACEMENT/g`, found `{text}`")
         };
-        let body = text.strip_prefix("s/").ok_or_else(usage)?;
-        let parts: Vec<&str> = body.split('/').collect();
-        let [pattern, replacement, flags] = parts[..] else {
+        let mut chars = text.chars();
+        let (Some('s'), Some(delimiter)) = (chars.next(), chars.next()) else {
             return Err(usage());
         };
-        let all = match flags {
+        if delimiter.is_alphanumeric() || delimiter.is_whitespace() || delimiter == '\\' {
+            return Err(usage());
+        }
+        let parts = split_unescaped(chars.as_str(), delimiter);
+        let [pattern, replacement, flags] = &parts[..] else {
+            return Err(usage());
+        };
+        let all = match flags.as_str() {
             "" => false,
             "g" => true,
             _ => return Err(usage()),
@@ -43,10 +51,33 @@ impl FromStr for Rewrite {
         let regex = Regex::new(pattern).map_err(|err| format!("bad regex in `{text}`: {err}"))?;
         Ok(Rewrite {
             regex,
-            replacement: replacement.to_string(),
+            replacement: replacement.clone(),
             all,
         })
     }
+}
+
+/// `text` split at every `delimiter` not preceded by a backslash; an
+/// escaped delimiter stands for itself, other escapes stay as they are.
+fn split_unescaped(text: &str, delimiter: char) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let part = parts.last_mut().expect("one part at least");
+        match c {
+            '\\' if chars.peek() == Some(&delimiter) => {
+                part.push(delimiter);
+                chars.next();
+            }
+            '\\' => {
+                part.push(c);
+                part.extend(chars.next());
+            }
+            c if c == delimiter => parts.push(String::new()),
+            c => part.push(c),
+        }
+    }
+    parts
 }
 
 impl Rewrite {
@@ -306,6 +337,15 @@ mod tests {
         let group: Rewrite = "s/(.*)_v[0-9]/$1/".parse().unwrap();
         assert_eq!(group.apply("gather_v2"), "gather");
         assert!("prog/progN/".parse::<Rewrite>().is_err());
+        // Paths: another delimiter, or the delimiter escaped.
+        let paths: Rewrite = "s#^\\./elf/\\./#./#".parse().unwrap();
+        assert_eq!(paths.apply("./elf/./elf/rtld.c"), "./elf/rtld.c");
+        let escaped: Rewrite = r"s/\//:/g".parse().unwrap();
+        assert_eq!(escaped.apply("a/b/c"), "a:b:c");
+        let kept: Rewrite = r"s/\d+\.c/N.c/".parse().unwrap();
+        assert_eq!(kept.apply("x12.c"), "xN.c");
+        assert!("sa/b/".parse::<Rewrite>().is_err());
+        assert!("s/a/b".parse::<Rewrite>().is_err());
         assert!("s/a/b/x".parse::<Rewrite>().is_err());
         assert!(
             "s/(/b/"
