@@ -160,10 +160,14 @@ fn outputs(job: &SimJob) -> Vec<PathBuf> {
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
-    let trace = same_file::Handle::from_path(&job.input.path).ok();
+    // Only a regular file can be overwritten (and a pipe is not opened).
+    let file = |path: &Path| match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => same_file::Handle::from_path(path).ok(),
+        _ => None,
+    };
+    let trace = file(&job.input.path);
     for (i, path) in paths.iter().enumerate() {
-        let handle = same_file::Handle::from_path(path).ok();
-        if trace.is_some() && handle == trace {
+        if trace.is_some() && file(path) == trace {
             return Err(Failure::Input(anyhow::anyhow!(
                 "the output {} is the trace {}: pick another output name (-o)",
                 path.display(),

@@ -80,9 +80,11 @@ impl fmt::Display for TraceError {
 }
 
 impl std::error::Error for TraceError {
+    /// What the read error came from, if anything: the read error itself is
+    /// already in the message, which a chain of causes would repeat.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            TraceErrorKind::Io(err) => Some(err.as_ref()),
+            TraceErrorKind::Io(err) => err.source(),
             _ => None,
         }
     }
@@ -110,10 +112,12 @@ mod tests {
         let err = TraceError::io(Location::Offset(7), io::Error::other(DeviceGone));
         let copy = err.clone();
         assert_eq!(copy.to_string(), "byte offset 7: read error: device gone");
-        let io = copy
-            .source()
-            .and_then(|source| source.downcast_ref::<io::Error>())
-            .expect("the source is the read error");
+        let TraceErrorKind::Io(io) = &copy.kind else {
+            panic!("a read error");
+        };
         assert!(io.get_ref().is_some_and(|inner| inner.is::<DeviceGone>()));
+        // Said once, not again as a cause.
+        let chain = format!("{:#}", anyhow::Error::new(copy).context("trace"));
+        assert_eq!(chain, "trace: byte offset 7: read error: device gone");
     }
 }

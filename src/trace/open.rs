@@ -2,7 +2,7 @@
 //! forced.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek};
+use std::io::{BufRead, BufReader};
 use std::str::FromStr;
 
 use super::binary::{BinaryReader, is_binary};
@@ -136,7 +136,8 @@ impl AnyReader {
             let reader = BinaryReader::new(input, options.allow_truncated)?;
             return Ok(AnyReader::Binary(Box::new(reader)));
         }
-        input.rewind().map_err(io)?;
+        // The start is still in the buffer, unread: the other formats stream
+        // from there, so they can come from a pipe.
         Ok(match format {
             Format::Text | Format::Binary => AnyReader::Text(TextReader::new(input)),
             Format::Lackey => {

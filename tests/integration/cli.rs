@@ -237,3 +237,56 @@ fn help_explains_every_sim_option_with_an_example() {
     let output = linegrind(&root(), &["--help"]);
     assert!(stdout(&output).contains("linegrind sim traces/hydro.lgt"));
 }
+
+/// `trace` fed to `linegrind sim /dev/stdin` through a pipe.
+fn sim_from_pipe(dir: &std::path::Path, trace: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(["sim", "/dev/stdin", "-q", "-o", "piped.out"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = fs::read(root().join(trace)).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The reader may stop early (a binary trace); a closed pipe is fine.
+    let _ = stdin.write_all(&bytes);
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_text_trace_can_come_from_a_pipe_and_a_binary_one_says_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = sim_from_pipe(dir.path(), "traces/stream_hot_table.lgt");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let direct = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            "-q",
+            "-o",
+            "direct.out",
+            root().join("traces/stream_hot_table.lgt").to_str().unwrap(),
+        ],
+    );
+    assert!(direct.status.success());
+    let body = |name: &str| {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        text.lines()
+            .filter(|line| !line.starts_with("cmd:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body("piped.out"), body("direct.out"));
+
+    let output = sim_from_pipe(dir.path(), "traces/hydro.lgt");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("give a file, not a pipe"),
+        "{}",
+        stderr(&output)
+    );
+}

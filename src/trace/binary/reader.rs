@@ -117,9 +117,16 @@ impl<R: Read + Seek> BinaryReader<R> {
     /// end (a recording that did not finish) is an error unless
     /// `allow_truncated`, which then reads as much as can be read.
     pub fn new(mut input: R, allow_truncated: bool) -> Result<BinaryReader<R>, TraceError> {
-        let len = input
-            .seek(SeekFrom::End(0))
-            .map_err(|err| io_error(0, err))?;
+        let len = input.seek(SeekFrom::End(0)).map_err(|err| {
+            if err.kind() == io::ErrorKind::NotSeekable {
+                syntax(
+                    0,
+                    "a binary trace is read from its end as well: give a file, not a pipe",
+                )
+            } else {
+                io_error(0, err)
+            }
+        })?;
         let mut header = [0u8; HEADER_LEN];
         input
             .seek(SeekFrom::Start(0))
