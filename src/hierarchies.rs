@@ -120,10 +120,15 @@ pub fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>
             return Err(bad(format!("`{name}` is named twice")));
         }
         let mut levels = base;
+        let mut given: Vec<&str> = Vec::new();
         for word in words {
             let (key, value) = word
                 .split_once('=')
                 .ok_or_else(|| bad(format!("`{word}` is not LEVEL=SIZE,ASSOC,LINE")))?;
+            if given.contains(&key) {
+                return Err(bad(format!("`{key}` is given twice")));
+            }
+            given.push(key);
             let geometry = level(&mut levels, key)
                 .ok_or_else(|| bad(format!("`{key}` is not a level (I1, D1 or LL)")))?;
             *geometry = value
@@ -204,6 +209,10 @@ mod tests {
             "h.conf: line 2: `L3` is not a level (I1, D1 or LL)"
         );
         assert!(error("a\na\n").contains("line 2: `a` is named twice"));
+        assert_eq!(
+            error("a D1=16K,4,64 D1=8K,4,64\n"),
+            "h.conf: line 1: `D1` is given twice"
+        );
         assert!(error("LL=1M,16,64\n").contains("starts with the hierarchy's name"));
         assert!(error("a LL=1M,3,64\n").contains("line 1"));
         assert_eq!(error("# nothing\n"), "h.conf: no hierarchy in it");

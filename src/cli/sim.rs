@@ -166,9 +166,16 @@ impl SimArgs {
             .map(|hierarchy| {
                 let Levels { i1, d1, ll } = hierarchy.levels;
                 let config = SimConfig::new(i1, d1, ll, self.cache_use, self.backdate)
-                    .map_err(|err| match several {
-                        true => ConfigError::new(format!("{}: {err}", hierarchy.name)),
-                        false => err,
+                    .map_err(|err| match (&self.sweep, &self.hierarchies) {
+                        (Some(spec), _) => {
+                            ConfigError::new(format!("--sweep {spec}: {}: {err}", hierarchy.name))
+                        }
+                        (None, Some(path)) => ConfigError::new(format!(
+                            "{}: hierarchy `{}`: {err}",
+                            path.display(),
+                            hierarchy.name
+                        )),
+                        (None, None) => err,
                     })?
                     .with_skip(skip.clone())
                     .with_inline_functions(self.show_inlined)
