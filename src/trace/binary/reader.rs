@@ -19,6 +19,13 @@ use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
+/// Why a binary trace cannot be read to its end.
+const NO_END: &str =
+    "the trace has no end record: the recording did not finish or the file was cut";
+const ALLOW: &str = "(--allow-truncated reads what is there)";
+/// What reading a trace without its end loses besides the rest of its events.
+const SYMBOLS_LOST: &str = "symbols the trace kept at its end, if any, are lost with it";
+
 /// What the END chunk says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -197,25 +204,28 @@ impl<R: Read + Seek> BinaryReader<R> {
     }
 
     fn read_end(&mut self) -> Result<(), TraceError> {
-        let missing = "the trace has no end record: the recording did not finish or the \
-                       file was cut (--allow-truncated reads what is there)";
         if self.len < (HEADER_LEN + TRAILER_LEN) as u64 {
-            return self.truncation(self.len, missing);
+            return self.truncation();
         }
         let mut trailer = [0u8; TRAILER_LEN];
         let at = self.len - TRAILER_LEN as u64;
         self.seek(at)?;
-        read_exact_or(&mut self.input, &mut trailer, at, missing)?;
+        read_exact_or(
+            &mut self.input,
+            &mut trailer,
+            at,
+            &format!("{NO_END} {ALLOW}"),
+        )?;
         let end_at = u64::from_le_bytes(trailer);
         if end_at < HEADER_LEN as u64 || end_at >= at {
-            return self.truncation(self.len, missing);
+            return self.truncation();
         }
         let (kind, payload) = match self.read_chunk_at(end_at) {
             Ok(chunk) => chunk,
-            Err(_) => return self.truncation(self.len, missing),
+            Err(_) => return self.truncation(),
         };
         if kind != ChunkKind::End {
-            return self.truncation(self.len, missing);
+            return self.truncation();
         }
         let mut cursor = Cursor::new(&payload);
         let corrupt = |err| corrupted(end_at, err);
@@ -262,12 +272,14 @@ impl<R: Read + Seek> BinaryReader<R> {
         Ok(())
     }
 
-    fn truncation(&mut self, at: u64, why: &str) -> Result<(), TraceError> {
+    /// The end record is missing: an error, or with `allow_truncated` a
+    /// warning to give.
+    fn truncation(&mut self) -> Result<(), TraceError> {
         if self.allow_truncated {
-            self.truncated = Some(why.to_string());
+            self.truncated = Some(format!("{NO_END}; {SYMBOLS_LOST}"));
             Ok(())
         } else {
-            Err(syntax(at, why))
+            Err(syntax(self.len, format!("{NO_END} {ALLOW}")))
         }
     }
 
@@ -358,7 +370,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             let (kind, payload) = match self.read_chunk_at(at) {
                 Ok(chunk) => chunk,
                 Err(err) if self.truncated.is_some() => {
-                    self.truncated = Some(format!("reading stopped at {err}"));
+                    self.truncated = Some(format!("reading stopped at {err}; {SYMBOLS_LOST}"));
                     return Ok(false);
                 }
                 Err(err) => return Err(err),
