@@ -105,10 +105,14 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 /// Checks, before a long run, that `path` can be written: its folder takes
 /// a new file (made and removed at once), or it is a device or a pipe.
 pub fn check_writable(path: &Path) -> io::Result<()> {
-    if fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
-        return Ok(());
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a folder; name a file in it",
+        )),
+        Ok(meta) if !meta.is_file() => Ok(()),
+        _ => temp_file_beside(path).map(drop),
     }
-    temp_file_beside(path).map(drop)
 }
 
 #[cfg(test)]
@@ -141,6 +145,8 @@ mod tests {
         assert!(!err.contains(".linegrind-"), "{err}");
         check_writable(&dir.path().join("out.txt")).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        let err = check_writable(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is a folder"), "{err}");
     }
 
     #[test]
