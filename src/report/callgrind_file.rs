@@ -366,8 +366,15 @@ impl Parser {
                 let callee = self.function_index(key);
                 self.pending_call = Some((callee, count));
             }
-            // Jumps carry nothing this reader uses.
-            "jump" | "jcnd" | "jfi" | "jfn" => {}
+            // Jumps carry nothing this reader uses, but the file and function
+            // a jump goes to may give a compressed name its first use.
+            "jfi" => {
+                self.names.resolve(FILES, value, number)?;
+            }
+            "jfn" => {
+                self.names.resolve(FUNCTIONS, value, number)?;
+            }
+            "jump" | "jcnd" => {}
             other => return Err(error(format!("unknown specification `{other}=`"))),
         }
         Ok(())
@@ -524,6 +531,21 @@ totals: 37 10
                 .to_string()
                 .contains("before any `fn=`")
         );
+    }
+
+    #[test]
+    fn names_given_in_jump_lines_are_known_later() {
+        // As Callgrind writes with --collect-jumps=yes.
+        let text = "events: Ir\nfl=(1) a.c\nfn=(1) main\njfi=(2) b.c\njfn=(2) helper\n\
+                    jump=3 0x20 4\n1 5\nfl=(2)\nfn=(2)\n2 7\n";
+        let file = ProfileFile::parse(text.as_bytes()).unwrap();
+        let names: Vec<(&str, &str)> = file
+            .functions
+            .iter()
+            .map(|f| (f.key.file.as_str(), f.key.name.as_str()))
+            .collect();
+        assert_eq!(names, [("a.c", "main"), ("b.c", "helper")]);
+        assert_eq!(file.totals, [12]);
     }
 
     #[test]
