@@ -7,7 +7,7 @@ use rustc_hash::FxHashSet;
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::output::{bytes_per_event, grouped};
-use crate::trace::{AnyReader, DinForm, Event, Format, TraceRead};
+use crate::trace::{AnyReader, Event, Format, TraceRead};
 
 /// Reads the trace `input` through and describes it on `out`.
 pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
@@ -33,25 +33,14 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         }
     }
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
-        match &reader {
-            AnyReader::Text(_) => writeln!(out, "format:         text, version 1")?,
-            AnyReader::Lackey(_) => writeln!(out, "format:         Valgrind Lackey")?,
-            AnyReader::Din(_, DinForm::Traditional) => {
-                writeln!(out, "format:         Dinero din (LABEL ADDRESS)")?
+        writeln!(out, "format:         {}", reader.format().describe())?;
+        if let AnyReader::Binary(binary) = &reader {
+            for (key, value) in binary.meta() {
+                writeln!(out, "{:<15} {value}", format!("{key}:"))?;
             }
-            AnyReader::Din(_, DinForm::Extended) => writeln!(
-                out,
-                "format:         Dinero extended din (TYPE ADDRESS SIZE)"
-            )?,
-            AnyReader::Binary(binary) => {
-                writeln!(out, "format:         binary, version 1")?;
-                for (key, value) in binary.meta() {
-                    writeln!(out, "{:<15} {value}", format!("{key}:"))?;
-                }
-                match binary.summary().and_then(|s| s.exit_code) {
-                    Some(code) => writeln!(out, "exit code:      {code}")?,
-                    None => writeln!(out, "exit code:      unknown")?,
-                }
+            match binary.summary().and_then(|s| s.exit_code) {
+                Some(code) => writeln!(out, "exit code:      {code}")?,
+                None => writeln!(out, "exit code:      unknown")?,
             }
         }
         if let Some(why) = reader.truncated() {

@@ -87,6 +87,7 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         .into_iter()
         .map(|profile| profile.input(&name))
         .collect::<Result<Vec<Profile>, Failure>>()?;
+    let format = reader.format();
     let truncated = reader
         .truncated()
         .map(|why| format!("{name} is truncated: {why}"));
@@ -130,6 +131,13 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     }
     let mut report = || -> std::io::Result<()> {
         writeln!(stdout, "linegrind sim {name}")?;
+        if format.is_imported() {
+            let told = match job.input.format {
+                Some(_) => "",
+                None => ", told by its first lines (--format to choose)",
+            };
+            writeln!(stdout, "read as a {} trace{told}", format.describe())?;
+        }
         if job.runs.len() == 1 {
             write_summary(stdout, &profiles[0], job.top)?;
         } else {

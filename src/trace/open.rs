@@ -38,6 +38,22 @@ impl Format {
             Format::ExtendedDin => "xdin",
         }
     }
+
+    /// What the format is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Text => "text, version 1",
+            Format::Binary => "binary, version 1",
+            Format::Lackey => "Valgrind Lackey",
+            Format::Din => "Dinero din (LABEL ADDRESS)",
+            Format::ExtendedDin => "Dinero extended din (TYPE ADDRESS SIZE)",
+        }
+    }
+
+    /// Whether the format is another tool's, imported.
+    pub fn is_imported(self) -> bool {
+        !matches!(self, Format::Text | Format::Binary)
+    }
 }
 
 impl FromStr for Format {

@@ -148,7 +148,10 @@ fn a_truncated_trace_is_an_error_unless_allowed() {
     let mut reader = BinaryReader::new(Cursor::new(cut), true).unwrap();
     let read = events(&mut reader);
     let warning = reader.truncated().expect("a warning");
-    assert!(warning.contains("symbols the trace kept at its end"), "{warning}");
+    assert!(
+        warning.contains("symbols the trace kept at its end"),
+        "{warning}"
+    );
     assert!(read.len() <= original.len());
     assert_eq!(read[..], original[..read.len()]);
 }

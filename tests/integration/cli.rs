@@ -290,3 +290,28 @@ fn a_text_trace_can_come_from_a_pipe_and_a_binary_one_says_it_cannot() {
         stderr(&output)
     );
 }
+
+#[test]
+fn sim_says_which_format_it_read_an_imported_trace_as() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("tests/importers/sizes.xdin");
+    let output = linegrind(dir.path(), &["sim", trace.to_str().unwrap(), "-o", "x.out"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    assert!(
+        summary.contains(
+            "read as a Dinero extended din (TYPE ADDRESS SIZE) trace, told by its first lines"
+        ),
+        "{summary}"
+    );
+    let own = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            root().join("traces/call_chain.lgt").to_str().unwrap(),
+            "-o",
+            "y.out",
+        ],
+    );
+    assert!(!stdout(&own).contains("read as"));
+}
