@@ -1,9 +1,12 @@
 //! Writing a file so that readers see the old file or the whole new one,
-//! never a part: write a temporary file next to it, then rename.
+//! never a part: write a temporary file next to it, then rename (and on an
+//! interrupt, remove it: see [`super::interrupt`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use super::interrupt::{Registered, remove_on_interrupt};
 
 /// Writes `path` through `write`, replacing it only once `write` succeeded.
 pub fn write_atomically(
@@ -27,6 +30,8 @@ pub struct OutputFile {
     path: PathBuf,
     temp: Option<tempfile::NamedTempFile>,
     special: Option<File>,
+    /// Removes the temporary file if linegrind is interrupted.
+    _interrupt: Option<Registered>,
 }
 
 impl OutputFile {
@@ -39,12 +44,16 @@ impl OutputFile {
                 path: path.to_path_buf(),
                 temp: None,
                 special: Some(file),
+                _interrupt: None,
             });
         }
+        let temp = temp_file_beside(path)?;
+        let interrupt = remove_on_interrupt(temp.path());
         Ok(OutputFile {
             path: path.to_path_buf(),
-            temp: Some(temp_file_beside(path)?),
+            temp: Some(temp),
             special: None,
+            _interrupt: Some(interrupt),
         })
     }
 

@@ -1,9 +1,11 @@
 //! Writers: the callgrind-format profile, the JSON summary, the text
-//! summary, and atomic file replacement.
+//! summary, and atomic file replacement (temporary files removed on an
+//! interrupt).
 
 mod atomic;
 mod callgrind;
 mod firefox;
+mod interrupt;
 pub mod json;
 mod number;
 mod progress;
@@ -13,6 +15,7 @@ pub mod table;
 pub use atomic::{OutputFile, check_writable, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
 pub use firefox::write_firefox_profile;
+pub use interrupt::with_program_running;
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

@@ -32,7 +32,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
-use crate::output::OutputFile;
+use crate::output::{OutputFile, with_program_running};
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.
@@ -161,14 +161,12 @@ pub fn record(
     if !job.instr_atstart {
         valgrind.arg("--instr-atstart=no");
     }
-    let status = valgrind
-        .arg("--")
-        .args(&job.program)
-        .status()
-        .map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => RecordError::Tool(ToolError::NoValgrind),
-            _ => RecordError::Io("cannot run valgrind".into(), err),
-        });
+    valgrind.arg("--").args(&job.program);
+    // Ctrl-C is the program's: linegrind writes the trace of what ran.
+    let status = with_program_running(|| valgrind.status()).map_err(|err| match err.kind() {
+        io::ErrorKind::NotFound => RecordError::Tool(ToolError::NoValgrind),
+        _ => RecordError::Io("cannot run valgrind".into(), err),
+    });
     drop(keep_open);
     let converted = convert.join().unwrap_or_else(|_| {
         Err(RecordError::Io(

@@ -190,3 +190,57 @@ fn without_valgrind_record_says_how_to_get_it() {
         "{stderr}"
     );
 }
+
+/// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, in a process group
+/// of its own, so that a signal the script sends to its group spares the
+/// test; `None` where Valgrind is missing.
+fn record_shell(dir: &Path, script: &str) -> Option<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        eprintln!("skipped: {err}");
+        return None;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script])
+        .process_group(0)
+        .output()
+        .unwrap();
+    Some(output)
+}
+
+/// Files in `dir`, by name.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // SIGINT to the whole group, as a terminal's Ctrl-C sends it.
+    let Some(output) = record_shell(dir.path(), "kill -INT 0; sleep 10") else {
+        return;
+    };
+    assert_eq!(output.status.signal(), None, "linegrind itself was not interrupted");
+    assert_eq!(output.status.code(), Some(128 + libc::SIGINT));
+    assert_eq!(files_in(dir.path()), ["t.lgt"]);
+    assert!(events(&dir.path().join("t.lgt")).len() > 1000);
+}
+
+#[test]
+fn a_terminated_recording_leaves_no_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Under Valgrind the shell's parent is linegrind itself.
+    let Some(output) = record_shell(dir.path(), "kill -TERM $PPID; sleep 1") else {
+        return;
+    };
+    assert_eq!(output.status.signal(), Some(libc::SIGTERM));
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}

@@ -1,0 +1,118 @@
+//! What an interrupt (SIGINT, SIGTERM, SIGHUP) does to the files linegrind
+//! writes. Outputs are written to a temporary file renamed into place at
+//! the end ([`super::OutputFile`]); an interrupted run removes the
+//! temporary files of the outputs it was writing, then dies of the signal,
+//! so that it leaves no hidden `.linegrind-*.tmp` behind. While `record`
+//! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
+//! as well) is the program's to act on: linegrind goes on, and writes the
+//! trace of what ran.
+
+use std::ffi::{CString, c_char, c_int};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr::null_mut;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+/// Temporary files being written at once, at most: a sweep's outputs.
+const SLOTS: usize = 256;
+
+/// The paths of the temporary files being written, read by the handler.
+/// A path, once stored, is never freed: the handler may be reading it on
+/// another thread at any moment.
+static TEMP_FILES: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
+
+/// Whether SIGINT is left to the program `record` runs.
+static PROGRAM_RUNS: AtomicBool = AtomicBool::new(false);
+
+/// A temporary file removed on an interrupt until this is dropped.
+pub struct Registered {
+    slot: Option<usize>,
+}
+
+/// Removes `path` if linegrind is interrupted before the returned value is
+/// dropped.
+pub fn remove_on_interrupt(path: &Path) -> Registered {
+    install();
+    let Ok(path) = CString::new(path.as_os_str().as_bytes()) else {
+        return Registered { slot: None };
+    };
+    let path = path.into_raw();
+    for (slot, entry) in TEMP_FILES.iter().enumerate() {
+        let stored = entry.compare_exchange(null_mut(), path, Ordering::AcqRel, Ordering::Acquire);
+        if stored.is_ok() {
+            return Registered { slot: Some(slot) };
+        }
+    }
+    // SAFETY: `path` came from `into_raw` above and was stored nowhere.
+    drop(unsafe { CString::from_raw(path) });
+    Registered { slot: None }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            TEMP_FILES[slot].store(null_mut(), Ordering::Release);
+        }
+    }
+}
+
+/// Runs `run`, during which SIGINT goes to the program `record` runs and
+/// not to linegrind.
+pub fn with_program_running<T>(run: impl FnOnce() -> T) -> T {
+    install();
+    PROGRAM_RUNS.store(true, Ordering::Release);
+    let result = run();
+    PROGRAM_RUNS.store(false, Ordering::Release);
+    result
+}
+
+/// Installs the handler, once, for the signals that linegrind does not
+/// already ignore (a run started with `nohup`, or in the background of a
+/// script, keeps ignoring them).
+fn install() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: sigaction is given valid structures; the handler only
+            // makes calls that are safe in a signal handler.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, null_mut());
+            }
+        }
+    });
+}
+
+extern "C" fn on_signal(signal: c_int) {
+    if signal == libc::SIGINT && PROGRAM_RUNS.load(Ordering::Acquire) {
+        return;
+    }
+    remove_temp_files();
+    // SAFETY: signal and raise are async-signal-safe; dying of the signal
+    // with its default action tells the parent what happened.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// Unlinks every registered temporary file (async-signal-safe).
+fn remove_temp_files() {
+    for entry in &TEMP_FILES {
+        let path = entry.load(Ordering::Acquire);
+        if !path.is_null() {
+            // SAFETY: a registered path is a C string that is never freed.
+            unsafe { libc::unlink(path) };
+        }
+    }
+}
