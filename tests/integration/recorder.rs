@@ -227,7 +227,11 @@ fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     let Some(output) = record_shell(dir.path(), "kill -INT 0; sleep 10") else {
         return;
     };
-    assert_eq!(output.status.signal(), None, "linegrind itself was not interrupted");
+    assert_eq!(
+        output.status.signal(),
+        None,
+        "linegrind itself was not interrupted"
+    );
     assert_eq!(output.status.code(), Some(128 + libc::SIGINT));
     assert_eq!(files_in(dir.path()), ["t.lgt"]);
     assert!(events(&dir.path().join("t.lgt")).len() > 1000);
