@@ -168,14 +168,9 @@ fn outputs(job: &SimJob) -> Vec<PathBuf> {
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
-    // Only a regular file can be overwritten (and a pipe is not opened).
-    let file = |path: &Path| match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => same_file::Handle::from_path(path).ok(),
-        _ => None,
-    };
-    let trace = file(&job.input.path);
+    let trace = existing_file(&job.input.path);
     for (i, path) in paths.iter().enumerate() {
-        if trace.is_some() && file(path) == trace {
+        if trace.is_some() && existing_file(path) == trace {
             return Err(Failure::Input(anyhow::anyhow!(
                 "the output {} is the trace {}: pick another output name (-o)",
                 path.display(),
@@ -193,14 +188,20 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The regular file at `path`, if there is one: only such a file can be
+/// overwritten (and a pipe is not opened).
+fn existing_file(path: &Path) -> Option<same_file::Handle> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => same_file::Handle::from_path(path).ok(),
+        _ => None,
+    }
+}
+
 /// Whether `a` and `b` name the same file: the same existing file, or the
 /// same path once made absolute.
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (
-        same_file::Handle::from_path(a),
-        same_file::Handle::from_path(b),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
+    match (existing_file(a), existing_file(b)) {
+        (Some(a), Some(b)) => a == b,
         _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
     }
 }

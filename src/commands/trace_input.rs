@@ -46,7 +46,7 @@ impl TraceInput {
             code,
         };
         let reader = AnyReader::open(file, options).input(&name)?;
-        if !self.binaries.is_empty() && matches!(reader.format(), Format::Text | Format::Binary) {
+        if !self.binaries.is_empty() && !reader.format().is_imported() {
             return Err(Failure::Input(anyhow!(
                 "--binary is for Lackey and Dinero traces; {name} is a {} trace, which carries \
                  its own calls and objects",

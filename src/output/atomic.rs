@@ -37,8 +37,7 @@ pub struct OutputFile {
 impl OutputFile {
     /// Starts writing `path`.
     pub fn create(path: &Path) -> io::Result<OutputFile> {
-        let special = fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir());
-        if special {
+        if is_special(path) {
             let file = OpenOptions::new().write(true).open(path)?;
             return Ok(OutputFile {
                 path: path.to_path_buf(),
@@ -114,14 +113,22 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 /// Checks, before a long run, that `path` can be written: its folder takes
 /// a new file (made and removed at once), or it is a device or a pipe.
 pub fn check_writable(path: &Path) -> io::Result<()> {
-    match fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(io::Error::new(
+    if path.is_dir() {
+        return Err(io::Error::new(
             io::ErrorKind::IsADirectory,
             "it is a folder; name a file in it",
-        )),
-        Ok(meta) if !meta.is_file() => Ok(()),
-        _ => temp_file_beside(path).map(drop),
+        ));
     }
+    if is_special(path) {
+        return Ok(());
+    }
+    temp_file_beside(path).map(drop)
+}
+
+/// Whether `path` is a device or a pipe (`/dev/null`, `/dev/stdout`), which
+/// is written in place: a rename would replace it.
+fn is_special(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
 }
 
 #[cfg(test)]

@@ -138,10 +138,7 @@ impl ProfileFile {
 /// Callgrind's summary can differ from its totals by a few events.)
 /// `lines` is the number of lines read.
 fn check_complete(file: &ProfileFile, summary: &[u64], lines: u64) -> Result<(), ParseError> {
-    let mut sum = Vec::new();
-    for function in &file.functions {
-        add(&mut sum, &function.self_cost);
-    }
+    let mut sum = self_total(file);
     let events = file.events.len();
     let mut summary = summary.to_vec();
     sum.resize(events, 0);
@@ -157,6 +154,15 @@ fn check_complete(file: &ProfileFile, summary: &[u64], lines: u64) -> Result<(),
             ),
         }),
     }
+}
+
+/// The sum of every function's self cost.
+fn self_total(file: &ProfileFile) -> Vec<u64> {
+    let mut sum = Vec::new();
+    for function in &file.functions {
+        add(&mut sum, &function.self_cost);
+    }
+    sum
 }
 
 fn add(into: &mut Vec<u64>, costs: &[u64]) {
@@ -221,13 +227,7 @@ impl Parser {
         file.totals = match (self.totals, self.summary) {
             (Some(totals), _) => totals,
             (None, Some(summary)) => summary,
-            (None, None) => {
-                let mut sum = Vec::new();
-                for function in &file.functions {
-                    add(&mut sum, &function.self_cost);
-                }
-                sum
-            }
+            (None, None) => self_total(&file),
         };
         // Every cost vector has one value per event (lines leave out
         // trailing zeros).

@@ -60,10 +60,10 @@ impl FromStr for Rewrite {
 /// `text` split at every `delimiter` not preceded by a backslash; an
 /// escaped delimiter stands for itself, other escapes stay as they are.
 fn split_unescaped(text: &str, delimiter: char) -> Vec<String> {
-    let mut parts = vec![String::new()];
+    let mut parts = Vec::new();
+    let mut part = String::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        let part = parts.last_mut().expect("one part at least");
         match c {
             '\\' if chars.peek() == Some(&delimiter) => {
                 part.push(delimiter);
@@ -73,10 +73,11 @@ fn split_unescaped(text: &str, delimiter: char) -> Vec<String> {
                 part.push(c);
                 part.extend(chars.next());
             }
-            c if c == delimiter => parts.push(String::new()),
+            c if c == delimiter => parts.push(std::mem::take(&mut part)),
             c => part.push(c),
         }
     }
+    parts.push(part);
     parts
 }
 

@@ -51,8 +51,6 @@ struct Lines {
     /// Lines that were not trace lines, and the first of them.
     skipped: u64,
     first_skipped: u64,
-    /// Whether any line was a trace line.
-    traced: bool,
 }
 
 impl<R: BufRead> LackeyReader<R> {
@@ -101,7 +99,6 @@ impl Lines {
             }
         };
         let (addr, size) = address_and_size(&line[2..], Location::Line(self.read))?;
-        self.traced = true;
         Ok(Some(match access {
             None => Event::Instr { addr, len: size },
             Some(access) => Event::Data {
@@ -111,14 +108,12 @@ impl Lines {
             },
         }))
     }
-}
 
-impl Lines {
     /// The end of the input: a file of lines none of which is a trace line
-    /// is not a Lackey trace (read as one by `--format=lackey`, or told
-    /// so by Valgrind's messages alone).
+    /// (every line read was skipped) is not a Lackey trace (read as one by
+    /// `--format=lackey`, or told so by Valgrind's messages alone).
     fn end(&self) -> Result<Option<Event>, TraceError> {
-        if self.skipped > 0 && !self.traced {
+        if self.skipped > 0 && self.skipped == self.read {
             return Err(TraceError::syntax(
                 Location::Line(self.first_skipped),
                 format!(
