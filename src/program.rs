@@ -60,8 +60,10 @@ pub struct Function {
     pub file: Option<FileId>,
     /// Line of the function's code, 0 when unknown.
     pub line: u32,
-    /// Runtime address of its first byte, or of the entry it was reached at.
-    pub entry: u64,
+    /// Runtime address of its symbol's first byte, where a jump enters it;
+    /// none for a function known by a DWARF name only or named after an
+    /// address, which only a jump from another [`Region`] enters.
+    pub entry: Option<u64>,
     /// A PLT stub, which calls pass through (see `--skip-plt`).
     pub plt: bool,
     /// Skipped: its cost and calls are its caller's (`--fn-skip`).
@@ -69,6 +71,32 @@ pub struct Function {
     /// The runtime linker's lazy-binding resolver: its jump to the function
     /// it resolved is a call from its own caller, as Callgrind sees it.
     pub pop_on_jump: bool,
+}
+
+impl Function {
+    /// Where its code lies.
+    #[inline]
+    pub fn region(&self) -> Region {
+        Region {
+            object: self.object,
+            plt: self.plt,
+        }
+    }
+
+    /// Whether `addr` is its symbol's first byte.
+    #[inline]
+    pub fn starts_at(&self, addr: u64) -> bool {
+        self.entry == Some(addr)
+    }
+}
+
+/// Where code lies, as Callgrind tells a jump that enters a function: its
+/// object, and whether it is PLT stubs (Callgrind's section kinds). A jump
+/// into another region is a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub object: Option<ModuleId>,
+    pub plt: bool,
 }
 
 /// A source file (unknown for code without one) and line.
@@ -282,7 +310,7 @@ impl Program {
             object: self.symbolizer.module_at(start),
             file,
             line,
-            entry: start,
+            entry: Some(start),
             plt: false,
         });
         Ok(id)
@@ -393,16 +421,16 @@ impl Program {
         (caller, id)
     }
 
-    /// The function at `addr` as the symbols name it, and the object mapped
-    /// there, without adding an instruction; no function for code without
+    /// The function at `addr` as the symbols name it, and the region of its
+    /// code, without adding an instruction; no function for code without
     /// symbols that has not run yet.
-    pub fn function_at(&mut self, addr: u64) -> (Option<FnId>, Option<ModuleId>) {
+    pub fn function_at(&mut self, addr: u64) -> (Option<FnId>, Region) {
         let func = match self.by_addr.get(&addr) {
             Some(&id) => Some(self.instrs[id.0 as usize].func),
             None => self.ranges.find(addr),
         };
         if let Some(func) = func {
-            return (Some(func), self.functions[func.0 as usize].object);
+            return (Some(func), self.functions[func.0 as usize].region());
         }
         let mut found = self.symbolizer.resolve(addr, false);
         found.plt |= self.plt.find(addr).is_some();
@@ -419,7 +447,11 @@ impl Program {
             }
             None => None,
         };
-        (func, found.module)
+        let region = Region {
+            object: found.module,
+            plt: found.plt,
+        };
+        (func, region)
     }
 
     /// The function a call to `target` enters.
@@ -492,12 +524,11 @@ impl Program {
             (FnKey::Symbol(_, start), Some(module)) => {
                 let bias = self.symbolizer.modules().get(module).bias;
                 (
-                    start.wrapping_add(bias),
+                    Some(start.wrapping_add(bias)),
                     self.symbolizer.source(module, *start),
                 )
             }
-            (FnKey::Unnamed(_, entry), _) => (*entry, None),
-            _ => (0, None),
+            _ => (None, None),
         };
         let (file, line) = match source {
             Some(source) => (Some(self.file_id(source.file)), source.line),

@@ -315,8 +315,8 @@ impl<B: Backdate> Simulator<B> {
         ) {
             let func = self.program.function(self.program.instr(first).func);
             let arrival = Arrival {
-                enters: func.entry == instr.addr,
-                object: func.object,
+                enters: func.starts_at(instr.addr),
+                region: func.region(),
             };
             let line_bits = self.config.i1().line_bits();
             self.known.learn(id, item.def, &seen, arrival, line_bits);
@@ -369,7 +369,7 @@ impl<B: Backdate> Simulator<B> {
             return false;
         }
         let program = &self.program;
-        if block.arrival.object != program.function(program.instr(last).func).object {
+        if block.arrival.region != program.function(program.instr(last).func).region() {
             return false;
         }
         context.take_sp();

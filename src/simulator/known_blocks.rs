@@ -22,8 +22,7 @@
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy};
 use crate::cost::{Cost, EventKind};
-use crate::program::InstrId;
-use crate::symbols::ModuleId;
+use crate::program::{InstrId, Region};
 use crate::trace::Access;
 use crate::trace::block::{BlockDef, Item, RunCursor, RunMismatch, RunRef};
 
@@ -80,14 +79,14 @@ impl KnownStep {
 }
 
 /// What decides whether a jump to a known block's first instruction enters
-/// a function (see [`super::jump_enters`]): fixed once the instruction is
-/// known, as its function is.
+/// a function (see `entered_by_jump`): fixed once the instruction is known,
+/// as its function is.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Arrival {
-    /// Whether the first instruction is its function's entry.
+    /// Whether the first instruction is its function symbol's first byte.
     pub enters: bool,
-    /// The object of the first instruction's function.
-    pub object: Option<ModuleId>,
+    /// Where the first instruction's function lies.
+    pub region: Region,
 }
 
 /// A known block: where its instruction ids and steps are in

@@ -7,7 +7,6 @@ use crate::backdate::Backdate;
 use crate::callstack::{Call, Context, Pending};
 use crate::cost::Cost;
 use crate::program::{FnId, InstrId, Program};
-use crate::symbols::ModuleId;
 
 use super::call_sites::SiteCall;
 use super::{SimError, Simulator};
@@ -160,11 +159,13 @@ impl<B: Backdate> Simulator<B> {
 }
 
 /// Whether a jump from instruction `last` to `addr` enters a function, as
-/// Callgrind decides: always for a return that was not one (`forced`);
-/// with stack pointers, a jump to a function's first instruction or into
-/// another object; without them (text traces), a jump to the first
-/// instruction of another function, or from an object's code to code in no
-/// known object. Returns the function entered.
+/// Callgrind decides: always for a return that was not one (`forced`), and
+/// for a jump into another [`Region`](crate::program::Region) (another
+/// object, or between PLT stubs and other code); with stack pointers, also
+/// a jump to a symbol's first byte; without them (text traces), to the
+/// first byte of another function's symbol. Code without symbols has no
+/// first byte to jump to, so the first jump into it decides as every later
+/// one does. Returns the function entered.
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,
@@ -174,40 +175,19 @@ fn entered_by_jump(
     forced: bool,
 ) -> Option<FnId> {
     let from = program.instr(last).func;
-    let (func, object) = match known {
+    let (func, region) = match known {
         Some(instr) => {
             let func = program.instr(instr).func;
-            (Some(func), program.function(func).object)
+            (Some(func), program.function(func).region())
         }
         None => program.function_at(addr),
     };
-    // A jump from an object's code to code in no object known (a PLT stub
-    // into a library the trace has no binary for) enters a function, as
-    // Callgrind's jumps into another object do.
-    let leaves_object = object.is_none() && program.function(from).object.is_some();
+    let crosses = region != program.function(from).region();
     let Some(func) = func else {
-        return (forced || leaves_object).then(|| program.callee(addr));
+        return (forced || crosses).then(|| program.callee(addr));
     };
-    let enters = if with_sp {
-        jump_enters(program, from, func, object, addr)
-    } else {
-        program.function(func).entry == addr && func != from || leaves_object
-    };
-    (forced || enters).then_some(func)
-}
-
-/// With stack pointers, whether a jump from code of function `from` to
-/// `addr` in function `to`, whose code is in `object`, enters `to`: when
-/// `addr` is its first instruction or `object` is not `from`'s.
-#[inline]
-fn jump_enters(
-    program: &Program,
-    from: FnId,
-    to: FnId,
-    object: Option<ModuleId>,
-    addr: u64,
-) -> bool {
-    program.function(to).entry == addr || object != program.function(from).object
+    let at_entry = program.function(func).starts_at(addr) && (with_sp || func != from);
+    (forced || crosses || at_entry).then_some(func)
 }
 
 /// Counts a call from `site` into `callee` at `target`: its arc, or for a

@@ -73,6 +73,62 @@ fn a_jump_to_another_functions_entry_is_a_tail_call() {
     assert_eq!(self_cost(&profile, "main")[Ir], 2);
 }
 
+/// Callgrind makes a jump into another object, or between PLT stubs and
+/// other code, a call. Code without symbols has no entry to tell a jump by,
+/// so the first jump into it must decide as the later ones do, though
+/// only they find its instructions known.
+#[test]
+fn every_jump_into_a_plt_stub_or_another_objects_unnamed_code_is_a_call() {
+    // f tail-jumps through a PLT stub to memcpy, then into code of another
+    // object that no symbol covers; main calls f twice.
+    let run = "sp 8000
+         i 1001 5     # main: call f
+         call 1100
+         sp 7ff8
+         i 1100 2     # f: jmp memcpy@plt
+         sp 7ff8
+         i 1200 6     # the stub: jmp *GOT
+         r 9000 8
+         sp 7ff8
+         i 5100 3     # memcpy
+         i 5103 1     # memcpy: jmp to the other object
+         sp 7ff8
+         i 6000 4     # unnamed code of /x/c
+         i 6004 1     # ret, to main
+         ret
+         sp 8000
+         i 1006 2     # main: jmp back to the call
+    ";
+    let text = format!(
+        "linegrind-trace text 1
+         object /x/a bias=0 start=1000 end=2000 symbols=embedded
+         object /x/b bias=0 start=5000 end=6000 symbols=embedded
+         object /x/c bias=0 start=6000 end=7000 symbols=embedded
+         fn 1000 1100 main
+         fn 1100 1200 f
+         fn 5100 5200 memcpy
+         plt 1200 1300
+         sp 8000
+         i 1000 1     # main
+         {run}{run}i 1008 1"
+    );
+    let profile = simulate_text(&text, SimConfig::default());
+    // The stub is skipped: its instruction and read are f's, at the jump.
+    let f = self_cost(&profile, "f");
+    assert_eq!((f[Ir], f[Dr]), (4, 2));
+    let f_memcpy = arc(&profile, "f", "memcpy");
+    assert_eq!((f_memcpy.calls, f_memcpy.inclusive[Ir]), (2, 2 * 4));
+    // The unnamed code is one function, entered where memcpy jumped to.
+    let unnamed = arc(&profile, "memcpy", "0x0000000000006000");
+    assert_eq!((unnamed.calls, unnamed.inclusive[Ir]), (2, 2 * 2));
+    assert_eq!(self_cost(&profile, "0x0000000000006000")[Ir], 4);
+    let main_f = arc(&profile, "main", "f");
+    assert_eq!((main_f.calls, main_f.inclusive[Ir]), (2, 2 * 6));
+    // Nothing but main is left without a caller.
+    assert_eq!(profile.arcs.len(), 3);
+    assert_eq!(profile.program.functions().len(), 5);
+}
+
 #[test]
 fn without_instr_positions_costs_are_given_per_source_line() {
     let text =
