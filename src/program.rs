@@ -77,10 +77,7 @@ impl Function {
     /// Where its code lies.
     #[inline]
     pub fn region(&self) -> Region {
-        Region {
-            object: self.object,
-            plt: self.plt,
-        }
+        Region::new(self.object, self.plt)
     }
 
     /// Whether `addr` is its symbol's first byte.
@@ -91,12 +88,17 @@ impl Function {
 }
 
 /// Where code lies, as Callgrind tells a jump that enters a function: its
-/// object, and whether it is PLT stubs (Callgrind's section kinds). A jump
-/// into another region is a call.
+/// object, and whether it is PLT stubs (Callgrind's section kinds), in one
+/// word. A jump into another region is a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
-    pub object: Option<ModuleId>,
-    pub plt: bool,
+pub struct Region(u32);
+
+impl Region {
+    #[inline]
+    pub fn new(object: Option<ModuleId>, plt: bool) -> Region {
+        let object = object.map_or(0, |ModuleId(id)| id.wrapping_add(1));
+        Region(object << 1 | u32::from(plt))
+    }
 }
 
 /// A source file (unknown for code without one) and line.
@@ -447,11 +449,7 @@ impl Program {
             }
             None => None,
         };
-        let region = Region {
-            object: found.module,
-            plt: found.plt,
-        };
-        (func, region)
+        (func, Region::new(found.module, found.plt))
     }
 
     /// The function a call to `target` enters.
