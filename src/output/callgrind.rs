@@ -12,6 +12,7 @@
 //! and a cost line with the call-site position and the arc's inclusive
 //! cost: for cache-use events that is the back-dated cost.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -96,7 +97,7 @@ impl Writer<'_> {
         writeln!(self.out, "# callgrind format")?;
         writeln!(self.out, "version: 1")?;
         writeln!(self.out, "creator: linegrind-{}", env!("CARGO_PKG_VERSION"))?;
-        writeln!(self.out, "cmd: {cmd}")?;
+        writeln!(self.out, "cmd: {}", one_line(cmd))?;
         writeln!(self.out)?;
         writeln!(self.out, "desc: I1 cache: {}", config.i1().describe())?;
         writeln!(self.out, "desc: D1 cache: {}", config.d1().describe())?;
@@ -287,7 +288,7 @@ impl Writer<'_> {
         *count += 1;
         let id = *count;
         self.ids.insert((space, identity), id);
-        writeln!(self.out, "{key}=({id}) {name}")
+        writeln!(self.out, "{key}=({id}) {}", one_line(name))
     }
 
     fn cost_line(&mut self, addr: u64, line: u32, cost: &Cost) -> io::Result<()> {
@@ -334,6 +335,17 @@ impl Writer<'_> {
     }
 }
 
+/// `text` on one line: a line break, which would end a name early and
+/// make the rest a line of its own, is written as `\n` or `\r` (traces
+/// refuse such names; an object's symbols are not checked).
+fn one_line(text: &str) -> Cow<'_, str> {
+    if text.contains(['\n', '\r']) {
+        Cow::Owned(text.replace('\n', "\\n").replace('\r', "\\r"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// The `ob=` name of `func`'s object; `None` when the profile has no
 /// objects at all and the file gives none.
 pub fn object_of(profile: &Profile, func: FnId) -> Option<String> {
@@ -373,6 +385,12 @@ mod tests {
     use crate::config::SimConfig;
     use crate::simulator::simulate;
     use crate::trace::TextReader;
+
+    #[test]
+    fn a_name_with_a_line_break_stays_on_its_line() {
+        assert_eq!(one_line("f\n0x0 0 999\r"), "f\\n0x0 0 999\\r");
+        assert!(matches!(one_line("main"), Cow::Borrowed("main")));
+    }
 
     #[test]
     fn functions_of_one_name_in_two_files_get_two_ids() {

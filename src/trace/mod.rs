@@ -17,6 +17,7 @@ mod lackey;
 mod lines;
 mod open;
 mod text;
+mod valid;
 
 pub use batch::Feed;
 pub use call_inference::CallInference;

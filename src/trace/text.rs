@@ -239,6 +239,7 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             tokens.usage
         )));
     }
+    event.check().map_err(|why| tokens.error(why))?;
     Ok(event)
 }
 
@@ -708,6 +709,17 @@ mod tests {
             error(&format!("{head}i 1000 1\nw ffffffffffffffff 2\n"))
                 .contains("run past the end of the address space")
         );
+    }
+
+    /// An escaped line break would end the name early in a callgrind file.
+    #[test]
+    fn a_name_with_a_line_break_is_an_error() {
+        let head = "linegrind-trace text 1\n";
+        assert_eq!(
+            error(&format!("{head}fn 10 20 f%0A0x0%200%209\n")),
+            "line 2: function name `f\\n0x0 0 9` holds a line break"
+        );
+        assert!(error(&format!("{head}mark begin a%0Db\n")).contains("mark name"));
     }
 
     #[test]

@@ -314,3 +314,90 @@ fn binary_runs_decoded_into_batches_are_the_runs_read_one_by_one() {
         }
     }
 }
+
+/// The first error reading `binary` event by event, and the first filling
+/// batches, which must agree.
+fn read_error(binary: &[u8]) -> String {
+    let by_event = {
+        let mut reader = BinaryReader::new(Cursor::new(binary), false).unwrap();
+        loop {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the trace read without an error"),
+                Err(err) => break err.to_string(),
+            }
+        }
+    };
+    let by_batch = {
+        let mut reader = BinaryReader::new(Cursor::new(binary), false).unwrap();
+        let mut feed = Feed::default();
+        loop {
+            match reader.fill(&mut feed) {
+                Ok(true) => feed.batch.clear(),
+                Ok(false) => panic!("the trace filled batches without an error"),
+                Err(err) => break err.to_string(),
+            }
+        }
+    };
+    assert_eq!(by_event, by_batch);
+    by_event
+}
+
+/// The writer takes any event; the reader refuses, with the record's byte
+/// offset, what the text format refuses: an access past the end of the
+/// address space (in a block's run or on its own), an instruction there, an
+/// empty range, a name that would break a callgrind file's lines.
+#[test]
+fn events_the_text_format_refuses_are_corrupt_in_a_binary_trace() {
+    use linegrind::trace::{Access, FunctionSymbol};
+    let instr = Event::Instr {
+        addr: 0x1000,
+        len: 4,
+    };
+    let read = |addr| Event::Data {
+        access: Access::Read,
+        addr,
+        size: 8,
+    };
+    let function = |start, end, name: &str| {
+        Event::Function(Box::new(FunctionSymbol {
+            start,
+            end,
+            name: name.into(),
+            file: None,
+            line: 0,
+        }))
+    };
+    let cases = [
+        (
+            vec![
+                instr.clone(),
+                read(0x8000),
+                instr.clone(),
+                read(u64::MAX - 2),
+            ],
+            "8 bytes at fffffffffffffffd run past the end of the address space",
+        ),
+        (
+            vec![Event::Instr {
+                addr: u64::MAX - 1,
+                len: 4,
+            }],
+            "4 bytes at fffffffffffffffe run past the end of the address space",
+        ),
+        (
+            vec![function(0x2000, 0x1000, "f"), instr.clone()],
+            "empty function range 2000..1000",
+        ),
+        (
+            vec![function(0x1000, 0x2000, "f\ntotals: 1"), instr.clone()],
+            "function name `f\\ntotals: 1` holds a line break",
+        ),
+    ];
+    for (events, why) in cases {
+        for compress in [false, true] {
+            let err = read_error(&to_binary(&events, compress, &[]));
+            assert!(err.contains("byte offset") && err.contains(why), "{err}");
+        }
+    }
+}

@@ -414,6 +414,7 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
         },
         other => return Err(corrupt(cursor, format!("unknown record type {other}"))),
     };
+    event.check().map_err(|why| corrupt(cursor, why))?;
     Ok(Control::Event(event))
 }
 
@@ -483,6 +484,12 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         let len = cursor.byte()?;
         if len == 0 {
             return Err(corrupt(cursor, "an instruction of 0 bytes"));
+        }
+        if addr.checked_add(u64::from(len) - 1).is_none() {
+            return Err(corrupt(
+                cursor,
+                format!("{len} bytes at {addr:x} run past the end of the address space"),
+            ));
         }
         next = addr.wrapping_add(u64::from(len));
         let items = cursor.varint()?;

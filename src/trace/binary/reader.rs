@@ -14,7 +14,7 @@ use super::format::{
     HEADER_LEN, MAGIC, MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, TRAILER_LEN,
     VERSION,
 };
-use super::varint::{Cursor, Malformed};
+use super::varint::Cursor;
 use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
@@ -49,6 +49,9 @@ struct Def {
     guarded: usize,
     /// Per side exit: how many access sites come before it, and its kind.
     exits: Vec<(usize, JumpKind)>,
+    /// Above this address, the block's largest access would run past the
+    /// end of the address space: a run's address there is checked.
+    wraps_above: u64,
 }
 
 impl Def {
@@ -61,12 +64,28 @@ impl Def {
                 Item::Exit { kind } => exits.push((sites.len(), kind)),
             }
         }
+        let largest = site_sizes(&block).max().unwrap_or(1);
         Def {
             guarded: block.guarded(),
             sites,
             exits,
             first_site,
+            wraps_above: u64::MAX - (u64::from(largest) - 1),
             block: Arc::new(block),
+        }
+    }
+
+    /// Fails if access site `site` of a run, at `addr`, runs past the end
+    /// of the address space; called for addresses above `wraps_above` only.
+    #[cold]
+    fn check_wrap(&self, site: usize, addr: u64, cursor: &Cursor) -> Result<(), Corrupt> {
+        let size = site_sizes(&self.block).nth(site).unwrap_or(1);
+        match addr.checked_add(u64::from(size) - 1) {
+            Some(_) => Ok(()),
+            None => Err(Corrupt {
+                pos: cursor.pos(),
+                what: format!("{size} bytes at {addr:x} run past the end of the address space"),
+            }),
         }
     }
 
@@ -459,7 +478,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             &mut run.guards,
             &mut run.addrs,
         )
-        .map_err(|e| relocate(e.into()))?;
+        .map_err(relocate)?;
         self.pos = base + cursor.pos();
         Ok(Some(id))
     }
@@ -526,7 +545,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             let start = feed.mark();
             let (guards, addrs) = feed.run_arrays();
             let (sp, exit) = decode_run(&mut cursor, tag, def, site_last, sp_bases, guards, addrs)
-                .map_err(|e| relocate(e.into()))?;
+                .map_err(relocate)?;
             let call = expander.enter(&def.block);
             let leaving = def.leaving(exit);
             expander.leave(leaving);
@@ -613,6 +632,14 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
     }
 }
 
+/// The size of each of `block`'s accesses, in item order.
+fn site_sizes(block: &BlockDef) -> impl Iterator<Item = u16> + '_ {
+    block.items.iter().filter_map(|item| match *item {
+        Item::Access { size, .. } => Some(size),
+        Item::Exit { .. } => None,
+    })
+}
+
 /// Decodes what follows the tag of a run of `def`: its stack pointer
 /// (as the tag's low bits say) and side exit, returned, and its guards and
 /// the addresses of the accesses that happened, appended to `guards` and
@@ -626,7 +653,7 @@ fn decode_run(
     sp_bases: &mut SpBases,
     guards: &mut Vec<bool>,
     addrs: &mut Vec<u64>,
-) -> Result<(Option<u64>, Option<u32>), Malformed> {
+) -> Result<(Option<u64>, Option<u32>), Corrupt> {
     let sp = match tag & 3 {
         RUN_NO_SP => None,
         RUN_SP_SAME => Some(sp_bases.get()),
@@ -647,8 +674,11 @@ fn decode_run(
     let reached = def.sites_reached(exit);
     let last = &mut site_last[def.first_site..def.first_site + reached];
     if def.guarded == 0 {
-        for last in last {
+        for (site, last) in last.iter_mut().enumerate() {
             *last = cursor.delta(*last)?;
+            if *last > def.wraps_above {
+                def.check_wrap(site, *last, cursor)?;
+            }
             addrs.push(*last);
         }
         return Ok((sp, exit));
@@ -660,11 +690,14 @@ fn decode_run(
         guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
     }
     let mut run_guards = guards[first_guard..].iter();
-    for (last, &guarded) in last.iter_mut().zip(&def.sites) {
+    for (site, (last, &guarded)) in last.iter_mut().zip(&def.sites).enumerate() {
         if guarded && !run_guards.next().copied().unwrap_or(false) {
             continue;
         }
         *last = cursor.delta(*last)?;
+        if *last > def.wraps_above {
+            def.check_wrap(site, *last, cursor)?;
+        }
         addrs.push(*last);
     }
     Ok((sp, exit))
