@@ -21,6 +21,12 @@ pub struct ConvertJob {
 
 /// Converts `job.input` into `job.output`.
 pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
+    if let Some(input) = job.input.named(&job.output) {
+        return Err(Failure::Input(anyhow::anyhow!(
+            "the output {} is {input}: convert into another file",
+            job.output.display()
+        )));
+    }
     let name = job.input.path.display();
     let mut reader = job.input.open()?;
     let to = job.to.unwrap_or(match reader.format() {

@@ -168,13 +168,11 @@ fn outputs(job: &SimJob) -> Vec<PathBuf> {
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
-    let trace = existing_file(&job.input.path);
     for (i, path) in paths.iter().enumerate() {
-        if trace.is_some() && existing_file(path) == trace {
+        if let Some(input) = job.input.named(path) {
             return Err(Failure::Input(anyhow::anyhow!(
-                "the output {} is the trace {}: pick another output name (-o)",
+                "the output {} is {input}: pick another output name (-o)",
                 path.display(),
-                job.input.path.display()
             )));
         }
         if paths[..i].iter().any(|earlier| same_path(earlier, path)) {
@@ -199,7 +197,7 @@ fn existing_file(path: &Path) -> Option<same_file::Handle> {
 
 /// Whether `a` and `b` name the same file: the same existing file, or the
 /// same path once made absolute.
-fn same_path(a: &Path, b: &Path) -> bool {
+pub(super) fn same_path(a: &Path, b: &Path) -> bool {
     match (existing_file(a), existing_file(b)) {
         (Some(a), Some(b)) => a == b,
         _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),

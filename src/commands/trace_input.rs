@@ -3,11 +3,12 @@
 //! its calls, and whether a truncated binary trace may be read.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
+use super::sim::same_path;
 use crate::trace::{AnyReader, Binary, CodeObjects, Format, ReadOptions};
 
 /// A trace to read.
@@ -30,6 +31,18 @@ impl TraceInput {
             path,
             ..TraceInput::default()
         }
+    }
+
+    /// Which of the files read `path` is, if it is one (`"the trace
+    /// app.lgt"`): an output must not overwrite it.
+    pub fn named(&self, path: &Path) -> Option<String> {
+        if same_path(&self.path, path) {
+            return Some(format!("the trace {}", self.path.display()));
+        }
+        self.binaries
+            .iter()
+            .find(|binary| same_path(&binary.path, path))
+            .map(|binary| format!("the binary {} (--binary)", binary.path.display()))
     }
 
     /// Opens the trace.

@@ -207,6 +207,41 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
         "{message}"
     );
     assert!(!dir.path().join("out").exists());
+
+    // The program a Lackey trace is read with is an input too.
+    fs::copy(
+        root().join("tests/importers/program.lackey"),
+        dir.path().join("p.lackey"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("prog"), b"the program").unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", "p.lackey", "--binary", "prog:0", "-o", "prog"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("is the binary prog (--binary)"),
+        "{message}"
+    );
+    assert_eq!(fs::read(dir.path().join("prog")).unwrap(), b"the program");
+}
+
+#[test]
+fn convert_refuses_to_overwrite_the_trace_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chain.lgt");
+    fs::copy(root().join("traces/call_chain.lgt"), &trace).unwrap();
+    let original = fs::read(&trace).unwrap();
+    let output = linegrind(dir.path(), &["convert", "chain.lgt", "./chain.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("the output ./chain.lgt is the trace chain.lgt"),
+        "{message}"
+    );
+    assert_eq!(fs::read(&trace).unwrap(), original);
 }
 
 #[test]
