@@ -48,7 +48,16 @@ const PLT_SECTIONS: [&str; 4] = [".plt", ".plt.sec", ".plt.got", ".iplt"];
 /// Where separate debug files live, as gdb and Valgrind look for them.
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
-fn map(path: &Path) -> Result<memmap2::Mmap, String> {
+/// The object file at `path`, mapped read-only. Only a regular file is
+/// opened: a pipe would block until something wrote to it.
+pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
+    let meta = std::fs::metadata(path).map_err(|err| err.to_string())?;
+    if meta.is_dir() {
+        return Err("a folder, not an object file".into());
+    }
+    if !meta.is_file() {
+        return Err("not a regular file (a pipe or a device)".into());
+    }
     let file = File::open(path).map_err(|err| err.to_string())?;
     // SAFETY: the map is read-only and private; if another process truncates
     // the file meanwhile, reads may fault, as with any reader of a changing
@@ -89,7 +98,7 @@ impl ElfObject {
     /// Reads and parses the object at `path`, with its separate debug file
     /// when one is installed.
     pub fn open(path: &Path) -> Result<ElfObject, String> {
-        let data = map(path)?;
+        let data = map_file(path)?;
         let elf = object::File::parse(&*data).map_err(|err| err.to_string())?;
         let build_id = elf.build_id().ok().flatten().map(<[u8]>::to_vec);
         let debug = debug_file(path, &elf);
@@ -112,7 +121,7 @@ impl ElfObject {
         let mut functions = function_symbols(&elf);
         let mut dwarf = None;
         if let Some(debug) = &debug {
-            if let Ok(debug_data) = map(debug) {
+            if let Ok(debug_data) = map_file(debug) {
                 if let Ok(debug_elf) = object::File::parse(&*debug_data) {
                     let more = function_symbols(&debug_elf);
                     if more.len() > functions.len() {

@@ -6,7 +6,7 @@ mod module_map;
 mod skip;
 mod symbolizer;
 
-pub use elf::{ElfFunction, ElfObject, InlineFrame, SourceLine};
+pub use elf::{ElfFunction, ElfObject, InlineFrame, SourceLine, map_file};
 pub use fn_ranges::{FnRanges, OverlapError};
 pub use module_map::{Module, ModuleId, ModuleMap};
 pub use skip::SkipRules;

@@ -4,7 +4,6 @@
 //! and returns from other instructions.
 
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -110,9 +109,7 @@ impl fmt::Display for BinaryError {
 impl std::error::Error for BinaryError {}
 
 fn open(binary: &Binary) -> Result<CodeObject, String> {
-    let file = File::open(&binary.path).map_err(|err| err.to_string())?;
-    // SAFETY: read-only private map of a binary that is not being written.
-    let data = unsafe { memmap2::Mmap::map(&file) }.map_err(|err| err.to_string())?;
+    let data = crate::symbols::map_file(&binary.path)?;
     let elf = object::File::parse(&*data).map_err(|err| format!("not an ELF object: {err}"))?;
     let pie = elf.kind() == ObjectKind::Dynamic && elf.section_by_name(".interp").is_some();
     let bias = match (binary.bias, elf.kind()) {

@@ -350,3 +350,42 @@ fn sim_says_which_format_it_read_an_imported_trace_as() {
     );
     assert!(!stdout(&own).contains("read as"));
 }
+
+/// A pipe given as an object would block its reader until something wrote
+/// to it: it is skipped with a warning, and as `--binary` refused.
+#[test]
+fn an_object_or_binary_that_is_a_pipe_is_not_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=0 start=1000 end=2000\ni 1000 4\n",
+        fifo.display()
+    );
+    fs::write(dir.path().join("t.txt"), trace).unwrap();
+    let output = linegrind(dir.path(), &["sim", "t.txt"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("not a regular file (a pipe or a device)"),
+        "{}",
+        stderr(&output)
+    );
+
+    fs::copy(
+        root().join("tests/importers/program.lackey"),
+        dir.path().join("p.lackey"),
+    )
+    .unwrap();
+    let binary = format!("{}:0", fifo.display());
+    let output = linegrind(dir.path(), &["sim", "p.lackey", "--binary", &binary]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("not a regular file"),
+        "{}",
+        stderr(&output)
+    );
+}
