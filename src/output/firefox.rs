@@ -11,10 +11,11 @@
 use std::io::{self, Write};
 
 use fxprof_processed_profile::{
-    CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, MarkerTiming, Profile as FxProfile,
-    ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField,
-    StringHandle, Timestamp, WeightType,
+    CategoryHandle, CpuDelta, Frame, FrameFlags, FrameHandle, FrameInfo, MarkerTiming,
+    Profile as FxProfile, ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker,
+    StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
 };
+use rustc_hash::FxHashMap;
 
 use crate::profile::Profile;
 use crate::program::FnId;
@@ -73,6 +74,97 @@ fn functions(profile: &Profile, stack: &LoadStack) -> Vec<FnId> {
     functions
 }
 
+/// Every sampled stack's functions as a path in one tree, each node a
+/// function called from its parent's: stacks that share a prefix share its
+/// nodes, so that each track interns a prefix once, not once per stack
+/// (deep call chains made that quadratic).
+struct StackTree {
+    /// Per node: its parent and its function.
+    nodes: Vec<(Option<u32>, FnId)>,
+    /// Per stack of the samples: its innermost node.
+    leaves: Vec<u32>,
+}
+
+impl StackTree {
+    fn new(profile: &Profile, samples: &StackSamples) -> StackTree {
+        let mut nodes = Vec::new();
+        let mut index: FxHashMap<(Option<u32>, FnId), u32> = FxHashMap::default();
+        let leaves = samples
+            .stacks
+            .iter()
+            .map(|stack| {
+                let mut parent = None;
+                for func in functions(profile, stack) {
+                    let node = *index.entry((parent, func)).or_insert_with(|| {
+                        nodes.push((parent, func));
+                        nodes.len() as u32 - 1
+                    });
+                    parent = Some(node);
+                }
+                parent.expect("a stack has its loading function at least")
+            })
+            .collect();
+        StackTree { nodes, leaves }
+    }
+}
+
+/// One track's stacks and frames, interned as samples need them.
+struct Interned<'a> {
+    tree: &'a StackTree,
+    stacks: Vec<Option<StackHandle>>,
+    frames: FxHashMap<FnId, FrameHandle>,
+}
+
+impl<'a> Interned<'a> {
+    fn new(tree: &'a StackTree) -> Interned<'a> {
+        Interned {
+            tree,
+            stacks: vec![None; tree.nodes.len()],
+            frames: FxHashMap::default(),
+        }
+    }
+
+    /// The stack of tree node `node` on `track`, outermost frame first.
+    fn stack(
+        &mut self,
+        fx: &mut FxProfile,
+        track: ThreadHandle,
+        profile: &Profile,
+        node: u32,
+    ) -> StackHandle {
+        // The nodes from `node` up to the first one interned, then down.
+        let mut missing = Vec::new();
+        let mut at = Some(node);
+        let mut parent = None;
+        while let Some(id) = at {
+            if let Some(handle) = self.stacks[id as usize] {
+                parent = Some(handle);
+                break;
+            }
+            missing.push(id);
+            at = self.tree.nodes[id as usize].0;
+        }
+        for &id in missing.iter().rev() {
+            let func = self.tree.nodes[id as usize].1;
+            let frame = *self.frames.entry(func).or_insert_with(|| {
+                let name = fx.intern_string(&profile.program.function(func).name);
+                fx.intern_frame(
+                    track,
+                    FrameInfo {
+                        frame: Frame::Label(name),
+                        category_pair: CategoryHandle::OTHER.into(),
+                        flags: FrameFlags::empty(),
+                    },
+                )
+            });
+            let handle = fx.intern_stack(track, parent, frame);
+            self.stacks[id as usize] = Some(handle);
+            parent = Some(handle);
+        }
+        parent.expect("a node's stack was interned")
+    }
+}
+
 /// Writes the profile of `samples`, collected for `profile` of the trace
 /// `name`.
 pub fn write_firefox_profile(
@@ -89,35 +181,21 @@ pub fn write_firefox_profile(
     // Frames are function names already.
     fx.set_symbolicated(true);
     let process = fx.add_process(&format!("linegrind {name}"), 1, at(0));
-    let stacks: Vec<Vec<FnId>> = samples
-        .stacks
-        .iter()
-        .map(|stack| functions(profile, stack))
-        .collect();
+    let tree = StackTree::new(profile, samples);
     let mut tracks = Vec::new();
     for (figure, (_, _, title)) in FIGURES.iter().enumerate() {
         let track = fx.add_thread(process, figure as u32 + 1, at(0), false);
         fx.set_thread_name(track, title);
         fx.set_thread_samples_weight_type(track, WeightType::Bytes);
-        let mut handles: Vec<Option<Option<StackHandle>>> = vec![None; stacks.len()];
+        let mut interned = Interned::new(&tree);
         for (bucket, stack, bytes) in samples.samples(figure) {
-            let handle = *handles[stack as usize].get_or_insert_with(|| {
-                let frames: Vec<FrameInfo> = stacks[stack as usize]
-                    .iter()
-                    .map(|&func| FrameInfo {
-                        frame: Frame::Label(fx.intern_string(&profile.program.function(func).name)),
-                        category_pair: CategoryHandle::OTHER.into(),
-                        flags: FrameFlags::empty(),
-                    })
-                    .collect();
-                fx.intern_stack_frames(track, frames.into_iter())
-            });
+            let handle = interned.stack(&mut fx, track, profile, tree.leaves[stack as usize]);
             let time = at(bucket * samples.bucket_width);
             // Sample weights are 32-bit.
             let mut left = bytes;
             while left > 0 {
                 let weight = left.min(i32::MAX as u64);
-                fx.add_sample(track, time, handle, CpuDelta::ZERO, weight as i32);
+                fx.add_sample(track, time, Some(handle), CpuDelta::ZERO, weight as i32);
                 left -= weight;
             }
         }
