@@ -30,7 +30,7 @@ fn tree_table(report: &Report, tree_header: &str) -> Table {
     table
 }
 
-fn line(report: &Report, costs: &[u64], prefix: &str, f: FunctionIndex) -> Vec<Cell> {
+fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<Cell> {
     let mut cells: Vec<Cell> = Vec::new();
     for &event in &report.options.show {
         cells.extend(report.cost_cells(event, costs[event]));
@@ -55,12 +55,12 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
         }
     }
     for calls in &mut calls_from {
-        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort]));
+        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
     let mut roots: Vec<FunctionIndex> = (0..file.functions.len())
         .filter(|&f| !called[f] && report.above_threshold(report.inclusive[f][sort]))
         .collect();
-    roots.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort]));
+    roots.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()));
     let mut table = tree_table(report, "calls (top-down)");
     let mut path = Vec::new();
     for root in roots {
@@ -142,7 +142,7 @@ pub fn write_caller_trees(out: &mut dyn Write, report: &Report) -> io::Result<()
         }
     }
     for calls in &mut calls_to {
-        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort]));
+        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
     let mut table = tree_table(report, "function, then its callers (bottom-up)");
     for (n, f) in report.ranked().into_iter().enumerate() {
