@@ -1,9 +1,12 @@
 //! What `report`, `diff` and `check` read and refuse: a difference file
-//! (`diff --out`) read back, and costs that add up beyond 64 bits.
+//! (`diff --out`) read back, costs that add up beyond 64 bits, and call
+//! graphs with exponentially many paths.
 
 use std::fs;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
 
 use crate::support::linegrind;
 
@@ -155,5 +158,97 @@ fn costs_adding_up_beyond_64_bits_are_refused_with_the_file_and_line() {
         dir.path(),
         &["report", "counts.out"],
         "counts.out: line 9: the costs add up beyond 64 bits",
+    );
+}
+
+/// A profile of `layers` layers of two functions, each calling both
+/// functions of the next layer: 2^layers call paths from the roots.
+fn layered_profile(layers: usize) -> String {
+    let mut text = String::from("events: Ir\nfl=a.c\n");
+    for layer in 0..layers {
+        for side in 0..2 {
+            text.push_str(&format!("fn=f{layer}_{side}\n1 1\n"));
+            if layer + 1 < layers {
+                let below = (layers - layer - 1) as u64;
+                for next in 0..2 {
+                    text.push_str(&format!(
+                        "cfn=f{}_{next}\ncalls=1 1\n1 {}\n",
+                        layer + 1,
+                        (1u64 << below) - 1
+                    ));
+                }
+            }
+        }
+    }
+    text
+}
+
+/// Runs linegrind with `args` in `dir`, killing it after `limit`.
+fn run_within(dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_call_tree_draws_each_function_once_whatever_the_number_of_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dag.out", &layered_profile(40));
+    // At most a line per arc (156) in the one top-down tree, and in each
+    // of the 25 top functions' bottom-up trees.
+    for (tree, most) in [("callee", 2 + 156), ("caller", 25 * (1 + 156))] {
+        let args = ["report", "dag.out", "--tree", tree, "--threshold", "0"];
+        let output = run_within(dir.path(), &args, Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("--tree {tree} took more than 20 s"));
+        let text = success(output);
+        let lines = text.lines().filter(|line| line.ends_with("a.c")).count();
+        assert!(lines <= most, "--tree {tree}: {lines} lines");
+    }
+
+    // A diamond: c is drawn under a, and marked under b.
+    let diamond = "events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=a\ncalls=1 1\n1 4\ncfn=b\ncalls=1 1\n1 3\n\
+                   fn=a\n1 1\ncfn=c\ncalls=1 1\n1 3\nfn=b\n1 1\ncfn=c\ncalls=1 1\n1 2\n\
+                   fn=c\n1 3\ncfn=d\ncalls=1 1\n1 2\nfn=d\n1 2\n";
+    write(dir.path(), "diamond.out", diamond);
+    let text = success(linegrind(
+        dir.path(),
+        &["report", "diamond.out", "--tree", "callee"],
+    ));
+    let tree: Vec<&str> = text
+        .lines()
+        .filter(|line| line.ends_with("a.c"))
+        .map(|line| {
+            line.split("%  ")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches("a.c")
+                .trim_end()
+        })
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            "main",
+            "├─ a",
+            "│  └─ c",
+            "│     └─ d",
+            "└─ b",
+            "   └─ c (see above)"
+        ],
+        "{text}"
     );
 }
