@@ -2,13 +2,14 @@
 //! and optionally the difference as a callgrind file.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
+use super::sim::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::output::write_atomically;
+use crate::output::{check_writable, write_atomically};
 use crate::report::diff::{Diff, Renames, delta, write_diff_file};
 use crate::report::{RunCosts, change, grouped_signed};
 
@@ -31,6 +32,9 @@ pub struct DiffJob {
 
 /// Runs `job`, writing the comparison to `out`.
 pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
+    if let Some(path) = &job.out {
+        check_output(job, path)?;
+    }
     let a = RunCosts::load(&job.a).input("cannot read the first run")?;
     let b = RunCosts::load(&job.b).input("cannot read the second run")?;
     let diff = Diff::new(&a, &b, &job.renames).input("cannot compare the runs")?;
@@ -60,6 +64,21 @@ pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
         writeln!(out, "\nwrote {}", path.display()).other("cannot write the comparison")?;
     }
     Ok(())
+}
+
+/// Refuses an `--out` file that is one of the runs compared (a usage
+/// error: the diff would replace it), or that cannot be written.
+fn check_output(job: &DiffJob, path: &Path) -> Result<(), Failure> {
+    for (input, which) in [(&job.a, "first"), (&job.b, "second")] {
+        if same_path(path, input) {
+            return Err(Failure::Input(anyhow!(
+                "--out {} is the {which} run {}: pick another output name",
+                path.display(),
+                input.display()
+            )));
+        }
+    }
+    check_writable(path).other(format!("cannot write {}", path.display()))
 }
 
 /// The change as a percentage of the size of `a`, or `new` from nothing.

@@ -199,7 +199,7 @@ fn existing_file(path: &Path) -> Option<same_file::Handle> {
 
 /// Whether `a` and `b` name the same file: the same existing file, or the
 /// same path once made absolute.
-fn same_path(a: &Path, b: &Path) -> bool {
+pub(super) fn same_path(a: &Path, b: &Path) -> bool {
     match (existing_file(a), existing_file(b)) {
         (Some(a), Some(b)) => a == b,
         _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),

@@ -1,6 +1,6 @@
 //! What `report`, `diff` and `check` read and refuse: a difference file
-//! (`diff --out`) read back, costs that add up beyond 64 bits, and call
-//! graphs with exponentially many paths.
+//! (`diff --out`) read back, costs that add up beyond 64 bits, call graphs
+//! with exponentially many paths, and an `--out` that is one of the runs.
 
 use std::fs;
 use std::path::Path;
@@ -251,4 +251,24 @@ fn a_call_tree_draws_each_function_once_whatever_the_number_of_paths() {
         ],
         "{text}"
     );
+}
+
+#[test]
+fn diff_refuses_to_write_over_a_run_it_compares() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.out", RUN_A);
+    write(dir.path(), "b.out", RUN_B);
+    expect_input_error(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", "./a.out"],
+        "--out ./a.out is the first run a.out",
+    );
+    let b = dir.path().join("b.out");
+    expect_input_error(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", b.to_str().unwrap()],
+        "is the second run b.out",
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("a.out")).unwrap(), RUN_A);
+    assert_eq!(fs::read_to_string(&b).unwrap(), RUN_B);
 }
