@@ -5,11 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::failure::{Failure, InputContext};
-use crate::output::grouped;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::report::RunCosts;
 use crate::report::check::{Limit, check as check_limits};
 use crate::report::diff::{Diff, Renames, delta};
+use crate::report::{RunCosts, change as signed_change, grouped_signed};
 
 /// The exit code when a limit is exceeded.
 pub const EXCEEDED: u8 = 3;
@@ -52,7 +51,10 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
         let percent = match row.baseline {
             0 if change == 0 => String::new(),
             0 => "new".to_string(),
-            base => format!("{:+.2}%", change as f64 * 100.0 / base as f64),
+            base => format!(
+                "{:+.2}%",
+                change as f64 * 100.0 / base.unsigned_abs() as f64
+            ),
         };
         let (status, style) = if row.exceeded {
             exceeded += 1;
@@ -60,22 +62,12 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
         } else {
             ("ok", Style::Green)
         };
-        let sign = if change > 0 {
-            "+"
-        } else if change < 0 {
-            "-"
-        } else {
-            ""
-        };
         table.row(vec![
             Cell::styled(status, style),
             Cell::plain(&row.limit.event),
-            Cell::plain(grouped(row.baseline)),
-            Cell::plain(grouped(row.current)),
-            Cell::styled(
-                format!("{sign}{}", grouped(change.unsigned_abs() as u64)),
-                style,
-            ),
+            Cell::plain(grouped_signed(row.baseline)),
+            Cell::plain(grouped_signed(row.current)),
+            Cell::styled(signed_change(change), style),
             Cell::styled(percent, style),
             Cell::plain(row.limit.to_string()),
             Cell::plain(row.function.as_deref().unwrap_or("total")),

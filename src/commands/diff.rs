@@ -2,15 +2,16 @@
 //! and optionally the difference as a callgrind file.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
+use super::sim::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::output::{grouped, write_atomically};
-use crate::report::RunCosts;
+use crate::output::{check_writable, write_atomically};
 use crate::report::diff::{Diff, Renames, delta, write_diff_file};
+use crate::report::{RunCosts, change, grouped_signed};
 
 /// A validated `diff` invocation.
 #[derive(Clone, Debug)]
@@ -31,6 +32,9 @@ pub struct DiffJob {
 
 /// Runs `job`, writing the comparison to `out`.
 pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
+    if let Some(path) = &job.out {
+        check_output(job, path)?;
+    }
     let a = RunCosts::load(&job.a).input("cannot read the first run")?;
     let b = RunCosts::load(&job.b).input("cannot read the second run")?;
     let diff = Diff::new(&a, &b, &job.renames).input("cannot compare the runs")?;
@@ -62,22 +66,30 @@ pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `+1,234`, `-5`, `0`.
-fn signed(value: i128) -> String {
-    let sign = match value {
-        v if v > 0 => "+",
-        v if v < 0 => "-",
-        _ => "",
-    };
-    format!("{sign}{}", grouped(value.unsigned_abs() as u64))
+/// Refuses an `--out` file that is one of the runs compared (a usage
+/// error: the diff would replace it), or that cannot be written.
+fn check_output(job: &DiffJob, path: &Path) -> Result<(), Failure> {
+    for (input, which) in [(&job.a, "first"), (&job.b, "second")] {
+        if same_path(path, input) {
+            return Err(Failure::Input(anyhow!(
+                "--out {} is the {which} run {}: pick another output name",
+                path.display(),
+                input.display()
+            )));
+        }
+    }
+    check_writable(path).other(format!("cannot write {}", path.display()))
 }
 
-/// The change as a percentage of `a`, or `new` from nothing.
-fn relative(a: u64, b: u64) -> String {
+/// The change as a percentage of the size of `a`, or `new` from nothing.
+fn relative(a: i128, b: i128) -> String {
     match (a, b) {
         (0, 0) => String::new(),
         (0, _) => "new".to_string(),
-        _ => format!("{:+.2}%", delta(a, b) as f64 * 100.0 / a as f64),
+        _ => format!(
+            "{:+.2}%",
+            delta(a, b) as f64 * 100.0 / a.unsigned_abs() as f64
+        ),
     }
 }
 
@@ -108,13 +120,13 @@ fn write_comparison(
     totals.header(&["event", "A", "B", "B - A", "change"]);
     for (at, event) in diff.events.iter().enumerate() {
         let (a, b) = (diff.totals[0][at], diff.totals[1][at]);
-        let change = delta(a, b);
+        let moved = delta(a, b);
         totals.row(vec![
             Cell::plain(event),
-            Cell::plain(grouped(a)),
-            Cell::plain(grouped(b)),
-            Cell::styled(signed(change), change_style(change)),
-            Cell::styled(relative(a, b), change_style(change)),
+            Cell::plain(grouped_signed(a)),
+            Cell::plain(grouped_signed(b)),
+            Cell::styled(change(moved), change_style(moved)),
+            Cell::styled(relative(a, b), change_style(moved)),
         ]);
     }
     totals.write(out, job.color)?;
@@ -127,13 +139,13 @@ fn write_comparison(
                 || function.self_cost[0][sort] != function.self_cost[1][sort]
         })
         .collect();
-    let change = |f: usize| {
+    let size = |f: usize| {
         let function = &diff.functions[f];
         delta(function.inclusive[0][sort], function.inclusive[1][sort]).abs()
     };
     changed.sort_by(|&x, &y| {
-        change(y)
-            .cmp(&change(x))
+        size(y)
+            .cmp(&size(x))
             .then_with(|| diff.functions[x].name.cmp(&diff.functions[y].name))
     });
     writeln!(out)?;
@@ -169,11 +181,11 @@ fn write_comparison(
         let (a, b) = (function.inclusive[0][sort], function.inclusive[1][sort]);
         let self_change = delta(function.self_cost[0][sort], function.self_cost[1][sort]);
         table.row(vec![
-            Cell::plain(grouped(a)),
-            Cell::plain(grouped(b)),
-            Cell::styled(signed(delta(a, b)), change_style(delta(a, b))),
+            Cell::plain(grouped_signed(a)),
+            Cell::plain(grouped_signed(b)),
+            Cell::styled(change(delta(a, b)), change_style(delta(a, b))),
             Cell::styled(relative(a, b), change_style(delta(a, b))),
-            Cell::styled(signed(self_change), change_style(self_change)),
+            Cell::styled(change(self_change), change_style(self_change)),
             Cell::plain(&function.name),
             Cell::styled(&function.file, Style::Dim),
         ]);

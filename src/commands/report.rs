@@ -31,7 +31,7 @@ pub struct ReportJob {
 pub fn report(job: &ReportJob, out: &mut dyn Write) -> Result<(), Failure> {
     let name = job.profile.display().to_string();
     let file = File::open(&job.profile).input(format!("cannot open {name}"))?;
-    let profile = ProfileFile::parse(BufReader::new(file)).input(&name)?;
+    let profile = ProfileFile::<i64>::parse(BufReader::new(file)).input(&name)?;
     if profile.events.is_empty() {
         return Err(Failure::Input(anyhow!(
             "{name}: not a callgrind profile (no `events:` line)"

@@ -1,9 +1,48 @@
 //! Reading callgrind-format profiles, ours or Callgrind's: per-function self
 //! costs, call arcs with counts and inclusive costs, and per-line costs.
+//!
+//! Costs are read as [`Cost`] values: `u64` for a run's counts, `i64` where
+//! a file may be a difference of two runs (`diff --out`), whose costs are
+//! negative where the second run did better. Every sum the reader forms is
+//! checked, so a file whose costs add up beyond 64 bits is an error, not a
+//! wrapped number.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead};
+use std::str::FromStr;
+
+/// A cost as a profile holds it: `u64` for the counts of a run, `i64` for
+/// files that may hold differences.
+pub trait Cost:
+    Copy + Default + PartialEq + Eq + fmt::Debug + fmt::Display + FromStr + TryFrom<u64>
+{
+    /// `self + other`, or `None` past the type's range.
+    fn checked_add(self, other: Self) -> Option<Self>;
+    /// `self + other` modulo 2^64: the exact sum whenever the sum is in
+    /// range, whatever the order of the terms.
+    fn wrapping_add(self, other: Self) -> Self;
+}
+
+impl Cost for u64 {
+    fn checked_add(self, other: u64) -> Option<u64> {
+        u64::checked_add(self, other)
+    }
+
+    fn wrapping_add(self, other: u64) -> u64 {
+        u64::wrapping_add(self, other)
+    }
+}
+
+impl Cost for i64 {
+    fn checked_add(self, other: i64) -> Option<i64> {
+        i64::checked_add(self, other)
+    }
+
+    fn wrapping_add(self, other: i64) -> i64 {
+        i64::wrapping_add(self, other)
+    }
+}
 
 /// Index into [`ProfileFile::functions`].
 pub type FunctionIndex = usize;
@@ -18,25 +57,25 @@ pub struct FunctionKey {
 
 /// One function's totals.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FunctionEntry {
+pub struct FunctionEntry<C = u64> {
     pub key: FunctionKey,
     /// Self cost, per event.
-    pub self_cost: Vec<u64>,
+    pub self_cost: Vec<C>,
 }
 
 /// All calls from one function to another, summed over call sites.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallEntry {
+pub struct CallEntry<C = u64> {
     pub caller: FunctionIndex,
     pub callee: FunctionIndex,
     pub count: u64,
     /// Inclusive cost of the calls, per event.
-    pub inclusive: Vec<u64>,
+    pub inclusive: Vec<C>,
 }
 
-/// A parsed profile.
+/// A parsed profile, its costs of type `C` (see [`Cost`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProfileFile {
+pub struct ProfileFile<C = u64> {
     pub creator: Option<String>,
     pub cmd: Option<String>,
     /// `desc:` lines, without the key.
@@ -44,11 +83,11 @@ pub struct ProfileFile {
     pub events: Vec<String>,
     pub positions: Vec<String>,
     /// The `totals:` line, or else `summary:`, or else the sum of self costs.
-    pub totals: Vec<u64>,
-    pub functions: Vec<FunctionEntry>,
-    pub calls: Vec<CallEntry>,
+    pub totals: Vec<C>,
+    pub functions: Vec<FunctionEntry<C>>,
+    pub calls: Vec<CallEntry<C>>,
     /// Self cost per source file and line.
-    pub lines: HashMap<(String, u64), Vec<u64>>,
+    pub lines: HashMap<(String, u64), Vec<C>>,
 }
 
 /// A profile that cannot be read, with the line where it went wrong.
@@ -106,9 +145,9 @@ const OBJECTS: usize = 0;
 const FILES: usize = 1;
 const FUNCTIONS: usize = 2;
 
-impl ProfileFile {
+impl<C: Cost> ProfileFile<C> {
     /// Parses a whole profile.
-    pub fn parse(input: impl BufRead) -> Result<ProfileFile, ParseError> {
+    pub fn parse(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
         Parser::default().run(input)
     }
 
@@ -119,13 +158,18 @@ impl ProfileFile {
 
     /// Inclusive cost of each function: its self cost plus the inclusive
     /// cost of its calls to other functions (recursive calls to itself are
-    /// already inside them).
-    pub fn inclusive(&self) -> Vec<Vec<u64>> {
-        let mut inclusive: Vec<Vec<u64>> =
+    /// already inside them). The reader has checked that these sums fit in
+    /// `C`, so adding modulo 2^64 gives them exactly, even when negative
+    /// and positive differences add up in another order than the file's.
+    pub fn inclusive(&self) -> Vec<Vec<C>> {
+        let mut inclusive: Vec<Vec<C>> =
             self.functions.iter().map(|f| f.self_cost.clone()).collect();
         for call in &self.calls {
             if call.caller != call.callee {
-                add(&mut inclusive[call.caller], &call.inclusive);
+                let into = &mut inclusive[call.caller];
+                for (into, &cost) in into.iter_mut().zip(&call.inclusive) {
+                    *into = into.wrapping_add(cost);
+                }
             }
         }
         inclusive
@@ -137,12 +181,17 @@ impl ProfileFile {
 /// must then add up to the summary. (Not checked against `totals:`:
 /// Callgrind's summary can differ from its totals by a few events.)
 /// `lines` is the number of lines read.
-fn check_complete(file: &ProfileFile, summary: &[u64], lines: u64) -> Result<(), ParseError> {
-    let mut sum = self_total(file);
+fn check_complete<C: Cost>(
+    file: &ProfileFile<C>,
+    self_total: &[C],
+    summary: &[C],
+    lines: u64,
+) -> Result<(), ParseError> {
+    let mut sum = self_total.to_vec();
     let events = file.events.len();
     let mut summary = summary.to_vec();
-    sum.resize(events, 0);
-    summary.resize(events, 0);
+    sum.resize(events, C::default());
+    summary.resize(events, C::default());
     match (0..events).find(|&at| sum[at] != summary[at]) {
         None => Ok(()),
         Some(at) => Err(ParseError {
@@ -156,27 +205,21 @@ fn check_complete(file: &ProfileFile, summary: &[u64], lines: u64) -> Result<(),
     }
 }
 
-/// The sum of every function's self cost.
-fn self_total(file: &ProfileFile) -> Vec<u64> {
-    let mut sum = Vec::new();
-    for function in &file.functions {
-        add(&mut sum, &function.self_cost);
-    }
-    sum
-}
-
-fn add(into: &mut Vec<u64>, costs: &[u64]) {
+/// Adds `costs` to `into`, which grows to their length; `None`, with
+/// `into` partly added to, when a sum leaves `C`'s range.
+fn checked_add<C: Cost>(into: &mut Vec<C>, costs: &[C]) -> Option<()> {
     if into.len() < costs.len() {
-        into.resize(costs.len(), 0);
+        into.resize(costs.len(), C::default());
     }
-    for (into, cost) in into.iter_mut().zip(costs) {
-        *into += cost;
+    for (into, &cost) in into.iter_mut().zip(costs) {
+        *into = into.checked_add(cost)?;
     }
+    Some(())
 }
 
 #[derive(Default)]
-struct Parser {
-    file: ProfileFile,
+struct Parser<C> {
+    file: ProfileFile<C>,
     names: Names,
     index: HashMap<FunctionKey, FunctionIndex>,
     call_index: HashMap<(FunctionIndex, FunctionIndex), usize>,
@@ -190,12 +233,17 @@ struct Parser {
     /// A `calls=` line waits for its cost line: (callee, count).
     pending_call: Option<(FunctionIndex, u64)>,
     last: Vec<u64>,
-    summary: Option<Vec<u64>>,
-    totals: Option<Vec<u64>>,
+    summary: Option<Vec<C>>,
+    totals: Option<Vec<C>>,
+    /// The sum of every self cost so far.
+    self_total: Vec<C>,
+    /// Each function's inclusive cost so far, summed only to check that
+    /// [`ProfileFile::inclusive`] fits in `C`.
+    inclusive: Vec<Vec<C>>,
 }
 
-impl Parser {
-    fn run(mut self, mut input: impl BufRead) -> Result<ProfileFile, ParseError> {
+impl<C: Cost> Parser<C> {
+    fn run(mut self, mut input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
         let mut text = String::new();
         let mut number = 0u64;
         self.file.positions = vec!["line".to_string()];
@@ -222,25 +270,26 @@ impl Parser {
         }
         let mut file = self.file;
         if let (None, Some(summary)) = (&self.totals, &self.summary) {
-            check_complete(&file, summary, number)?;
+            check_complete(&file, &self.self_total, summary, number)?;
         }
         file.totals = match (self.totals, self.summary) {
             (Some(totals), _) => totals,
             (None, Some(summary)) => summary,
-            (None, None) => self_total(&file),
+            (None, None) => self.self_total,
         };
         // Every cost vector has one value per event (lines leave out
         // trailing zeros).
         let events = file.events.len();
-        file.totals.resize(events, 0);
+        let zero = C::default();
+        file.totals.resize(events, zero);
         for function in &mut file.functions {
-            function.self_cost.resize(events, 0);
+            function.self_cost.resize(events, zero);
         }
         for call in &mut file.calls {
-            call.inclusive.resize(events, 0);
+            call.inclusive.resize(events, zero);
         }
         for cost in file.lines.values_mut() {
-            cost.resize(events, 0);
+            cost.resize(events, zero);
         }
         Ok(file)
     }
@@ -276,9 +325,7 @@ impl Parser {
         }
         let mut costs = Vec::with_capacity(self.file.events.len());
         for token in tokens {
-            let value = parse_number(token)
-                .ok_or_else(|| error(format!("bad cost `{token}` in `{text}`")))?;
-            costs.push(value);
+            costs.push(parse_cost(token).map_err(|what| error(format!("{what} in `{text}`")))?);
         }
         if costs.len() > self.file.events.len() {
             return Err(error(format!(
@@ -290,33 +337,53 @@ impl Parser {
         let Some(function) = self.function else {
             return Err(error("a cost line before any `fn=`".into()));
         };
-        match self.pending_call.take() {
-            Some((callee, count)) => {
-                let key = (function, callee);
-                let at = match self.call_index.get(&key) {
-                    Some(&at) => at,
-                    None => {
-                        self.file.calls.push(CallEntry {
-                            caller: function,
-                            callee,
-                            count: 0,
-                            inclusive: Vec::new(),
-                        });
-                        self.call_index.insert(key, self.file.calls.len() - 1);
-                        self.file.calls.len() - 1
-                    }
-                };
-                let call = &mut self.file.calls[at];
-                call.count += count;
-                add(&mut call.inclusive, &costs);
-            }
+        let added = match self.pending_call.take() {
+            Some((callee, count)) => self.add_call(function, callee, count, &costs),
+            None => self.add_self(function, line, &costs),
+        };
+        added.ok_or_else(|| error(format!("the costs add up beyond 64 bits at `{text}`")))
+    }
+
+    /// Adds a call's count and cost to its arc and to its caller's
+    /// inclusive cost; `None` when a sum overflows.
+    fn add_call(
+        &mut self,
+        caller: FunctionIndex,
+        callee: FunctionIndex,
+        count: u64,
+        costs: &[C],
+    ) -> Option<()> {
+        let key = (caller, callee);
+        let at = match self.call_index.get(&key) {
+            Some(&at) => at,
             None => {
-                add(&mut self.file.functions[function].self_cost, &costs);
-                let key = (self.line_file.clone(), line);
-                add(self.file.lines.entry(key).or_default(), &costs);
+                self.file.calls.push(CallEntry {
+                    caller,
+                    callee,
+                    count: 0,
+                    inclusive: Vec::new(),
+                });
+                self.call_index.insert(key, self.file.calls.len() - 1);
+                self.file.calls.len() - 1
             }
+        };
+        let call = &mut self.file.calls[at];
+        call.count = call.count.checked_add(count)?;
+        checked_add(&mut call.inclusive, costs)?;
+        if caller != callee {
+            checked_add(&mut self.inclusive[caller], costs)?;
         }
-        Ok(())
+        Some(())
+    }
+
+    /// Adds a self cost to its function, its line, the total and the
+    /// function's inclusive cost; `None` when a sum overflows.
+    fn add_self(&mut self, function: FunctionIndex, line: u64, costs: &[C]) -> Option<()> {
+        checked_add(&mut self.file.functions[function].self_cost, costs)?;
+        let key = (self.line_file.clone(), line);
+        checked_add(self.file.lines.entry(key).or_default(), costs)?;
+        checked_add(&mut self.self_total, costs)?;
+        checked_add(&mut self.inclusive[function], costs)
     }
 
     /// `key=value` lines: names of objects, files and functions, and calls.
@@ -382,15 +449,10 @@ impl Parser {
 
     /// `key: value` lines of the header (and `totals:` at the end).
     fn header(&mut self, key: &str, value: &str, number: u64) -> Result<(), ParseError> {
-        let costs = |value: &str| -> Result<Vec<u64>, ParseError> {
+        let costs = |value: &str| -> Result<Vec<C>, ParseError> {
             value
                 .split_ascii_whitespace()
-                .map(|token| {
-                    parse_number(token).ok_or_else(|| ParseError {
-                        line: number,
-                        what: format!("bad cost `{token}`"),
-                    })
-                })
+                .map(|token| parse_cost(token).map_err(|what| ParseError { line: number, what }))
                 .collect()
         };
         match key {
@@ -421,6 +483,7 @@ impl Parser {
             key: key.clone(),
             self_cost: Vec::new(),
         });
+        self.inclusive.push(Vec::new());
         self.index.insert(key, self.file.functions.len() - 1);
         self.file.functions.len() - 1
     }
@@ -436,6 +499,32 @@ fn relative(token: &str, last: u64) -> Option<u64> {
         parse_number(delta).map(|d| last.wrapping_sub(d))
     } else {
         parse_number(token)
+    }
+}
+
+/// A cost: decimal, with a sign where `C` has one, or hexadecimal; the
+/// error says whether the token is no number or one out of `C`'s range.
+fn parse_cost<C: Cost>(token: &str) -> Result<C, String> {
+    let hex = token
+        .strip_prefix("0x")
+        .or_else(|| token.strip_prefix("0X"));
+    let value = match hex {
+        Some(hex) => u64::from_str_radix(hex, 16)
+            .ok()
+            .and_then(|value| C::try_from(value).ok()),
+        None => token.parse().ok(),
+    };
+    let integer = match hex {
+        Some(hex) => !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => {
+            let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        }
+    };
+    match value {
+        Some(value) => Ok(value),
+        None if integer => Err(format!("cost `{token}` out of range")),
+        None => Err(format!("bad cost `{token}`")),
     }
 }
 
@@ -488,7 +577,7 @@ totals: 37 10
 
     #[test]
     fn reads_functions_calls_lines_and_compressed_names() {
-        let file = ProfileFile::parse(EXAMPLE.as_bytes()).unwrap();
+        let file = ProfileFile::<i64>::parse(EXAMPLE.as_bytes()).unwrap();
         assert_eq!(file.events, ["Ir", "Dr"]);
         assert_eq!(file.totals, [37, 10]);
         assert_eq!(file.cmd.as_deref(), Some("./app"));
@@ -514,19 +603,21 @@ totals: 37 10
     fn errors_name_the_line() {
         let bad = "events: Ir\nfn=(1)\n";
         assert_eq!(
-            ProfileFile::parse(bad.as_bytes()).unwrap_err().to_string(),
+            ProfileFile::<i64>::parse(bad.as_bytes())
+                .unwrap_err()
+                .to_string(),
             "line 2: name id (1) used before it was given a name"
         );
         let bad = "events: Ir\nfn=main\n1 2 3\n";
         assert!(
-            ProfileFile::parse(bad.as_bytes())
+            ProfileFile::<i64>::parse(bad.as_bytes())
                 .unwrap_err()
                 .to_string()
                 .starts_with("line 3: 2 costs")
         );
         let bad = "events: Ir\n5 5\n";
         assert!(
-            ProfileFile::parse(bad.as_bytes())
+            ProfileFile::<i64>::parse(bad.as_bytes())
                 .unwrap_err()
                 .to_string()
                 .contains("before any `fn=`")
@@ -538,7 +629,7 @@ totals: 37 10
         // As Callgrind writes with --collect-jumps=yes.
         let text = "events: Ir\nfl=(1) a.c\nfn=(1) main\njfi=(2) b.c\njfn=(2) helper\n\
                     jump=3 0x20 4\n1 5\nfl=(2)\nfn=(2)\n2 7\n";
-        let file = ProfileFile::parse(text.as_bytes()).unwrap();
+        let file = ProfileFile::<i64>::parse(text.as_bytes()).unwrap();
         let names: Vec<(&str, &str)> = file
             .functions
             .iter()
@@ -549,13 +640,89 @@ totals: 37 10
     }
 
     #[test]
+    fn negative_costs_are_read_where_costs_are_signed() {
+        let diff = "events: Ir Dr\nfn=main\n0 -5 2\ncfn=work\ncalls=1 0\n0 -7 -1\n\
+                    fn=work\n0 -7 -1\ntotals: -12 1\n";
+        let file = ProfileFile::<i64>::parse(diff.as_bytes()).unwrap();
+        assert_eq!(file.totals, [-12, 1]);
+        assert_eq!(file.functions[0].self_cost, [-5, 2]);
+        assert_eq!(file.inclusive(), [vec![-12, 1], vec![-7, -1]]);
+        assert_eq!(
+            ProfileFile::<u64>::parse(diff.as_bytes())
+                .unwrap_err()
+                .to_string(),
+            "line 3: cost `-5` out of range in `0 -5 2`"
+        );
+        let bad = "events: Ir\nfn=main\n0 -x\n";
+        assert_eq!(
+            ProfileFile::<i64>::parse(bad.as_bytes())
+                .unwrap_err()
+                .to_string(),
+            "line 3: bad cost `-x` in `0 -x`"
+        );
+    }
+
+    /// The error of `text` read with signed costs.
+    fn signed_error(text: &str) -> String {
+        ProfileFile::<i64>::parse(text.as_bytes())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn sums_beyond_64_bits_are_errors_naming_the_line() {
+        let max = i64::MAX;
+        // One function's self cost.
+        assert_eq!(
+            signed_error(&format!("events: Ir\nfn=f\n1 {max}\n2 1\n")),
+            "line 4: the costs add up beyond 64 bits at `2 1`"
+        );
+        // The total of two functions.
+        assert!(
+            signed_error(&format!("events: Ir\nfn=f\n1 {max}\nfn=g\n2 1\n"))
+                .starts_with("line 5: the costs add up beyond 64 bits")
+        );
+        // A caller's inclusive cost: its self cost plus its calls'.
+        assert!(
+            signed_error(&format!(
+                "events: Ir\nfn=f\n1 {max}\ncfn=g\ncalls=1 0\n2 1\nfn=g\n3 1\n"
+            ))
+            .starts_with("line 6: the costs add up beyond 64 bits")
+        );
+        // Call counts.
+        let count = u64::MAX;
+        assert!(
+            signed_error(&format!(
+                "events: Ir\nfn=f\ncfn=g\ncalls={count} 0\n2 0\ncfn=g\ncalls=1 0\n3 0\n"
+            ))
+            .starts_with("line 8: the costs add up beyond 64 bits")
+        );
+        // The least signed cost adds up too.
+        let min = i64::MIN;
+        assert!(
+            signed_error(&format!("events: Ir\nfn=f\n1 {min}\n2 -1\n"))
+                .starts_with("line 4: the costs add up beyond 64 bits")
+        );
+        // Unsigned: the same rule at 2^64.
+        let unsigned = format!("events: Ir\nfn=f\n1 {count}\n2 1\n");
+        assert!(
+            ProfileFile::<u64>::parse(unsigned.as_bytes())
+                .unwrap_err()
+                .to_string()
+                .starts_with("line 4: the costs add up beyond 64 bits")
+        );
+    }
+
+    #[test]
     fn a_file_cut_before_its_totals_is_an_error_when_its_summary_disagrees() {
         let whole = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n2 7 2\n";
-        let file = ProfileFile::parse(whole.as_bytes()).unwrap();
+        let file = ProfileFile::<i64>::parse(whole.as_bytes()).unwrap();
         assert_eq!(file.totals, [12, 3]);
         let cut = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n";
         assert_eq!(
-            ProfileFile::parse(cut.as_bytes()).unwrap_err().to_string(),
+            ProfileFile::<i64>::parse(cut.as_bytes())
+                .unwrap_err()
+                .to_string(),
             "line 5: the file ends without a `totals:` line and its costs add up to 5 Ir, \
              not the 12 of its `summary:` line: it looks cut short"
         );

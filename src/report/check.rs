@@ -62,12 +62,13 @@ impl fmt::Display for Limit {
 
 impl Limit {
     /// Whether going from `baseline` to `current` stays within the limit.
-    /// From a zero baseline any rise exceeds a percentage.
-    pub fn allows(&self, baseline: u64, current: u64) -> bool {
+    /// A percentage is of the baseline's size (a difference file's costs
+    /// may be negative); from a zero baseline any rise exceeds it.
+    pub fn allows(&self, baseline: i128, current: i128) -> bool {
         let rise = delta(baseline, current);
         match self.allowance {
             Allowance::Absolute(n) => rise <= i128::from(n),
-            Allowance::Percent(p) => rise as f64 <= baseline as f64 * p / 100.0,
+            Allowance::Percent(p) => rise as f64 <= baseline.unsigned_abs() as f64 * p / 100.0,
         }
     }
 }
@@ -78,8 +79,8 @@ pub struct Checked {
     /// `None` for the totals, else the function's `file:name`.
     pub function: Option<String>,
     pub limit: Limit,
-    pub baseline: u64,
-    pub current: u64,
+    pub baseline: i128,
+    pub current: i128,
     pub exceeded: bool,
 }
 
@@ -141,7 +142,7 @@ pub fn check(
     }
     let mut rows = Vec::new();
     for (limit, &at) in limits.iter().zip(&events) {
-        let mut push = |function: Option<String>, baseline: u64, current: u64| {
+        let mut push = |function: Option<String>, baseline: i128, current: i128| {
             rows.push(Checked {
                 function,
                 limit: limit.clone(),
@@ -175,6 +176,8 @@ mod tests {
         assert!(limit.allows(1000, 10));
         assert!(limit.allows(0, 0));
         assert!(!limit.allows(0, 1));
+        assert!(limit.allows(-1000, -950));
+        assert!(!limit.allows(-1000, -949));
         let absolute: Limit = "Ir=100".parse().unwrap();
         assert_eq!(absolute.allowance, Allowance::Absolute(100));
         assert!(absolute.allows(5, 105));

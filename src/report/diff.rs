@@ -121,15 +121,15 @@ impl Renames {
 pub struct FunctionDelta {
     pub file: String,
     pub name: String,
-    pub self_cost: [Vec<u64>; 2],
-    pub inclusive: [Vec<u64>; 2],
+    pub self_cost: [Vec<i128>; 2],
+    pub inclusive: [Vec<i128>; 2],
 }
 
 /// Two runs lined up, over the events both have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diff {
     pub events: Vec<String>,
-    pub totals: [Vec<u64>; 2],
+    pub totals: [Vec<i128>; 2],
     /// Every function of either run, in order of first appearance (A, then
     /// B).
     pub functions: Vec<FunctionDelta>,
@@ -160,7 +160,7 @@ impl Diff {
             return Err(NoCommonEvents);
         }
         let runs = [a, b];
-        let pick = |run: &RunCosts, costs: &[u64]| -> Vec<u64> {
+        let pick = |run: &RunCosts, costs: &[i128]| -> Vec<i128> {
             events
                 .iter()
                 .map(|event| run.event(event).map_or(0, |at| costs[at]))
@@ -199,15 +199,17 @@ impl Diff {
     }
 }
 
-fn add(into: &mut [u64], costs: &[u64]) {
+/// Adds `costs` to `into`. The costs are 64-bit numbers summed over
+/// fewer than 2^63 functions: an `i128` holds any such sum.
+fn add(into: &mut [i128], costs: &[i128]) {
     for (into, cost) in into.iter_mut().zip(costs) {
         *into += cost;
     }
 }
 
-/// `b - a`, as a signed number.
-pub fn delta(a: u64, b: u64) -> i128 {
-    i128::from(b) - i128::from(a)
+/// `b - a`.
+pub fn delta(a: i128, b: i128) -> i128 {
+    b - a
 }
 
 /// Writes B minus A as a callgrind file: each function's self cost
@@ -216,8 +218,8 @@ pub fn delta(a: u64, b: u64) -> i128 {
 /// KCachegrind read it; negative costs are improvements.
 pub fn write_diff_file(
     out: &mut dyn Write,
-    a: &ProfileFile,
-    b: &ProfileFile,
+    a: &ProfileFile<i64>,
+    b: &ProfileFile<i64>,
     renames: &Renames,
     cmd: &str,
 ) -> io::Result<()> {
@@ -226,7 +228,7 @@ pub fn write_diff_file(
         .iter()
         .filter(|event| b.event(event).is_some())
         .collect();
-    let pick = |file: &ProfileFile, costs: &[u64]| -> Vec<i128> {
+    let pick = |file: &ProfileFile<i64>, costs: &[i64]| -> Vec<i128> {
         events
             .iter()
             .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))

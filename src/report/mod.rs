@@ -7,12 +7,14 @@ pub mod check;
 pub mod diff;
 mod from_profile;
 mod run_costs;
+mod signed_number;
 mod source_annotation;
 mod text_report;
 mod tree_view;
 
 pub use callgrind_file::{
-    CallEntry, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
+    CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
 };
 pub use run_costs::{FunctionCosts, LoadError, RunCosts};
+pub use signed_number::{change, grouped_signed, share};
 pub use text_report::{ReportOptions, TreeDirection, write_report};

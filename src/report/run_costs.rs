@@ -1,5 +1,8 @@
 //! Per-function costs of one run, read from a callgrind file (ours or
 //! Callgrind's) or a JSON summary: what `diff` and `check` compare.
+//! Costs are `i128`, which hold both a summary's unsigned counts and a
+//! callgrind file's signed costs (a difference file's may be negative)
+//! without loss.
 
 use std::fmt;
 use std::fs;
@@ -12,19 +15,19 @@ use crate::output::json::Summary;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionCosts {
     pub key: FunctionKey,
-    pub self_cost: Vec<u64>,
-    pub inclusive: Vec<u64>,
+    pub self_cost: Vec<i128>,
+    pub inclusive: Vec<i128>,
 }
 
 /// The events, totals and functions of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunCosts {
     pub events: Vec<String>,
-    pub totals: Vec<u64>,
+    pub totals: Vec<i128>,
     pub functions: Vec<FunctionCosts>,
     /// The parsed callgrind file, when the run came from one (it also has
     /// the call arcs).
-    pub file: Option<ProfileFile>,
+    pub file: Option<ProfileFile<i64>>,
 }
 
 /// Why a run's costs cannot be read.
@@ -67,7 +70,8 @@ impl RunCosts {
 
     /// The costs a callgrind file states; inclusive costs as
     /// [`ProfileFile::inclusive`] computes them.
-    pub fn from_file(file: ProfileFile) -> RunCosts {
+    pub fn from_file(file: ProfileFile<i64>) -> RunCosts {
+        let wide = |costs: &[i64]| -> Vec<i128> { costs.iter().map(|&c| c.into()).collect() };
         let inclusive = file.inclusive();
         let functions = file
             .functions
@@ -75,13 +79,13 @@ impl RunCosts {
             .zip(inclusive)
             .map(|(function, inclusive)| FunctionCosts {
                 key: function.key.clone(),
-                self_cost: function.self_cost.clone(),
-                inclusive,
+                self_cost: wide(&function.self_cost),
+                inclusive: wide(&inclusive),
             })
             .collect();
         RunCosts {
             events: file.events.clone(),
-            totals: file.totals.clone(),
+            totals: wide(&file.totals),
             functions,
             file: Some(file),
         }
@@ -89,11 +93,11 @@ impl RunCosts {
 
     /// The costs a JSON summary states.
     pub fn from_summary(summary: &Summary) -> RunCosts {
-        let costs = |values: &crate::output::json::EventValues<u64>| -> Vec<u64> {
+        let costs = |values: &crate::output::json::EventValues<u64>| -> Vec<i128> {
             summary
                 .events
                 .iter()
-                .map(|event| values.get(event))
+                .map(|event| values.get(event).into())
                 .collect()
         };
         RunCosts {

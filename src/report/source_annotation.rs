@@ -7,8 +7,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::signed_number::grouped_signed;
 use super::text_report::Report;
-use crate::output::grouped;
 use crate::output::table::{Align, Cell, Style, Table};
 
 /// Lines shown around each line with a cost.
@@ -72,7 +72,7 @@ fn annotate(
     text: &str,
 ) -> io::Result<()> {
     let show = &report.options.show;
-    let costs: BTreeMap<u64, &Vec<u64>> = report
+    let costs: BTreeMap<u64, &Vec<i64>> = report
         .file
         .lines
         .iter()
@@ -134,7 +134,7 @@ fn source_row(
     columns: usize,
     source: &[&str],
     line: u64,
-    cost: Option<&Vec<u64>>,
+    cost: Option<&Vec<i64>>,
     report: &Report,
 ) -> Vec<Cell> {
     let mut row: Vec<Cell> = match cost {
@@ -144,7 +144,7 @@ fn source_row(
             .iter()
             .map(|&e| match cost[e] {
                 0 => Cell::styled(".", Style::Dim),
-                value => Cell::plain(grouped(value)),
+                value => Cell::plain(grouped_signed(value.into())),
             })
             .collect(),
         None => vec![Cell::plain(""); columns],

@@ -3,15 +3,20 @@
 //! percentages of the total), or call trees top-down from the program's
 //! roots or bottom-up from the top functions, and the source lines of the
 //! top functions with their costs.
+//!
+//! The profile's costs are signed: a difference file (`diff --out`) is
+//! reported like any other, negative costs being improvements. Ranking,
+//! thresholds and call orders go by the size of a cost, which for an
+//! ordinary profile is the cost itself.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::callgrind_file::{FunctionIndex, ProfileFile};
+use super::signed_number::{grouped_signed, share};
 use super::source_annotation::write_annotated_sources;
 use super::tree_view::{write_callee_tree, write_caller_trees};
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::output::{grouped, percent};
 
 /// Which way call trees go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,16 +51,17 @@ pub struct ReportOptions {
 
 /// A profile with its inclusive costs, and what to report on it.
 pub struct Report<'a> {
-    pub file: &'a ProfileFile,
-    pub inclusive: Vec<Vec<u64>>,
+    pub file: &'a ProfileFile<i64>,
+    pub inclusive: Vec<Vec<i64>>,
     pub options: &'a ReportOptions,
 }
 
 impl Report<'_> {
-    /// Whether `cost` of the sort event reaches the threshold.
-    pub fn above_threshold(&self, cost: u64) -> bool {
-        let total = self.file.totals[self.options.sort];
-        cost > 0 && cost as f64 * 100.0 >= total as f64 * self.options.threshold
+    /// Whether `cost` of the sort event reaches the threshold: its size
+    /// against the size of the total.
+    pub fn above_threshold(&self, cost: i64) -> bool {
+        let total = self.file.totals[self.options.sort].unsigned_abs();
+        cost != 0 && cost.unsigned_abs() as f64 * 100.0 >= total as f64 * self.options.threshold
     }
 
     /// The functions ranked by the sort event, above the threshold, at most
@@ -72,8 +78,9 @@ impl Report<'_> {
         let mut ranked: Vec<FunctionIndex> = (0..self.file.functions.len())
             .filter(|&f| self.above_threshold(value(f)))
             .collect();
+        let size = |f: FunctionIndex| value(f).unsigned_abs();
         ranked.sort_by(|&a, &b| {
-            value(b).cmp(&value(a)).then_with(|| {
+            size(b).cmp(&size(a)).then_with(|| {
                 self.file.functions[a]
                     .key
                     .name
@@ -96,10 +103,11 @@ impl Report<'_> {
     }
 
     /// `cost` and its percentage of event `event`'s total, as two cells.
-    pub fn cost_cells(&self, event: usize, cost: u64) -> [Cell; 2] {
+    pub fn cost_cells(&self, event: usize, cost: i64) -> [Cell; 2] {
+        let total = self.file.totals[event];
         [
-            Cell::plain(grouped(cost)),
-            Cell::styled(percent(cost, self.file.totals[event]), Style::Dim),
+            Cell::plain(grouped_signed(cost.into())),
+            Cell::styled(share(cost.into(), total.into()), Style::Dim),
         ]
     }
 }
@@ -107,7 +115,7 @@ impl Report<'_> {
 /// Writes the report of `file`.
 pub fn write_report(
     out: &mut dyn Write,
-    file: &ProfileFile,
+    file: &ProfileFile<i64>,
     name: &str,
     options: &ReportOptions,
 ) -> io::Result<()> {
@@ -131,7 +139,7 @@ pub fn write_report(
     let totals: Vec<String> = options
         .show
         .iter()
-        .map(|&e| format!("{} {}", events[e], grouped(file.totals[e])))
+        .map(|&e| format!("{} {}", events[e], grouped_signed(file.totals[e].into())))
         .collect();
     writeln!(out, "totals:    {}", totals.join("  "))?;
     writeln!(out)?;

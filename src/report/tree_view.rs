@@ -3,7 +3,8 @@
 //! callers. Each line's cost is that of the calls along its arc (the
 //! arc's inclusive cost, back-dated cache use included in our files). A
 //! profile has no calling contexts, so a function's callees are the same
-//! wherever it appears, as in KCachegrind's call graph.
+//! wherever it appears, as in KCachegrind's call graph: a tree draws them
+//! once, where the function first appears.
 
 use std::io::{self, Write};
 
@@ -30,7 +31,7 @@ fn tree_table(report: &Report, tree_header: &str) -> Table {
     table
 }
 
-fn line(report: &Report, costs: &[u64], prefix: &str, f: FunctionIndex) -> Vec<Cell> {
+fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<Cell> {
     let mut cells: Vec<Cell> = Vec::new();
     for &event in &report.options.show {
         cells.extend(report.cost_cells(event, costs[event]));
@@ -42,7 +43,8 @@ fn line(report: &Report, costs: &[u64], prefix: &str, f: FunctionIndex) -> Vec<C
 }
 
 /// Top-down: every root above the threshold with its inclusive cost, then
-/// the calls it makes, recursively.
+/// the calls it makes, recursively. The roots share one tree: a function's
+/// calls are drawn only where it first appears.
 pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let file = report.file;
     let sort = report.options.sort;
@@ -55,29 +57,20 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
         }
     }
     for calls in &mut calls_from {
-        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort]));
+        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
     let mut roots: Vec<FunctionIndex> = (0..file.functions.len())
         .filter(|&f| !called[f] && report.above_threshold(report.inclusive[f][sort]))
         .collect();
-    roots.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort]));
-    let mut table = tree_table(report, "calls (top-down)");
-    let mut path = Vec::new();
+    roots.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()));
+    let table = tree_table(report, "calls (top-down)");
+    let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
     for root in roots {
-        table.row(line(report, &report.inclusive[root], "", root));
-        path.push(root);
-        branches(
-            report,
-            &calls_from,
-            Direction::Callees,
-            root,
-            "",
-            &mut path,
-            &mut table,
-        );
-        path.pop();
+        walk.table
+            .row(line(report, &report.inclusive[root], "", root));
+        walk.root(root);
     }
-    table.write(out, report.options.color)
+    walk.table.write(out, report.options.color)
 }
 
 /// Which way a tree goes from a function: to the functions it calls, or
@@ -88,50 +81,108 @@ enum Direction {
     Callers,
 }
 
-/// The rows below `f`: its calls in `direction` above the threshold, each
-/// followed by its own, until a recursion or [`MAX_DEPTH`].
-fn branches(
-    report: &Report,
-    calls: &[Vec<usize>],
+/// The drawing of call trees in one direction. A profile's call graph can
+/// reach a function along exponentially many paths (each of n layers of
+/// two functions calling both functions of the next makes 2^n), so each
+/// tree draws a function's branches once, where it first appears; later
+/// appearances are marked `(see above)`. A tree then has at most one line
+/// per arc.
+struct TreeWalk<'a> {
+    report: &'a Report<'a>,
+    /// Per function, the arcs to follow from it, in the order drawn.
+    calls: &'a [Vec<usize>],
     direction: Direction,
-    f: FunctionIndex,
-    indent: &str,
-    path: &mut Vec<FunctionIndex>,
-    table: &mut Table,
-) {
-    let file = report.file;
-    let shown: Vec<usize> = calls[f]
-        .iter()
-        .copied()
-        .filter(|&at| report.above_threshold(file.calls[at].inclusive[report.options.sort]))
-        .collect();
-    for (n, &at) in shown.iter().enumerate() {
-        let call = &file.calls[at];
-        let last = n + 1 == shown.len();
-        let (next, branch) = match (direction, last) {
-            (Direction::Callees, false) => (call.callee, "├─ "),
-            (Direction::Callees, true) => (call.callee, "└─ "),
-            (Direction::Callers, false) => (call.caller, "├< "),
-            (Direction::Callers, true) => (call.caller, "└< "),
-        };
-        let recursive = path.contains(&next);
-        let mut row = line(report, &call.inclusive, &format!("{indent}{branch}"), next);
-        if recursive {
-            let name = row.len() - 2;
-            row[name].text.push_str(" (recursive)");
+    /// The functions from the root to the line being drawn.
+    path: Vec<FunctionIndex>,
+    /// Per function, whether its branches are drawn in the current tree.
+    expanded: Vec<bool>,
+    table: Table,
+}
+
+impl<'a> TreeWalk<'a> {
+    /// A walk that draws into `table`.
+    fn new(
+        report: &'a Report<'a>,
+        calls: &'a [Vec<usize>],
+        direction: Direction,
+        table: Table,
+    ) -> Self {
+        TreeWalk {
+            report,
+            calls,
+            direction,
+            path: Vec::new(),
+            expanded: vec![false; calls.len()],
+            table,
         }
-        table.row(row);
-        if !recursive && path.len() < MAX_DEPTH {
-            let indent = format!("{indent}{}", if last { "   " } else { "│  " });
-            path.push(next);
-            branches(report, calls, direction, next, &indent, path, table);
-            path.pop();
+    }
+
+    /// Draws the branches below `root`, whose own line is drawn.
+    fn root(&mut self, root: FunctionIndex) {
+        self.path.push(root);
+        self.expanded[root] = true;
+        self.branches(root, "");
+        self.path.pop();
+    }
+
+    /// Starts a new tree: functions drawn in earlier ones are drawn again.
+    fn forget_expanded(&mut self) {
+        self.expanded.fill(false);
+    }
+
+    /// The arcs from `f` in this walk's direction above the threshold.
+    fn shown(&self, f: FunctionIndex) -> Vec<usize> {
+        let report = self.report;
+        let sort = report.options.sort;
+        self.calls[f]
+            .iter()
+            .copied()
+            .filter(|&at| report.above_threshold(report.file.calls[at].inclusive[sort]))
+            .collect()
+    }
+
+    /// The rows below `f`: its arcs above the threshold, each followed by
+    /// its own, until a recursion, a function drawn above, or
+    /// [`MAX_DEPTH`].
+    fn branches(&mut self, f: FunctionIndex, indent: &str) {
+        let report = self.report;
+        let shown = self.shown(f);
+        for (n, &at) in shown.iter().enumerate() {
+            let call = &report.file.calls[at];
+            let last = n + 1 == shown.len();
+            let (next, branch) = match (self.direction, last) {
+                (Direction::Callees, false) => (call.callee, "├─ "),
+                (Direction::Callees, true) => (call.callee, "└─ "),
+                (Direction::Callers, false) => (call.caller, "├< "),
+                (Direction::Callers, true) => (call.caller, "└< "),
+            };
+            let mark = if self.path.contains(&next) {
+                Some(" (recursive)")
+            } else if self.expanded[next] && !self.shown(next).is_empty() {
+                Some(" (see above)")
+            } else {
+                None
+            };
+            let mut row = line(report, &call.inclusive, &format!("{indent}{branch}"), next);
+            if let Some(mark) = mark {
+                let name = row.len() - 2;
+                row[name].text.push_str(mark);
+            }
+            self.table.row(row);
+            if mark.is_none() && self.path.len() < MAX_DEPTH {
+                let indent = format!("{indent}{}", if last { "   " } else { "│  " });
+                self.path.push(next);
+                self.expanded[next] = true;
+                self.branches(next, &indent);
+                self.path.pop();
+            }
         }
     }
 }
 
 /// Bottom-up: each top function with its cost, then the calls to it and,
-/// recursively, the calls to its callers.
+/// recursively, the calls to its callers. Each top function's tree is
+/// drawn whole, whatever the trees above it drew.
 pub fn write_caller_trees(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let file = report.file;
     let sort = report.options.sort;
@@ -142,29 +193,22 @@ pub fn write_caller_trees(out: &mut dyn Write, report: &Report) -> io::Result<()
         }
     }
     for calls in &mut calls_to {
-        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort]));
+        calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
-    let mut table = tree_table(report, "function, then its callers (bottom-up)");
+    let table = tree_table(report, "function, then its callers (bottom-up)");
+    let mut walk = TreeWalk::new(report, &calls_to, Direction::Callers, table);
     for (n, f) in report.ranked().into_iter().enumerate() {
         if n > 0 {
-            table.row(Vec::new());
+            walk.table.row(Vec::new());
         }
         let costs = if report.options.by_self {
             &file.functions[f].self_cost
         } else {
             &report.inclusive[f]
         };
-        table.row(line(report, costs, "", f));
-        let mut path = vec![f];
-        branches(
-            report,
-            &calls_to,
-            Direction::Callers,
-            f,
-            "",
-            &mut path,
-            &mut table,
-        );
+        walk.table.row(line(report, costs, "", f));
+        walk.forget_expanded();
+        walk.root(f);
     }
-    table.write(out, report.options.color)
+    walk.table.write(out, report.options.color)
 }

@@ -13,6 +13,7 @@ mod hand_computed;
 mod importer_answers;
 mod importers;
 mod recorder;
+mod report_inputs;
 mod reports;
 mod support;
 mod sweep;

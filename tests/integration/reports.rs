@@ -21,7 +21,7 @@ fn callgrind_of(trace: &str) -> Vec<u8> {
     out
 }
 
-fn options(file: &ProfileFile, sort: &str, show: &[&str]) -> ReportOptions {
+fn options(file: &ProfileFile<i64>, sort: &str, show: &[&str]) -> ReportOptions {
     let sort = file.event(sort).unwrap();
     let mut shown = vec![sort];
     shown.extend(show.iter().map(|event| file.event(event).unwrap()));
@@ -63,7 +63,7 @@ fn reports_match_their_golden_files() {
     // files are (./traces/src/hydro.c).
     let hydro = ProfileFile::parse(&callgrind_of("traces/hydro.lgt")[..]).unwrap();
     let stream = ProfileFile::parse(&callgrind_of("traces/stream_hot_table.lgt")[..]).unwrap();
-    let cases: Vec<(&str, &ProfileFile, ReportOptions)> = vec![
+    let cases: Vec<(&str, &ProfileFile<i64>, ReportOptions)> = vec![
         (
             "stream_hot_table_default",
             &stream,

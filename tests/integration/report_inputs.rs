@@ -1,0 +1,274 @@
+//! What `report`, `diff` and `check` read and refuse: a difference file
+//! (`diff --out`) read back, costs that add up beyond 64 bits, call graphs
+//! with exponentially many paths, and an `--out` that is one of the runs.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::support::linegrind;
+
+/// A run of a small program: `main` calls `work`, `gone` is a root.
+const RUN_A: &str = "events: Ir Dr
+fl=a.c
+fn=main
+1 100 10
+cfn=work
+calls=2 5
+1 400 40
+fn=work
+5 400 40
+fn=gone
+7 30 3
+totals: 530 53
+";
+
+/// The same program after a change: `work` is cheaper in Ir but not in Dr,
+/// `gone` is gone and `new` is new.
+const RUN_B: &str = "events: Ir Dr
+fl=a.c
+fn=main
+1 120 10
+cfn=work
+calls=2 5
+1 250 45
+fn=work
+5 250 45
+fn=new
+8 7 0
+totals: 377 55
+";
+
+/// Writes `text` to `dir/name`.
+fn write(dir: &Path, name: &str, text: &str) {
+    fs::write(dir.join(name), text).unwrap();
+}
+
+/// The standard output of a successful run.
+fn success(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The rows of a table whose last two columns are a function and a file,
+/// keyed by function: the first `columns` cells, without `+` signs.
+fn rows(text: &str, columns: usize) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .filter(|line| line.ends_with("a.c"))
+        .map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            let name = cells[cells.len() - 2].to_string();
+            let costs = cells[..columns]
+                .iter()
+                .map(|cell| cell.trim_start_matches('+').to_string())
+                .collect();
+            (name, costs)
+        })
+        .collect()
+}
+
+#[test]
+fn a_diff_file_reads_back_with_the_numbers_diff_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.out", RUN_A);
+    write(dir.path(), "b.out", RUN_B);
+    let compared = success(linegrind(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", "d.out"],
+    ));
+    assert!(
+        compared.contains("Ir     530  377   -153  -28.87%"),
+        "{compared}"
+    );
+    let reported = success(linegrind(dir.path(), &["report", "d.out", "--show", "Dr"]));
+    assert!(reported.contains("totals:    Ir -153  Dr 2"), "{reported}");
+
+    // diff's rows: incl A, incl B, B - A, change, self B - A; report's:
+    // Ir incl, %, Ir self, %, Dr incl, %, Dr self, %.
+    let mut changes: Vec<(String, Vec<String>)> = rows(&compared, 5)
+        .into_iter()
+        .map(|(name, cells)| (name, vec![cells[2].clone(), cells[4].clone()]))
+        .collect();
+    let mut read_back: Vec<(String, Vec<String>)> = rows(&reported, 4)
+        .into_iter()
+        .map(|(name, cells)| (name, vec![cells[0].clone(), cells[2].clone()]))
+        .collect();
+    changes.sort();
+    read_back.sort();
+    assert_eq!(changes.len(), 4, "{compared}");
+    assert_eq!(read_back, changes, "{reported}");
+    assert!(reported.contains("-130  -84.97%"), "{reported}");
+
+    // The difference file as a run of its own: diff and check take it.
+    let again = success(linegrind(dir.path(), &["diff", "d.out", "d.out"]));
+    assert!(again.contains("-153  -153      0"), "{again}");
+    // From -153 to 530 Ir is a rise past 1% of 153.
+    let checked = linegrind(
+        dir.path(),
+        &["check", "--baseline", "d.out", "a.out", "--limit", "Ir=+1%"],
+    );
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(3), "{text}");
+    assert!(text.contains("-153      530    +683  +446.41%"), "{text}");
+}
+
+/// Runs `args` in `dir`, expecting exit code 2 and an error that names
+/// `place`.
+fn expect_input_error(dir: &Path, args: &[&str], place: &str) {
+    let output = linegrind(dir, args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(place), "{args:?}: {stderr}");
+}
+
+#[test]
+fn costs_adding_up_beyond_64_bits_are_refused_with_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let max = i64::MAX;
+    let big = format!("events: Ir\nfl=a.c\nfn=f\n1 1\nfn=g\n3 5\ncfn=f\ncalls=1 1\n4 {max}\n");
+    write(dir.path(), "big.out", &big);
+    write(dir.path(), "a.out", RUN_A);
+    let place = "big.out: line 9: the costs add up beyond 64 bits";
+    expect_input_error(dir.path(), &["report", "big.out"], place);
+    expect_input_error(dir.path(), &["diff", "a.out", "big.out"], place);
+    expect_input_error(
+        dir.path(),
+        &[
+            "check",
+            "--baseline",
+            "big.out",
+            "a.out",
+            "--limit",
+            "Ir=+1%",
+        ],
+        place,
+    );
+    let counts = format!(
+        "events: Ir\nfl=a.c\nfn=f\ncfn=g\ncalls={} 1\n2 1\ncfn=g\ncalls=1 1\n3 1\nfn=g\n1 2\n",
+        u64::MAX
+    );
+    write(dir.path(), "counts.out", &counts);
+    expect_input_error(
+        dir.path(),
+        &["report", "counts.out"],
+        "counts.out: line 9: the costs add up beyond 64 bits",
+    );
+}
+
+/// A profile of `layers` layers of two functions, each calling both
+/// functions of the next layer: 2^layers call paths from the roots.
+fn layered_profile(layers: usize) -> String {
+    let mut text = String::from("events: Ir\nfl=a.c\n");
+    for layer in 0..layers {
+        for side in 0..2 {
+            text.push_str(&format!("fn=f{layer}_{side}\n1 1\n"));
+            if layer + 1 < layers {
+                let below = (layers - layer - 1) as u64;
+                for next in 0..2 {
+                    text.push_str(&format!(
+                        "cfn=f{}_{next}\ncalls=1 1\n1 {}\n",
+                        layer + 1,
+                        (1u64 << below) - 1
+                    ));
+                }
+            }
+        }
+    }
+    text
+}
+
+/// Runs linegrind with `args` in `dir`, killing it after `limit`.
+fn run_within(dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_call_tree_draws_each_function_once_whatever_the_number_of_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dag.out", &layered_profile(40));
+    // At most a line per arc (156) in the one top-down tree, and in each
+    // of the 25 top functions' bottom-up trees.
+    for (tree, most) in [("callee", 2 + 156), ("caller", 25 * (1 + 156))] {
+        let args = ["report", "dag.out", "--tree", tree, "--threshold", "0"];
+        let output = run_within(dir.path(), &args, Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("--tree {tree} took more than 20 s"));
+        let text = success(output);
+        let lines = text.lines().filter(|line| line.ends_with("a.c")).count();
+        assert!(lines <= most, "--tree {tree}: {lines} lines");
+    }
+
+    // A diamond: c is drawn under a, and marked under b.
+    let diamond = "events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=a\ncalls=1 1\n1 4\ncfn=b\ncalls=1 1\n1 3\n\
+                   fn=a\n1 1\ncfn=c\ncalls=1 1\n1 3\nfn=b\n1 1\ncfn=c\ncalls=1 1\n1 2\n\
+                   fn=c\n1 3\ncfn=d\ncalls=1 1\n1 2\nfn=d\n1 2\n";
+    write(dir.path(), "diamond.out", diamond);
+    let text = success(linegrind(
+        dir.path(),
+        &["report", "diamond.out", "--tree", "callee"],
+    ));
+    let tree: Vec<&str> = text
+        .lines()
+        .filter(|line| line.ends_with("a.c"))
+        .map(|line| {
+            line.split("%  ")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches("a.c")
+                .trim_end()
+        })
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            "main",
+            "├─ a",
+            "│  └─ c",
+            "│     └─ d",
+            "└─ b",
+            "   └─ c (see above)"
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_refuses_to_write_over_a_run_it_compares() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.out", RUN_A);
+    write(dir.path(), "b.out", RUN_B);
+    expect_input_error(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", "./a.out"],
+        "--out ./a.out is the first run a.out",
+    );
+    let b = dir.path().join("b.out");
+    expect_input_error(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", b.to_str().unwrap()],
+        "is the second run b.out",
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("a.out")).unwrap(), RUN_A);
+    assert_eq!(fs::read_to_string(&b).unwrap(), RUN_B);
+}
