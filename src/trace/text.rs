@@ -70,6 +70,18 @@ impl<R: BufRead> TraceRead for TextReader<R> {
     }
 }
 
+/// A token as an error message shows it: control characters (a NUL, a
+/// tab inside a token) escaped, so that what is wrong can be seen.
+fn shown(token: &[u8]) -> String {
+    String::from_utf8_lossy(token)
+        .chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
     let rest: Vec<&[u8]> = tokens.by_ref().collect();
     let found = std::iter::once(first).chain(rest.iter().copied());
@@ -80,16 +92,13 @@ fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
     if found.len() == 3 && found[..2] == HEADER[..2] {
         return Err(tokens.error(format!(
             "unsupported text trace version {}; this linegrind reads version 1",
-            String::from_utf8_lossy(found[2])
+            shown(found[2])
         )));
     }
-    let shown: Vec<String> = found
-        .iter()
-        .map(|t| String::from_utf8_lossy(t).into_owned())
-        .collect();
+    let found: Vec<String> = found.iter().map(|t| shown(t)).collect();
     Err(tokens.error(format!(
         "expected the header `linegrind-trace text 1` as the first line, found `{}`",
-        shown.join(" ")
+        found.join(" ")
     )))
 }
 
@@ -152,7 +161,7 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
                 b"begin" => MarkEdge::Begin,
                 b"end" => MarkEdge::End,
                 other => {
-                    let other = String::from_utf8_lossy(other);
+                    let other = shown(other);
                     return Err(tokens.error(format!(
                         "expected `begin` or `end` in `mark begin|end NAME`, found `{other}`"
                     )));
@@ -226,14 +235,14 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             object(tokens)?
         }
         other => {
-            let other = String::from_utf8_lossy(other);
+            let other = shown(other);
             return Err(tokens.error(format!(
                 "unknown directive `{other}`; expected one of {DIRECTIVES}"
             )));
         }
     };
     if let Some(extra) = tokens.next() {
-        let extra = String::from_utf8_lossy(extra);
+        let extra = shown(extra);
         return Err(tokens.error(format!(
             "unexpected `{extra}` at the end of `{}`",
             tokens.usage
@@ -257,7 +266,7 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
     let (mut start, mut end) = (None, None);
     while let Some(option) = tokens.next() {
         let Some(eq) = option.iter().position(|&b| b == b'=') else {
-            let option = String::from_utf8_lossy(option);
+            let option = shown(option);
             return Err(tokens.error(format!(
                 "expected KEY=VALUE after PATH in `{}`, found `{option}`",
                 tokens.usage
@@ -266,7 +275,7 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
         let (key, value) = (&option[..eq], &option[eq + 1..]);
         let number = |what: &str| {
             parse_hex(value).ok_or_else(|| {
-                let value = String::from_utf8_lossy(value);
+                let value = shown(value);
                 tokens.error(format!(
                     "bad {what} `{value}` in `{}`: expected hex",
                     tokens.usage
@@ -290,12 +299,12 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
             b"symbols" => {
                 return Err(tokens.error(format!(
                     "bad symbols `{}` in `{}`: the only value is `embedded`",
-                    String::from_utf8_lossy(value),
+                    shown(value),
                     tokens.usage
                 )));
             }
             other => {
-                let other = String::from_utf8_lossy(other);
+                let other = shown(other);
                 return Err(tokens.error(format!("unknown option `{other}` in `{}`", tokens.usage)));
             }
         }
@@ -357,7 +366,7 @@ impl<'a> Tokens<'a> {
     fn hex(&mut self, what: &str) -> Result<u64, TraceError> {
         let token = self.expect(what)?;
         parse_hex(token).ok_or_else(|| {
-            let token = String::from_utf8_lossy(token);
+            let token = shown(token);
             self.error(format!(
                 "bad {what} `{token}` in `{}`: expected a hex number of at most 64 bits",
                 self.usage
@@ -374,7 +383,7 @@ impl<'a> Tokens<'a> {
         parse_decimal(token)
             .and_then(|n| T::try_from(n).ok())
             .ok_or_else(|| {
-                let token = String::from_utf8_lossy(token);
+                let token = shown(token);
                 self.error(format!(
                     "bad {what} `{token}` in `{}`: expected a decimal number in range",
                     self.usage
@@ -709,6 +718,17 @@ mod tests {
             error(&format!("{head}i 1000 1\nw ffffffffffffffff 2\n"))
                 .contains("run past the end of the address space")
         );
+    }
+
+    /// A control character in a token is shown, not printed as it is.
+    #[test]
+    fn errors_show_control_characters_escaped() {
+        let head = "linegrind-trace text 1\n";
+        assert_eq!(
+            error(&format!("{head}i 1000\0 4\n")),
+            "line 2: bad ADDR `1000\\u{0}` in `i ADDR LEN`: expected a hex number of at most 64 bits"
+        );
+        assert!(error(&format!("{head}i\x1b[31m 10 1\n")).contains("`i\\u{1b}[31m`"));
     }
 
     /// An escaped line break would end the name early in a callgrind file.
