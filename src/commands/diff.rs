@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
-use super::sim::same_path;
+use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::output::{check_writable, write_atomically};
 use crate::report::diff::{Diff, Renames, delta, write_diff_file};

@@ -9,6 +9,7 @@ mod failure;
 mod info;
 mod record;
 mod report;
+mod same_path;
 mod sim;
 mod trace_input;
 

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
+use super::same_path::same_path;
 use super::trace_input::TraceInput;
 use crate::config::SimConfig;
 use crate::cost::EventKind;
@@ -184,24 +185,6 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
         check_writable(path).other(format!("cannot write {}", path.display()))?;
     }
     Ok(())
-}
-
-/// The regular file at `path`, if there is one: only such a file can be
-/// overwritten (and a pipe is not opened).
-fn existing_file(path: &Path) -> Option<same_file::Handle> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => same_file::Handle::from_path(path).ok(),
-        _ => None,
-    }
-}
-
-/// Whether `a` and `b` name the same file: the same existing file, or the
-/// same path once made absolute.
-pub(super) fn same_path(a: &Path, b: &Path) -> bool {
-    match (existing_file(a), existing_file(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
-    }
 }
 
 /// One row per hierarchy: its caches, misses and wasted bytes.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
-use super::sim::same_path;
+use super::same_path::same_path;
 use crate::trace::{AnyReader, Binary, CodeObjects, Format, ReadOptions};
 
 /// A trace to read.
