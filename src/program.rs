@@ -91,13 +91,13 @@ impl Function {
 /// object, and whether it is PLT stubs (Callgrind's section kinds), in one
 /// word. A jump into another region is a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region(u32);
+pub struct Region(u64);
 
 impl Region {
     #[inline]
     pub fn new(object: Option<ModuleId>, plt: bool) -> Region {
-        let object = object.map_or(0, |ModuleId(id)| id.wrapping_add(1));
-        Region(object << 1 | u32::from(plt))
+        let object = object.map_or(0, |ModuleId(id)| u64::from(id) + 1);
+        Region(object << 1 | u64::from(plt))
     }
 }
 
