@@ -9,6 +9,7 @@ use std::io::BufRead;
 
 use super::error::{Location, TraceError};
 use super::lines::next_line;
+use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
@@ -411,12 +412,7 @@ impl<'a> Tokens<'a> {
     }
 
     fn check_range(&self, addr: u64, size: u64) -> Result<(), TraceError> {
-        if addr.checked_add(size - 1).is_none() {
-            return Err(self.error(format!(
-                "{size} bytes at {addr:x} run past the end of the address space"
-            )));
-        }
-        Ok(())
+        within(addr, size).map_err(|why| self.error(why))
     }
 
     fn text(&mut self, what: &str) -> Result<String, TraceError> {

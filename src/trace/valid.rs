@@ -50,6 +50,11 @@ fn span(what: &str, addr: u64, len: u64) -> Result<(), String> {
     if len == 0 {
         return Err(format!("{what} of 0 bytes at {addr:x}"));
     }
+    within(addr, len)
+}
+
+/// `len` bytes at `addr`, one at least, end at or before the last address.
+pub fn within(addr: u64, len: u64) -> Result<(), String> {
     match addr.checked_add(len - 1) {
         Some(_) => Ok(()),
         None => Err(format!(

@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::varint::{self, Cursor, Malformed};
 use crate::trace::block::{BlockDef, BlockInstr, Item, JumpKind};
+use crate::trace::valid::within;
 use crate::trace::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping};
 
 /// The first bytes of every binary trace.
@@ -485,12 +486,7 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         if len == 0 {
             return Err(corrupt(cursor, "an instruction of 0 bytes"));
         }
-        if addr.checked_add(u64::from(len) - 1).is_none() {
-            return Err(corrupt(
-                cursor,
-                format!("{len} bytes at {addr:x} run past the end of the address space"),
-            ));
-        }
+        within(addr, u64::from(len)).map_err(|why| corrupt(cursor, why))?;
         next = addr.wrapping_add(u64::from(len));
         let items = cursor.varint()?;
         if items > 1 << 16 {

@@ -17,6 +17,7 @@ use super::format::{
 use super::varint::Cursor;
 use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
+use crate::trace::valid::within;
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
 /// Why a binary trace cannot be read to its end.
@@ -80,13 +81,10 @@ impl Def {
     #[cold]
     fn check_wrap(&self, site: usize, addr: u64, cursor: &Cursor) -> Result<(), Corrupt> {
         let size = site_sizes(&self.block).nth(site).unwrap_or(1);
-        match addr.checked_add(u64::from(size) - 1) {
-            Some(_) => Ok(()),
-            None => Err(Corrupt {
-                pos: cursor.pos(),
-                what: format!("{size} bytes at {addr:x} run past the end of the address space"),
-            }),
-        }
+        within(addr, u64::from(size)).map_err(|what| Corrupt {
+            pos: cursor.pos(),
+            what,
+        })
     }
 
     /// The side exit a run took, if any: an exit past the last runs the
