@@ -14,6 +14,7 @@
 
 use crate::arcs::ArcId;
 use crate::cost::{EventKind, ResidencyCost, UseCost};
+use crate::stack_samples::{PathId, Paths};
 
 /// Receives call structure and line residencies; yields per-arc costs.
 ///
@@ -44,9 +45,10 @@ pub trait Backdate {
     /// The LL of `lane`, not 0, missed as `kind` in the context at `cursor`
     /// (lane 0's misses are in the context's own cost).
     fn miss(&mut self, lane: usize, cursor: &mut Self::Cursor, kind: EventKind);
-    /// The call arcs on the stack where `line` was loaded, outermost
-    /// first, replacing `arcs`; nothing where the stacks are not kept.
-    fn stack(&self, line: &Self::Line, arcs: &mut Vec<ArcId>);
+    /// The call path of the stack where `line` was loaded, interned in
+    /// `paths`; none at the bottom of a context, or where the stacks are not
+    /// kept.
+    fn stack(&mut self, line: &Self::Line, paths: &mut Paths) -> Option<PathId>;
     /// After every context closed and every line was charged: the back-dated
     /// cost of each arc, indexed by [`ArcId`] (shorter if trailing arcs got
     /// nothing), and the statistics.
@@ -87,8 +89,8 @@ impl Backdate for NoBackdate {
     fn miss(&mut self, lane: usize, _: &mut (), _: EventKind) {
         debug_assert!(false, "a miss in lane {lane} of one");
     }
-    fn stack(&self, _: &(), arcs: &mut Vec<ArcId>) {
-        arcs.clear();
+    fn stack(&mut self, _: &(), _: &mut Paths) -> Option<PathId> {
+        None
     }
     fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (Vec::new(), None)

@@ -41,6 +41,7 @@ use rustc_hash::FxHashMap;
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
 use crate::cost::{EventKind, ResidencyCost, UseCost};
+use crate::stack_samples::{PathId, Paths};
 
 /// A node's slot in [`CallTree`]'s arena, plus one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,6 +90,12 @@ pub struct CallTree {
     /// Sum of `live` over every instruction, for the mean.
     live_instructions: u128,
     last_change: u64,
+    /// Per node, once asked for its stack: its call path in the stack
+    /// samples' [`Paths`], so that a stack is looked up once per node, not
+    /// once per arc per line. Reset when a slot is reused.
+    paths: Vec<Option<PathId>>,
+    /// The nodes of a stack whose paths are not known yet, innermost first.
+    unknown: Vec<NodeId>,
 }
 
 impl CallTree {
@@ -126,6 +133,9 @@ impl CallTree {
         };
         if let Some(id) = self.free.pop() {
             *self.node(id) = node;
+            if let Some(path) = self.paths.get_mut(id.index()) {
+                *path = None;
+            }
             return id;
         }
         self.nodes.push(node);
@@ -284,15 +294,30 @@ impl Backdate for CallTree {
         debug_assert!(false, "a miss in lane {lane} of one");
     }
 
-    fn stack(&self, line: &Option<NodeId>, arcs: &mut Vec<ArcId>) {
-        arcs.clear();
+    fn stack(&mut self, line: &Option<NodeId>, paths: &mut Paths) -> Option<PathId> {
+        self.paths.resize(self.nodes.len(), None);
+        // Up from the line's node to a root or a node whose path is known,
+        // then down, each node's path its parent's plus its arc.
+        let mut path = None;
         let mut node = *line;
         while let Some(id) = node {
             let slot = &self.nodes[id.index()];
-            arcs.extend(slot.arc);
+            if slot.arc.is_none() {
+                break;
+            }
+            if let Some(known) = self.paths[id.index()] {
+                path = Some(known);
+                break;
+            }
+            self.unknown.push(id);
             node = slot.parent;
         }
-        arcs.reverse();
+        while let Some(id) = self.unknown.pop() {
+            let arc = self.nodes[id.index()].arc.expect("below a root");
+            path = Some(paths.child(path, arc));
+            self.paths[id.index()] = path;
+        }
+        path
     }
 
     fn finish(mut self, now: u64) -> (Vec<UseCost>, Option<TreeStats>) {
@@ -415,6 +440,33 @@ mod tests {
         tree.close(second, 0);
         let (arcs, _) = tree.finish(0);
         assert_eq!(arcs, [arc(111)]);
+    }
+
+    #[test]
+    fn a_stack_is_its_nodes_path_and_a_reused_slot_forgets_the_old_one() {
+        let mut tree = CallTree::new();
+        let mut paths = Paths::default();
+        let mut cursor = tree.root(0);
+        let bottom = tree.hold(0, &mut cursor, 0);
+        assert_eq!(tree.stack(&bottom, &mut paths), None);
+        tree.enter(&mut cursor, ArcId(3), 0);
+        tree.enter(&mut cursor, ArcId(4), 0);
+        let deep = tree.hold(0, &mut cursor, 0);
+        let path = tree.stack(&deep, &mut paths).unwrap();
+        assert_eq!(paths.get(path).1, ArcId(4));
+        let outer = paths.get(path).0.unwrap();
+        assert_eq!(paths.get(outer), (None, ArcId(3)));
+        // Asked again, the path is remembered, not made again.
+        assert_eq!(tree.stack(&deep, &mut paths), Some(path));
+        assert_eq!(paths.len(), 2);
+        // Once the node is freed, its slot takes another call's path.
+        tree.leave(&mut cursor, 0);
+        tree.charge(0, deep, &cost(1), 0);
+        tree.enter(&mut cursor, ArcId(5), 0);
+        let other = tree.hold(0, &mut cursor, 0);
+        assert_eq!(other, deep, "the slot is reused");
+        let path = tree.stack(&other, &mut paths).unwrap();
+        assert_eq!(paths.get(path), (Some(outer), ArcId(5)));
     }
 
     #[test]

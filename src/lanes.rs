@@ -16,6 +16,7 @@
 use crate::arcs::ArcId;
 use crate::backdate::{Backdate, TreeStats};
 use crate::cost::{Cost, EventKind, ResidencyCost, UseCost};
+use crate::stack_samples::{PathId, Paths};
 
 /// LL misses of one lane, as [`EventKind::LL_MISSES`].
 type LlMisses = [u64; 3];
@@ -191,8 +192,8 @@ impl<B: Backdate> Backdate for Lanes<B> {
         cursor.missed[lane - 1][miss_index(kind)] += 1;
     }
 
-    fn stack(&self, line: &Self::Line, arcs: &mut Vec<ArcId>) {
-        self.lanes[0].backdate.stack(line, arcs);
+    fn stack(&mut self, line: &Self::Line, paths: &mut Paths) -> Option<PathId> {
+        self.lanes[0].backdate.stack(line, paths)
     }
 
     fn finish(self, now: u64) -> (Vec<UseCost>, Option<TreeStats>) {

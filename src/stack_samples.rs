@@ -28,10 +28,51 @@ pub const FIGURES: [(Level, EventKind, &str); 6] = [
 /// At most this many time buckets; past it, buckets double in width.
 const MAX_BUCKETS: u64 = 2048;
 
-/// A loading stack: the call arcs, outermost first, and the instruction.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A call path of [`Paths`]: its parent's path plus one arc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PathId(pub u32);
+
+/// The call paths of the loading stacks, as a prefix tree: stacks that
+/// share their outer calls share those calls' paths, so that a stack costs
+/// one node however deep it is (stored whole, recursion thousands of calls
+/// deep took memory and time quadratic in the depth).
+#[derive(Clone, Debug, Default)]
+pub struct Paths {
+    /// Per path: its parent (`None` for a path of one arc) and last arc.
+    nodes: Vec<(Option<PathId>, ArcId)>,
+    index: FxHashMap<(Option<PathId>, ArcId), PathId>,
+}
+
+impl Paths {
+    /// The path of `parent` (or of nothing) followed by `arc`.
+    pub fn child(&mut self, parent: Option<PathId>, arc: ArcId) -> PathId {
+        *self.index.entry((parent, arc)).or_insert_with(|| {
+            self.nodes.push((parent, arc));
+            PathId(self.nodes.len() as u32 - 1)
+        })
+    }
+
+    /// The path `path` leaves off from and its last arc.
+    pub fn get(&self, path: PathId) -> (Option<PathId>, ArcId) {
+        self.nodes[path.0 as usize]
+    }
+
+    /// Number of paths, numbered from 0.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// No path yet.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// A loading stack: the call path (none at the bottom of a context) and
+/// the instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoadStack {
-    pub arcs: Vec<ArcId>,
+    pub path: Option<PathId>,
     pub instr: InstrId,
 }
 
@@ -47,6 +88,8 @@ pub struct MarkAt {
 /// The samples of one run.
 #[derive(Clone, Debug, Default)]
 pub struct StackSamples {
+    /// The call paths of `stacks`.
+    pub paths: Paths,
     /// Interned stacks, indexed by the numbers in `weights`.
     pub stacks: Vec<LoadStack>,
     index: FxHashMap<LoadStack, u32>,
@@ -55,17 +98,6 @@ pub struct StackSamples {
     /// Instructions per time bucket.
     pub bucket_width: u64,
     pub marks: Vec<MarkAt>,
-    /// Reused for looking stacks up.
-    scratch: LoadStack,
-}
-
-impl Default for LoadStack {
-    fn default() -> LoadStack {
-        LoadStack {
-            arcs: Vec::new(),
-            instr: InstrId(0),
-        }
-    }
 }
 
 impl StackSamples {
@@ -77,27 +109,24 @@ impl StackSamples {
         }
     }
 
-    /// The arcs of the next sample's stack, to fill in before [`Self::add`].
-    pub fn arcs_mut(&mut self) -> &mut Vec<ArcId> {
-        &mut self.scratch.arcs
-    }
-
-    /// A residency at `level` loaded by `instr` (on the stack given by
-    /// [`Self::arcs_mut`]) ended at instruction count `now` with `cost`.
-    pub fn add(&mut self, level: Level, instr: InstrId, cost: &ResidencyCost, now: u64) {
+    /// A residency at `level` loaded by `instr` on call path `path` (of
+    /// [`Self::paths`]) ended at instruction count `now` with `cost`.
+    pub fn add(
+        &mut self,
+        level: Level,
+        path: Option<PathId>,
+        instr: InstrId,
+        cost: &ResidencyCost,
+        now: u64,
+    ) {
         while now / self.bucket_width >= MAX_BUCKETS {
             self.widen();
         }
-        self.scratch.instr = instr;
-        let stack = match self.index.get(&self.scratch) {
-            Some(&stack) => stack,
-            None => {
-                let stack = self.stacks.len() as u32;
-                self.stacks.push(self.scratch.clone());
-                self.index.insert(self.scratch.clone(), stack);
-                stack
-            }
-        };
+        let load = LoadStack { path, instr };
+        let stack = *self.index.entry(load).or_insert_with(|| {
+            self.stacks.push(load);
+            self.stacks.len() as u32 - 1
+        });
         let bucket = now / self.bucket_width;
         for (figure, &(of, kind, _)) in FIGURES.iter().enumerate() {
             let bytes = cost.get(kind);
@@ -143,19 +172,39 @@ mod tests {
     }
 
     #[test]
+    fn paths_share_their_prefixes() {
+        let mut paths = Paths::default();
+        let mut deepest = None;
+        for _ in 0..10_000 {
+            deepest = Some(paths.child(deepest, ArcId(1)));
+        }
+        assert_eq!(paths.len(), 10_000);
+        let outer = paths.child(None, ArcId(1));
+        assert_eq!(paths.child(Some(outer), ArcId(1)), PathId(1));
+        assert_eq!(paths.child(Some(outer), ArcId(2)), PathId(10_000));
+        assert_eq!(paths.get(PathId(10_000)), (Some(outer), ArcId(2)));
+    }
+
+    #[test]
     fn samples_add_up_per_stack_and_bucket_and_buckets_widen() {
         let mut samples = StackSamples::new();
-        samples.arcs_mut().clone_from(&vec![ArcId(1), ArcId(2)]);
-        samples.add(Level::L1, InstrId(7), &cost(64, 8), 10);
-        samples.add(Level::L1, InstrId(7), &cost(64, 64), 20);
-        samples.arcs_mut().clear();
-        samples.add(Level::L1, InstrId(3), &cost(64, 60), 2000);
+        let outer = samples.paths.child(None, ArcId(1));
+        let path = Some(samples.paths.child(Some(outer), ArcId(2)));
+        samples.add(Level::L1, path, InstrId(7), &cost(64, 8), 10);
+        samples.add(Level::L1, path, InstrId(7), &cost(64, 64), 20);
+        samples.add(Level::L1, None, InstrId(3), &cost(64, 60), 2000);
         assert_eq!(samples.stacks.len(), 2);
         assert_eq!(samples.samples(0), [(0, 0, 128), (1, 1, 64)]);
         assert_eq!(samples.samples(2), [(0, 0, 56), (1, 1, 4)]);
         assert!(samples.samples(3).is_empty());
         // Far later: buckets double until the time fits.
-        samples.add(Level::L1, InstrId(3), &cost(64, 0), 1024 * MAX_BUCKETS * 3);
+        samples.add(
+            Level::L1,
+            None,
+            InstrId(3),
+            &cost(64, 0),
+            1024 * MAX_BUCKETS * 3,
+        );
         assert_eq!(samples.bucket_width, 4096);
         let wasted: u64 = samples.samples(2).iter().map(|s| s.2).sum();
         assert_eq!(wasted, 56 + 4 + 64);

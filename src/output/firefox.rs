@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 
 use crate::profile::Profile;
 use crate::program::FnId;
-use crate::stack_samples::{FIGURES, LoadStack, StackSamples};
+use crate::stack_samples::{FIGURES, PathId, StackSamples};
 
 /// A `mark begin`/`mark end` section of the trace.
 struct Section {
@@ -53,58 +53,63 @@ fn at(instructions: u64) -> Timestamp {
     Timestamp::from_nanos_since_reference(instructions)
 }
 
-/// The functions of a loading stack, outermost first: the caller of the
-/// first call, each callee, and the loading instruction's function when
-/// the code it runs in is not the last callee's.
-fn functions(profile: &Profile, stack: &LoadStack) -> Vec<FnId> {
-    let mut functions = Vec::with_capacity(stack.arcs.len() + 2);
-    if let Some(first) = stack.arcs.first() {
-        functions.push(profile.caller(&profile.arcs[first.0 as usize]));
-    }
-    functions.extend(
-        stack
-            .arcs
-            .iter()
-            .map(|arc| profile.arcs[arc.0 as usize].callee),
-    );
-    let leaf = profile.program.instr(stack.instr).func;
-    if functions.last() != Some(&leaf) {
-        functions.push(leaf);
-    }
-    functions
-}
-
 /// Every sampled stack's functions as a path in one tree, each node a
-/// function called from its parent's: stacks that share a prefix share its
-/// nodes, so that each track interns a prefix once, not once per stack
-/// (deep call chains made that quadratic).
+/// function called from its parent's: the caller of the stack's first call,
+/// each callee, and the loading instruction's function when the code it
+/// runs in is not the last callee's. Stacks that share a prefix share its
+/// nodes, and each call path of the samples is mapped to a node once, so
+/// deep call chains cost their depth, not its square.
 struct StackTree {
     /// Per node: its parent and its function.
     nodes: Vec<(Option<u32>, FnId)>,
+    index: FxHashMap<(Option<u32>, FnId), u32>,
     /// Per stack of the samples: its innermost node.
     leaves: Vec<u32>,
 }
 
 impl StackTree {
     fn new(profile: &Profile, samples: &StackSamples) -> StackTree {
-        let mut nodes = Vec::new();
-        let mut index: FxHashMap<(Option<u32>, FnId), u32> = FxHashMap::default();
-        let leaves = samples
-            .stacks
-            .iter()
-            .map(|stack| {
-                let mut parent = None;
-                for func in functions(profile, stack) {
-                    let node = *index.entry((parent, func)).or_insert_with(|| {
-                        nodes.push((parent, func));
-                        nodes.len() as u32 - 1
-                    });
-                    parent = Some(node);
+        let mut tree = StackTree {
+            nodes: Vec::new(),
+            index: FxHashMap::default(),
+            leaves: Vec::with_capacity(samples.stacks.len()),
+        };
+        // Per call path, the node of its last callee; a path's parent comes
+        // before it.
+        let mut callees: Vec<u32> = Vec::with_capacity(samples.paths.len());
+        for path in 0..samples.paths.len() {
+            let (parent, arc) = samples.paths.get(PathId(path as u32));
+            let arc = &profile.arcs[arc.0 as usize];
+            let above = match parent {
+                Some(parent) => callees[parent.0 as usize],
+                None => tree.node(None, profile.caller(arc)),
+            };
+            callees.push(tree.node(Some(above), arc.callee));
+        }
+        for stack in &samples.stacks {
+            let leaf = profile.program.instr(stack.instr).func;
+            let node = match stack.path {
+                Some(path) => {
+                    let callee = callees[path.0 as usize];
+                    if tree.nodes[callee as usize].1 == leaf {
+                        callee
+                    } else {
+                        tree.node(Some(callee), leaf)
+                    }
                 }
-                parent.expect("a stack has its loading function at least")
-            })
-            .collect();
-        StackTree { nodes, leaves }
+                None => tree.node(None, leaf),
+            };
+            tree.leaves.push(node);
+        }
+        tree
+    }
+
+    /// The node of `func` called from `parent`, made if new.
+    fn node(&mut self, parent: Option<u32>, func: FnId) -> u32 {
+        *self.index.entry((parent, func)).or_insert_with(|| {
+            self.nodes.push((parent, func));
+            self.nodes.len() as u32 - 1
+        })
     }
 }
 

@@ -50,8 +50,8 @@ impl<B: Backdate> Charger<'_, B> {
             backdate, samples, ..
         } = &mut *self.charges;
         if let Some(samples) = samples {
-            backdate.stack(&loader.handle, samples.arcs_mut());
-            samples.add(level, loader.instr, cost, self.now);
+            let path = backdate.stack(&loader.handle, &mut samples.paths);
+            samples.add(level, path, loader.instr, cost, self.now);
         }
     }
 

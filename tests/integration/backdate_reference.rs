@@ -12,6 +12,7 @@ use linegrind::config::SimConfig;
 use linegrind::cost::{Cost, EventKind, ResidencyCost, UseCost};
 use linegrind::profile::Profile;
 use linegrind::simulator::Simulator;
+use linegrind::stack_samples::{PathId, Paths};
 use linegrind::trace::{Access, Event, FunctionSymbol};
 use proptest::prelude::*;
 
@@ -65,13 +66,32 @@ impl Backdate for BruteForce {
         unreachable!("a miss in lane {lane} of one");
     }
 
-    fn stack(&self, line: &usize, arcs: &mut Vec<ArcId>) {
-        arcs.clone_from(&self.stacks[*line]);
+    fn stack(&mut self, line: &usize, paths: &mut Paths) -> Option<PathId> {
+        self.stacks[*line]
+            .iter()
+            .fold(None, |path, &arc| Some(paths.child(path, arc)))
     }
 
     fn finish(self, _: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         (self.arc_costs, None)
     }
+}
+
+/// Every path's arcs, outermost first.
+fn arcs_of(paths: &Paths) -> Vec<Vec<ArcId>> {
+    (0..paths.len() as u32)
+        .map(|path| {
+            let mut arcs = Vec::new();
+            let mut at = Some(PathId(path));
+            while let Some(path) = at {
+                let (parent, arc) = paths.get(path);
+                arcs.push(arc);
+                at = parent;
+            }
+            arcs.reverse();
+            arcs
+        })
+        .collect()
 }
 
 /// One step of a random program; the generator turns it into valid events.
@@ -266,6 +286,7 @@ proptest! {
             // The tree gives every line the stack it was loaded on.
             let (ours, theirs) = (tree.samples.as_ref().unwrap(), reference.samples.as_ref().unwrap());
             prop_assert_eq!(&ours.stacks, &theirs.stacks);
+            prop_assert_eq!(arcs_of(&ours.paths), arcs_of(&theirs.paths));
             for figure in 0..linegrind::stack_samples::FIGURES.len() {
                 prop_assert_eq!(ours.samples(figure), theirs.samples(figure));
             }

@@ -1,6 +1,7 @@
 //! The back-dating tree stays small: millions of lines loaded and evicted
 //! from thousands of distinct call chains keep it within the resident lines
-//! plus the shared upper levels of the call tree, as the paper observes.
+//! plus the shared upper levels of the call tree, as the paper observes;
+//! the stack samples of `--profile` share the prefixes of deep recursion.
 
 use linegrind::calltree::CallTree;
 use linegrind::cost::EventKind::*;
@@ -94,4 +95,48 @@ fn tree_stays_within_resident_lines_plus_shared_levels() {
     assert_eq!(t[Loaded2], t[Used2] + t[SpLoss2]);
     // Each streamed line wastes 56 of its 64 bytes, in both levels.
     assert!(t[SpLoss1] >= 56 * ITERATIONS && t[SpLoss2] >= 56 * ITERATIONS);
+}
+
+#[test]
+fn stack_samples_of_deep_recursion_grow_with_the_depth_not_its_square() {
+    const DEPTH: u64 = 5_000;
+    let config = config("32768,8,64", "32768,8,64", "262144,16,64")
+        .with_stack_samples(true)
+        .unwrap();
+    let mut sim = Simulator::new(config, CallTree::new());
+    let mut apply = |event: Event| sim.apply(event).unwrap();
+    apply(function(0x1000, "main".into()));
+    apply(function(0x2000, "recurse".into()));
+    apply(instr(0x1000, 5));
+    apply(Event::Call { target: 0x2000 });
+    // Each level loads a line of its own, so every depth has a stack.
+    for level in 0..DEPTH {
+        apply(instr(0x2000, 4));
+        apply(Event::Data {
+            access: Access::Read,
+            addr: 0x1000_0000 + level * 4096,
+            size: 8,
+        });
+        apply(instr(0x2004, 5));
+        apply(Event::Call { target: 0x2000 });
+    }
+    for _ in 0..=DEPTH {
+        apply(instr(0x2009, 1));
+        apply(Event::Return);
+    }
+    apply(instr(0x1005, 1));
+    let profile = sim.finish();
+    let samples = profile.samples.unwrap();
+    // One path per level, each its caller's plus one arc; the stacks are
+    // the paths with their loading instructions.
+    assert_eq!(samples.paths.len() as u64, DEPTH);
+    assert!(samples.stacks.len() as u64 <= 3 * (DEPTH + 2));
+    let deepest = samples.stacks.iter().filter_map(|stack| stack.path).max();
+    let mut depth = 0;
+    let mut at = deepest;
+    while let Some(path) = at {
+        depth += 1;
+        at = samples.paths.get(path).0;
+    }
+    assert_eq!(depth, DEPTH);
 }
