@@ -98,7 +98,8 @@ fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
     }
     let found: Vec<String> = found.iter().map(|t| shown(t)).collect();
     Err(tokens.error(format!(
-        "expected the header `linegrind-trace text 1` as the first line, found `{}`",
+        "expected the header `linegrind-trace text 1` as the first line, found `{}` \
+         (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)",
         found.join(" ")
     )))
 }
@@ -656,7 +657,8 @@ mod tests {
         );
         assert_eq!(
             error("# only a comment\n\ni 1000 4\n"),
-            "line 3: expected the header `linegrind-trace text 1` as the first line, found `i 1000 4`"
+            "line 3: expected the header `linegrind-trace text 1` as the first line, found \
+             `i 1000 4` (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)"
         );
         assert_eq!(
             error("linegrind-trace text 2\n"),
