@@ -2,7 +2,8 @@
 //! writes. Outputs are written to a temporary file renamed into place at
 //! the end ([`super::OutputFile`]); an interrupted run removes the
 //! temporary files of the outputs it was writing, then dies of the signal,
-//! so that it leaves no hidden `.linegrind-*.tmp` behind. While `record`
+//! so that it leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s
+//! scratch folder and the FIFO in it). While `record`
 //! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
 //! as well) is the program's to act on: linegrind goes on, and writes the
 //! trace of what ran.
@@ -30,8 +31,8 @@ pub struct Registered {
     slot: Option<usize>,
 }
 
-/// Removes `path` if linegrind is interrupted before the returned value is
-/// dropped.
+/// Removes `path`, a file or a folder left empty by the files removed, if
+/// linegrind is interrupted before the returned value is dropped.
 pub fn remove_on_interrupt(path: &Path) -> Registered {
     install();
     let Ok(path) = CString::new(path.as_os_str().as_bytes()) else {
@@ -106,13 +107,17 @@ extern "C" fn on_signal(signal: c_int) {
     }
 }
 
-/// Unlinks every registered temporary file (async-signal-safe).
+/// Removes every registered file, then every registered folder, which
+/// the files emptied (async-signal-safe).
 fn remove_temp_files() {
-    for entry in &TEMP_FILES {
-        let path = entry.load(Ordering::Acquire);
-        if !path.is_null() {
-            // SAFETY: a registered path is a C string that is never freed.
-            unsafe { libc::unlink(path) };
+    for remove in [libc::unlink, libc::rmdir] {
+        for entry in &TEMP_FILES {
+            let path = entry.load(Ordering::Acquire);
+            if !path.is_null() {
+                // SAFETY: a registered path is a C string that is never
+                // freed; unlink fails on a folder and rmdir on a file.
+                unsafe { remove(path) };
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ pub mod table;
 pub use atomic::{OutputFile, check_writable, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
 pub use firefox::write_firefox_profile;
-pub use interrupt::with_program_running;
+pub use interrupt::{remove_on_interrupt, with_program_running};
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

@@ -32,7 +32,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
-use crate::output::{OutputFile, with_program_running};
+use crate::output::{OutputFile, remove_on_interrupt, with_program_running};
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.
@@ -112,7 +112,9 @@ pub fn record(
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
     let fifo = scratch.path().join("events");
+    let _remove_scratch = remove_on_interrupt(scratch.path());
     make_fifo(&fifo).map_err(io_error("cannot make a FIFO for the tool"))?;
+    let _remove_fifo = remove_on_interrupt(&fifo);
     // The read end is opened first, without waiting for a writer; a write
     // end kept open here makes reads wait for the tool instead of seeing an
     // end of file before it starts.

@@ -191,10 +191,11 @@ fn without_valgrind_record_says_how_to_get_it() {
     );
 }
 
-/// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, in a process group
-/// of its own, so that a signal the script sends to its group spares the
-/// test; `None` where Valgrind is missing.
-fn record_shell(dir: &Path, script: &str) -> Option<std::process::Output> {
+/// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, with its
+/// temporary files in `tmp`, in a process group of its own, so that a
+/// signal the script sends to its group spares the test; `None` where
+/// Valgrind is missing.
+fn record_shell(dir: &Path, tmp: &Path, script: &str) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
     if let Err(err) = linegrind::record::valgrind_lib() {
         eprintln!("skipped: {err}");
@@ -202,6 +203,7 @@ fn record_shell(dir: &Path, script: &str) -> Option<std::process::Output> {
     }
     let output = Command::new(env!("CARGO_BIN_EXE_linegrind"))
         .current_dir(dir)
+        .env("TMPDIR", tmp)
         .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script])
         .process_group(0)
         .output()
@@ -222,9 +224,9 @@ fn files_in(dir: &Path) -> Vec<String> {
 #[test]
 fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // SIGINT to the whole group, as a terminal's Ctrl-C sends it.
-    let Some(output) = record_shell(dir.path(), "kill -INT 0; sleep 10") else {
+    let Some(output) = record_shell(dir.path(), tmp.path(), "kill -INT 0; sleep 10") else {
         return;
     };
     assert_eq!(
@@ -234,17 +236,20 @@ fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     );
     assert_eq!(output.status.code(), Some(128 + libc::SIGINT));
     assert_eq!(files_in(dir.path()), ["t.lgt"]);
+    assert_eq!(files_in(tmp.path()), Vec::<String>::new());
     assert!(events(&dir.path().join("t.lgt")).len() > 1000);
 }
 
 #[test]
 fn a_terminated_recording_leaves_no_file() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // Under Valgrind the shell's parent is linegrind itself.
-    let Some(output) = record_shell(dir.path(), "kill -TERM $PPID; sleep 1") else {
+    let Some(output) = record_shell(dir.path(), tmp.path(), "kill -TERM $PPID; sleep 1") else {
         return;
     };
     assert_eq!(output.status.signal(), Some(libc::SIGTERM));
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
+    // Nor the scratch folder of the FIFO the tool writes into.
+    assert_eq!(files_in(tmp.path()), Vec::<String>::new());
 }
