@@ -12,13 +12,14 @@
 //! and a cost line with the call-site position and the arc's inclusive
 //! cost: for cache-use events that is the back-dated cost.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::cost::{Cost, EventKind};
 use crate::profile::Profile;
 use crate::program::{FileId, FnId, InstrId};
+
+use super::callgrind_names::{NameIds, one_line};
 
 /// What Callgrind writes for an unknown file or object.
 const UNKNOWN: &str = "???";
@@ -53,8 +54,7 @@ pub fn write_callgrind(
         positions,
         kinds: profile.events.kinds(),
         with_objects: !profile.program.symbolizer().modules().modules().is_empty(),
-        ids: HashMap::new(),
-        counts: HashMap::new(),
+        names: NameIds::default(),
         last: None,
         file: None,
     };
@@ -80,10 +80,7 @@ struct Writer<'a> {
     positions: Positions,
     kinds: &'static [EventKind],
     with_objects: bool,
-    /// Compressed id of each name, per kind of name (`ob`, `fl`, `fn`).
-    ids: HashMap<(&'static str, String), usize>,
-    /// Ids given so far per kind of name.
-    counts: HashMap<&'static str, usize>,
+    names: NameIds,
     /// The previous cost line's position, for relative positions.
     last: Option<(u64, u32)>,
     /// The file of the previous cost line.
@@ -254,13 +251,12 @@ impl Writer<'_> {
     /// Writes `key=(id) name` the first time a name of `space` is used, and
     /// `key=(id)` after.
     fn name(&mut self, key: &str, space: &'static str, name: &str) -> io::Result<()> {
-        self.compressed(key, space, name.to_string(), name)
+        self.names
+            .write(self.out, key, space, name.to_string(), name)
     }
 
-    /// Writes `key=(id) name` for `func`. Ids stand for functions, not
-    /// names, as in Callgrind's files: two functions of one name in
-    /// different files or objects (such as the two `(below main)`) get two
-    /// ids, so that viewers keep them apart.
+    /// Writes `key=(id) name` for `func`, whose identity is its name, file
+    /// and object.
     fn function_name(&mut self, key: &str, func: FnId) -> io::Result<()> {
         let function = self.profile.program.function(func);
         let identity = format!(
@@ -269,26 +265,8 @@ impl Writer<'_> {
             self.file_name(function.file),
             self.object_name(func)
         );
-        self.compressed(key, "fn", identity, &function.name)
-    }
-
-    /// Writes `key=(id) name` the first time `identity` is met in `space`,
-    /// and `key=(id)` after.
-    fn compressed(
-        &mut self,
-        key: &str,
-        space: &'static str,
-        identity: String,
-        name: &str,
-    ) -> io::Result<()> {
-        if let Some(id) = self.ids.get(&(space, identity.clone())) {
-            return writeln!(self.out, "{key}=({id})");
-        }
-        let count = self.counts.entry(space).or_insert(0);
-        *count += 1;
-        let id = *count;
-        self.ids.insert((space, identity), id);
-        writeln!(self.out, "{key}=({id}) {}", one_line(name))
+        self.names
+            .write(self.out, key, "fn", identity, &function.name)
     }
 
     fn cost_line(&mut self, addr: u64, line: u32, cost: &Cost) -> io::Result<()> {
@@ -335,17 +313,6 @@ impl Writer<'_> {
     }
 }
 
-/// `text` on one line: a line break, which would end a name early and
-/// make the rest a line of its own, is written as `\n` or `\r` (traces
-/// refuse such names; an object's symbols are not checked).
-fn one_line(text: &str) -> Cow<'_, str> {
-    if text.contains(['\n', '\r']) {
-        Cow::Owned(text.replace('\n', "\\n").replace('\r', "\\r"))
-    } else {
-        Cow::Borrowed(text)
-    }
-}
-
 /// The `ob=` name of `func`'s object; `None` when the profile has no
 /// objects at all and the file gives none.
 pub fn object_of(profile: &Profile, func: FnId) -> Option<String> {
@@ -385,12 +352,6 @@ mod tests {
     use crate::config::SimConfig;
     use crate::simulator::simulate;
     use crate::trace::TextReader;
-
-    #[test]
-    fn a_name_with_a_line_break_stays_on_its_line() {
-        assert_eq!(one_line("f\n0x0 0 999\r"), "f\\n0x0 0 999\\r");
-        assert!(matches!(one_line("main"), Cow::Borrowed("main")));
-    }
 
     #[test]
     fn functions_of_one_name_in_two_files_get_two_ids() {

@@ -4,6 +4,7 @@
 
 mod atomic;
 mod callgrind;
+mod callgrind_names;
 mod firefox;
 mod interrupt;
 pub mod json;
@@ -14,6 +15,7 @@ pub mod table;
 
 pub use atomic::{OutputFile, check_writable, write_atomically};
 pub use callgrind::{Positions, file_name, object_of, write_callgrind};
+pub use callgrind_names::{NameIds, one_line};
 pub use firefox::write_firefox_profile;
 pub use interrupt::{remove_on_interrupt, with_program_running};
 pub use number::{bytes_per_event, grouped, percent};

@@ -112,21 +112,23 @@ struct Names {
 }
 
 impl Names {
-    /// Resolves `spec=(id) name`, `spec=(id)` or `spec=name`.
+    /// Resolves `spec=(id) name`, `spec=(id)` or `spec=name`. As in
+    /// callgrind_annotate, only digits in parentheses make an id: a name
+    /// such as `(below main)` written uncompressed is a name.
     fn resolve(&mut self, table: usize, value: &str, line: u64) -> Result<String, ParseError> {
         let value = value.trim();
-        let Some(rest) = value.strip_prefix('(') else {
+        let Some((digits, name)) = value
+            .strip_prefix('(')
+            .and_then(|rest| rest.split_once(')'))
+            .filter(|(digits, _)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        else {
             return Ok(value.to_string());
         };
-        let close = rest.find(')').ok_or_else(|| ParseError {
+        let id: u64 = digits.parse().map_err(|_| ParseError {
             line,
-            what: format!("unclosed name id in `{value}`"),
+            what: format!("name id ({digits}) is too large"),
         })?;
-        let id: u64 = rest[..close].parse().map_err(|_| ParseError {
-            line,
-            what: format!("bad name id in `{value}`"),
-        })?;
-        let name = rest[close + 1..].trim();
+        let name = name.trim();
         if !name.is_empty() {
             self.tables[table].insert(id, name.to_string());
             return Ok(name.to_string());
@@ -621,6 +623,24 @@ totals: 37 10
                 .unwrap_err()
                 .to_string()
                 .contains("before any `fn=`")
+        );
+    }
+
+    #[test]
+    fn only_digits_in_parentheses_make_a_name_id() {
+        // `(below main)` written uncompressed, as other tools may.
+        let text = "events: Ir\nfl=(1) a.c\nfn=(below main)\n0 3\ncfn=(2) (x\ncalls=1 0\n0 2\n\
+                    fn=(2)\n0 2\nfn=(3\n0 1\n";
+        let file = ProfileFile::<i64>::parse(text.as_bytes()).unwrap();
+        let names: Vec<&str> = file.functions.iter().map(|f| f.key.name.as_str()).collect();
+        assert_eq!(names, ["(below main)", "(x", "(3"]);
+        assert_eq!(file.inclusive()[0], [5]);
+        let bad = "events: Ir\nfn=(99999999999999999999) main\n";
+        assert_eq!(
+            ProfileFile::<i64>::parse(bad.as_bytes())
+                .unwrap_err()
+                .to_string(),
+            "line 2: name id (99999999999999999999) is too large"
         );
     }
 

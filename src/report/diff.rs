@@ -10,6 +10,8 @@ use std::str::FromStr;
 
 use regex::Regex;
 
+use crate::output::{NameIds, one_line};
+
 use super::callgrind_file::ProfileFile;
 use super::run_costs::RunCosts;
 
@@ -283,7 +285,7 @@ pub fn write_diff_file(
     writeln!(out, "# callgrind format")?;
     writeln!(out, "version: 1")?;
     writeln!(out, "creator: linegrind-{} diff", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "cmd: {cmd}")?;
+    writeln!(out, "cmd: {}", one_line(cmd))?;
     writeln!(
         out,
         "desc: Difference: second profile minus first, per function"
@@ -296,7 +298,10 @@ pub fn write_diff_file(
     for (at, call) in calls.iter().enumerate() {
         calls_from[call.0].push(at);
     }
-    for (at, ((file, name), object, self_delta)) in functions.iter().enumerate() {
+    let mut names = NameIds::default();
+    // A function's identity, as the file it writes tells functions apart.
+    let identity = |(file, name): &Key, object: &str| format!("{name}\0{file}\0{object}");
+    for (at, (key, object, self_delta)) in functions.iter().enumerate() {
         let changed_calls: Vec<usize> = calls_from[at]
             .iter()
             .copied()
@@ -307,19 +312,20 @@ pub fn write_diff_file(
         }
         writeln!(out)?;
         if !object.is_empty() {
-            writeln!(out, "ob={object}")?;
+            names.write(out, "ob", "ob", object.clone(), object)?;
         }
-        writeln!(out, "fl={file}")?;
-        writeln!(out, "fn={name}")?;
+        names.write(out, "fl", "fl", key.0.clone(), &key.0)?;
+        names.write(out, "fn", "fn", identity(key, object), &key.1)?;
         writeln!(out, "0{}", costs(self_delta))?;
         for call in changed_calls {
             let (_, callee, count, inclusive) = &calls[call];
-            let ((callee_file, callee_name), callee_object, _) = &functions[*callee];
+            let (callee_key, callee_object, _) = &functions[*callee];
             if !callee_object.is_empty() {
-                writeln!(out, "cob={callee_object}")?;
+                names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;
             }
-            writeln!(out, "cfi={callee_file}")?;
-            writeln!(out, "cfn={callee_name}")?;
+            names.write(out, "cfi", "fl", callee_key.0.clone(), &callee_key.0)?;
+            let callee_identity = identity(callee_key, callee_object);
+            names.write(out, "cfn", "fn", callee_identity, &callee_key.1)?;
             writeln!(out, "calls={count} 0")?;
             writeln!(out, "0{}", costs(inclusive))?;
         }

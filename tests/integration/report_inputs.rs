@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::support::linegrind;
+use crate::support::{linegrind, root};
 
 /// A run of a small program: `main` calls `work`, `gone` is a root.
 const RUN_A: &str = "events: Ir Dr
@@ -116,6 +116,64 @@ fn a_diff_file_reads_back_with_the_numbers_diff_printed() {
     let text = String::from_utf8_lossy(&checked.stdout);
     assert_eq!(checked.status.code(), Some(3), "{text}");
     assert!(text.contains("-153      530    +683  +446.41%"), "{text}");
+}
+
+#[test]
+fn a_diff_file_of_a_recorded_program_reads_back_with_below_main() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/sort.lgt");
+    let trace = trace.to_str().unwrap();
+    success(linegrind(dir.path(), &["sim", "-q", trace, "-o", "a.out"]));
+    let small_ll = ["sim", "-q", trace, "-o", "b.out", "--LL=65536,4,64"];
+    success(linegrind(dir.path(), &small_ll));
+    success(linegrind(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--out", "d.out"],
+    ));
+    // Every name is compressed, as Callgrind writes them: `(below main)`
+    // is a name, not a malformed id.
+    let written = fs::read_to_string(dir.path().join("d.out")).unwrap();
+    assert!(written.contains(") (below main)\n"), "{written}");
+    let names = ["ob=", "fl=", "fn=", "cob=", "cfi=", "cfn="];
+    for line in written.lines() {
+        if names.iter().any(|key| line.starts_with(key)) {
+            let value = line.split_once('=').unwrap().1;
+            assert!(value.starts_with('(') && value.contains(')'), "{line}");
+        }
+    }
+    let reported = success(linegrind(
+        dir.path(),
+        &[
+            "report",
+            "d.out",
+            "--sort",
+            "DLmr",
+            "--threshold",
+            "0",
+            "--top",
+            "500",
+        ],
+    ));
+    assert!(reported.contains("(below main)"), "{reported}");
+    success(linegrind(dir.path(), &["diff", "d.out", "a.out"]));
+    let checked = linegrind(
+        dir.path(),
+        &[
+            "check",
+            "--baseline",
+            "d.out",
+            "b.out",
+            "--limit",
+            "DLmr=+1%",
+        ],
+    );
+    assert_eq!(checked.status.code(), Some(3), "{checked:?}");
+    let annotated = Command::new("callgrind_annotate")
+        .arg(dir.path().join("d.out"))
+        .output();
+    if let Ok(annotated) = annotated {
+        assert!(annotated.status.success(), "{annotated:?}");
+    }
 }
 
 /// Runs `args` in `dir`, expecting exit code 2 and an error that names
