@@ -1,6 +1,7 @@
 //! Writing a file so that readers see the old file or the whole new one,
 //! never a part: write a temporary file next to it, then rename (and on an
-//! interrupt, remove it: see [`super::interrupt`]).
+//! interrupt, remove it: see [`super::interrupt`]). A symbolic link is
+//! followed, so that the file it names is replaced and the link stays.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -22,9 +23,10 @@ pub fn write_atomically(
     output.commit()
 }
 
-/// An output file being written: a temporary file beside `path`, renamed
-/// onto it by [`OutputFile::commit`], or, when `path` is a device or a pipe
-/// (`/dev/null`, `/dev/stdout`), that file itself, which a rename would
+/// An output file being written: a temporary file beside the file `path`
+/// names, renamed onto it by [`OutputFile::commit`], or, when `path` is a
+/// device or a pipe (`/dev/null`) or one of this process's open files
+/// (`/dev/stdout`), that file itself, appended to, which a rename would
 /// replace.
 pub struct OutputFile {
     path: PathBuf,
@@ -37,19 +39,19 @@ pub struct OutputFile {
 impl OutputFile {
     /// Starts writing `path`.
     pub fn create(path: &Path) -> io::Result<OutputFile> {
-        if is_special(path) {
-            let file = OpenOptions::new().write(true).open(path)?;
+        let Some(path) = replaced(path) else {
+            let file = OpenOptions::new().append(true).open(path)?;
             return Ok(OutputFile {
                 path: path.to_path_buf(),
                 temp: None,
                 special: Some(file),
                 _interrupt: None,
             });
-        }
-        let temp = temp_file_beside(path)?;
+        };
+        let temp = temp_file_beside(&path)?;
         let interrupt = remove_on_interrupt(temp.path());
         Ok(OutputFile {
-            path: path.to_path_buf(),
+            path,
             temp: Some(temp),
             special: None,
             _interrupt: Some(interrupt),
@@ -119,16 +121,42 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
             "it is a folder; name a file in it",
         ));
     }
-    if is_special(path) {
-        return Ok(());
+    match replaced(path) {
+        Some(path) => temp_file_beside(&path).map(drop),
+        None => Ok(()),
     }
-    temp_file_beside(path).map(drop)
 }
 
-/// Whether `path` is a device or a pipe (`/dev/null`, `/dev/stdout`), which
-/// is written in place: a rename would replace it.
-fn is_special(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+/// Symbolic links followed at most, as the kernel follows them.
+const MAX_LINKS: usize = 40;
+
+/// The file a new output at `path` replaces, through symbolic links (a
+/// rename onto the link would replace the link and leave its target as it
+/// was); `None` for a file written in place: a device or a pipe
+/// (`/dev/null`), which a rename would replace, or a link into `/proc`
+/// (`/dev/stdout` is one), which names a file this process has open.
+fn replaced(path: &Path) -> Option<PathBuf> {
+    if fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+        return None;
+    }
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let folder = at.parent().unwrap_or(Path::new(""));
+        let real_folder = fs::canonicalize(if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder
+        });
+        if real_folder.is_ok_and(|real| real.starts_with("/proc")) {
+            return None;
+        }
+        let Ok(target) = fs::read_link(&at) else {
+            break;
+        };
+        // A relative target is relative to the link's folder.
+        at = folder.join(target);
+    }
+    Some(at)
 }
 
 #[cfg(test)]
@@ -163,6 +191,55 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         let err = check_writable(dir.path()).unwrap_err().to_string();
         assert!(err.contains("is a folder"), "{err}");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_symbolic_link_is_followed_and_kept() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("data")).unwrap();
+        let target = dir.path().join("data/out.txt");
+        fs::write(&target, "old").unwrap();
+        // A relative link to a link, and a link to a file not made yet.
+        symlink("data/out.txt", dir.path().join("first")).unwrap();
+        symlink("first", dir.path().join("second")).unwrap();
+        symlink("data/new.txt", dir.path().join("dangling")).unwrap();
+        write_atomically(&dir.path().join("second"), |out| out.write_all(b"new")).unwrap();
+        write_atomically(&dir.path().join("dangling"), |out| out.write_all(b"made")).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("data/new.txt")).unwrap(),
+            "made"
+        );
+        for link in ["first", "second", "dangling"] {
+            let meta = fs::symlink_metadata(dir.path().join(link)).unwrap();
+            assert!(meta.file_type().is_symlink(), "{link} is still a link");
+        }
+        let names = |folder: &Path| fs::read_dir(folder).unwrap().count();
+        assert_eq!((names(dir.path()), names(&dir.path().join("data"))), (4, 2));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_link_into_proc_is_written_in_place() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("open.txt");
+        fs::write(&file, "kept ").unwrap();
+        let open = File::open(&file).unwrap();
+        let own = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&open));
+        let link = dir.path().join("stdout");
+        symlink(&own, &link).unwrap();
+        write_atomically(&link, |out| out.write_all(b"added")).unwrap();
+        write_atomically(Path::new(&own), |out| out.write_all(b" twice")).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "kept added twice");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
     #[test]
