@@ -429,19 +429,20 @@ impl<'a> Tokens<'a> {
     }
 
     /// A name or path: UTF-8, with `%XX` standing for the byte `XX`, so that
-    /// blanks, `#` and `%` itself can be written.
+    /// blanks, `#` and `%` itself can be written; a `%` not followed by two
+    /// hex digits is itself (`operator%`).
     fn utf8(&self, token: &[u8], what: &str) -> Result<String, TraceError> {
         let mut bytes = Vec::with_capacity(token.len());
         let mut rest = token;
         while let Some((&byte, tail)) = rest.split_first() {
-            if byte == b'%' {
-                let value = tail.get(..2).and_then(parse_hex).ok_or_else(|| {
-                    self.error(format!(
-                        "bad escape in {what} of `{}`: `%` must be followed by two hex digits",
-                        self.usage
-                    ))
-                })?;
-                bytes.push(value as u8);
+            let escaped = match tail {
+                [high, low, ..] if byte == b'%' => hex_digit(*high)
+                    .zip(hex_digit(*low))
+                    .map(|(high, low)| high << 4 | low),
+                _ => None,
+            };
+            if let Some(value) = escaped {
+                bytes.push(value);
                 rest = &tail[2..];
             } else {
                 bytes.push(byte);
@@ -453,12 +454,18 @@ impl<'a> Tokens<'a> {
     }
 }
 
+fn hex_digit(byte: u8) -> Option<u8> {
+    (byte as char).to_digit(16).map(|digit| digit as u8)
+}
+
 fn parse_hex(token: &[u8]) -> Option<u64> {
     let digits = token
         .strip_prefix(b"0x")
         .or_else(|| token.strip_prefix(b"0X"))
         .unwrap_or(token);
-    if digits.is_empty() || digits.len() > 16 {
+    // Leading zeros add no bits.
+    let significant = digits.iter().skip_while(|&&digit| digit == b'0').count();
+    if digits.is_empty() || significant > 16 {
         return None;
     }
     digits.iter().try_fold(0u64, |value, &digit| {
@@ -630,7 +637,19 @@ mod tests {
         };
         assert_eq!(function.name, "f(int, char)#x%");
         assert_eq!(function.file.as_deref(), Some("a b.c"));
-        assert!(error("linegrind-trace text 1\nfn 10 20 f%2\n").contains("bad escape"));
+        // A `%` that escapes nothing is itself.
+        let events = read_all(
+            "linegrind-trace text 1\nfn 10 20 operator%\nfn 20 30 f%2\nfn 30 40 g%zz%41\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Function(symbol) => Some(symbol.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["operator%", "f%2", "g%zzA"]);
     }
 
     #[test]
@@ -690,6 +709,15 @@ mod tests {
             "line 2: bad SIZE `99999999999` in `r|w|m ADDR SIZE`: expected a decimal number in range"
         );
         assert!(error(&format!("{head}i 11112222333344445 1\n")).contains("at most 64 bits"));
+        // Leading zeros add no bits.
+        let events = read_all(&format!("{head}i 0x00000000000401000 4\n")).unwrap();
+        assert_eq!(
+            events[0],
+            Event::Instr {
+                addr: 0x401000,
+                len: 4
+            }
+        );
         assert!(error(&format!("{head}call 0x\n")).contains("bad TARGET `0x`"));
         assert_eq!(
             error(&format!("{head}w 1000\n")),

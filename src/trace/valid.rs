@@ -36,6 +36,13 @@ impl Event {
                 name("object path", &mapping.path)?;
                 match mapping.range {
                     Some((start, end)) => range("object", start, end),
+                    // Only the file would tell where it is mapped, and a
+                    // trace that embeds its symbols never reads it.
+                    None if mapping.embedded => Err(format!(
+                        "object `{}` embeds its symbols but has no range: \
+                         it needs start= and end=",
+                        mapping.path
+                    )),
                     None => Ok(()),
                 }
             }
@@ -148,6 +155,16 @@ mod tests {
                     embedded: false,
                 })),
                 "an empty object path",
+            ),
+            (
+                Event::Module(Box::new(ModuleMapping {
+                    path: "/bin/app".into(),
+                    bias: 0,
+                    range: None,
+                    build_id: None,
+                    embedded: true,
+                })),
+                "object `/bin/app` embeds its symbols but has no range",
             ),
         ];
         for (event, why) in cases {

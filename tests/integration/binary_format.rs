@@ -156,6 +156,67 @@ fn a_truncated_trace_is_an_error_unless_allowed() {
     assert_eq!(read[..], original[..read.len()]);
 }
 
+/// `binary` with one byte added at the end of the payload of the chunk at
+/// `chunk` (its lengths and checksum made to match), the chunks after it
+/// and the trailer's pointer moved along.
+fn with_byte_added(binary: &[u8], chunk: usize) -> Vec<u8> {
+    let stored = u32::from_le_bytes(binary[chunk + 4..chunk + 8].try_into().unwrap()) as usize;
+    assert_eq!(binary[chunk + 1], 0, "an uncompressed chunk");
+    let end = chunk + 16 + stored;
+    let mut out = [&binary[..end], &[0], &binary[end..]].concat();
+    let len = (stored as u32 + 1).to_le_bytes();
+    out[chunk + 4..chunk + 8].copy_from_slice(&len);
+    out[chunk + 8..chunk + 12].copy_from_slice(&len);
+    let crc = crc32fast::hash(&out[chunk + 16..end + 1]);
+    out[chunk + 12..chunk + 16].copy_from_slice(&crc.to_le_bytes());
+    let trailer = out.len() - 8;
+    let end_at = u64::from_le_bytes(out[trailer..].try_into().unwrap());
+    if end_at as usize > chunk {
+        out[trailer..].copy_from_slice(&(end_at + 1).to_le_bytes());
+    }
+    out
+}
+
+/// The error opening and reading `binary`.
+fn open_error(binary: &[u8]) -> String {
+    match BinaryReader::new(Cursor::new(binary), false) {
+        Err(err) => err.to_string(),
+        Ok(mut reader) => loop {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the trace read without an error"),
+                Err(err) => break err.to_string(),
+            }
+        },
+    }
+}
+
+#[test]
+fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refused() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let binary = to_binary(&original, false, &[]);
+    assert_eq!(binary[12], 1, "the metadata chunk comes first");
+    let end_at = u64::from_le_bytes(binary[binary.len() - 8..].try_into().unwrap()) as usize;
+    assert_eq!(binary[end_at], 6, "the trailer points at the end chunk");
+    let err = open_error(&with_byte_added(&binary, 12));
+    assert!(
+        err.starts_with("byte offset 12: corrupt chunk: bytes after the metadata's last field"),
+        "{err}"
+    );
+    let err = open_error(&with_byte_added(&binary, end_at));
+    assert!(
+        err.starts_with(&format!(
+            "byte offset {end_at}: corrupt chunk: bytes after the end record's last field"
+        )),
+        "{err}"
+    );
+    // A byte between the end chunk and the trailer: no valid end.
+    let trailer = binary.len() - 8;
+    let gap = [&binary[..trailer], &[0], &binary[trailer..]].concat();
+    let err = open_error(&gap);
+    assert!(err.contains("no end record"), "{err}");
+}
+
 /// xorshift64*, so that failures reproduce.
 fn next(state: &mut u64) -> u64 {
     *state ^= *state >> 12;

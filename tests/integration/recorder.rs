@@ -253,3 +253,48 @@ fn a_terminated_recording_leaves_no_file() {
     // Nor the scratch folder of the FIFO the tool writes into.
     assert_eq!(files_in(tmp.path()), Vec::<String>::new());
 }
+
+#[test]
+fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
+    let lib = match linegrind::record::valgrind_lib() {
+        Ok(lib) => lib,
+        Err(err) => {
+            eprintln!("skipped: {err}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/raw");
+    let out = format!("--lg-out={}", missing.display());
+    for options in [vec![], vec![out.as_str()]] {
+        let output = Command::new("valgrind")
+            .env("VALGRIND_LIB", &lib)
+            .current_dir(dir.path())
+            .args(["--tool=linegrind", "-q"])
+            .args(&options)
+            .args(["--", "/bin/sh", "-c", "touch ran"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{options:?}: {stderr}");
+        assert!(
+            stderr.contains("--lg-out") || stderr.contains("cannot open"),
+            "{stderr}"
+        );
+        assert!(
+            !dir.path().join("ran").exists(),
+            "{options:?}: the program ran"
+        );
+    }
+    // A file that does not exist yet is made.
+    let raw = dir.path().join("raw");
+    let output = Command::new("valgrind")
+        .env("VALGRIND_LIB", &lib)
+        .args(["--tool=linegrind", "-q"])
+        .arg(format!("--lg-out={}", raw.display()))
+        .arg("/bin/true")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(std::fs::read(&raw).unwrap().starts_with(b"LGR1"));
+}

@@ -674,11 +674,18 @@ static void lg_post_clo_init(void)
 {
    /* Callgrind's instruction stream: superblocks end at every branch. */
    VG_(clo_vex_control).guest_chase = False;
-   if (clo_out == NULL)
-      VG_(fmsg_bad_option)("--lg-out", "linegrind needs --lg-out=<file>\n");
-   SysRes res = VG_(open)(clo_out, VKI_O_WRONLY, 0);
-   if (sr_isError(res))
-      VG_(fmsg_bad_option)("--lg-out", "cannot open %s for writing\n", clo_out);
+   /* Bad options found this late are reported, not fatal: stop here, as
+      a run that records nothing has no purpose. */
+   if (clo_out == NULL) {
+      VG_(fmsg)("linegrind needs --lg-out=<file>\n");
+      VG_(exit)(1);
+   }
+   SysRes res = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC,
+                          VKI_S_IRUSR | VKI_S_IWUSR | VKI_S_IRGRP | VKI_S_IROTH);
+   if (sr_isError(res)) {
+      VG_(fmsg)("linegrind: cannot open %s for writing\n", clo_out);
+      VG_(exit)(1);
+   }
    out_fd = VG_(safe_fd)(sr_Res(res));
    buffer = VG_(malloc)("lg.buffer", BUFFER_SIZE);
    put_u8('L');

@@ -299,7 +299,7 @@ impl From<Malformed> for Corrupt {
     fn from(err: Malformed) -> Corrupt {
         Corrupt {
             pos: err.pos,
-            what: "a record runs past the end of its chunk".into(),
+            what: "a record runs past the end of its chunk, or holds a number over 64 bits".into(),
         }
     }
 }

@@ -241,7 +241,8 @@ impl<R: Read + Seek> BinaryReader<R> {
             Ok(chunk) => chunk,
             Err(_) => return self.truncation(),
         };
-        if kind != ChunkKind::End {
+        // The end chunk ends where the trailer starts.
+        if kind != ChunkKind::End || self.next != at {
             return self.truncation();
         }
         let mut cursor = Cursor::new(&payload);
@@ -255,6 +256,7 @@ impl<R: Read + Seek> BinaryReader<R> {
         };
         let code = cursor.varint().map_err(|e| corrupt(e.into()))?;
         summary.exit_code = code.checked_sub(1).map(|code| code as u32 as i32);
+        decoded_whole(&cursor, end_at, "end record")?;
         self.summary = Some(summary);
         if symbols_at != 0 {
             let (kind, payload) = self.read_chunk_at(symbols_at)?;
@@ -319,7 +321,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                 String::from_utf8_lossy(value).into_owned(),
             ));
         }
-        Ok(())
+        decoded_whole(&cursor, at, "metadata")
     }
 
     fn seek(&mut self, at: u64) -> Result<(), TraceError> {
@@ -365,7 +367,7 @@ impl<R: Read + Seek> BinaryReader<R> {
         }
         let payload = if header.flags & FLAG_ZSTD != 0 {
             let data = zstd::bulk::decompress(&stored, header.raw_len as usize)
-                .map_err(|err| syntax(body, format!("a chunk does not decompress: {err}")))?;
+                .map_err(|err| syntax(at, format!("a chunk does not decompress: {err}")))?;
             if data.len() != header.raw_len as usize {
                 return Err(syntax(at, "a chunk decompresses to the wrong size"));
             }
@@ -726,6 +728,21 @@ fn syntax(at: u64, message: impl Into<String>) -> TraceError {
 
 fn io_error(at: u64, err: io::Error) -> TraceError {
     TraceError::io(Location::Offset(at), err)
+}
+
+/// An error unless `cursor` decoded its chunk's payload (the `what` of
+/// the chunk at `chunk`) to its last byte.
+fn decoded_whole(cursor: &Cursor, chunk: u64, what: &str) -> Result<(), TraceError> {
+    if cursor.at_end() {
+        return Ok(());
+    }
+    Err(corrupted(
+        chunk,
+        Corrupt {
+            pos: cursor.pos(),
+            what: format!("bytes after the {what}'s last field"),
+        },
+    ))
 }
 
 fn corrupted(chunk: u64, err: Corrupt) -> TraceError {
