@@ -217,6 +217,69 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     assert!(err.contains("no end record"), "{err}");
 }
 
+#[test]
+fn unknown_flags_and_reserved_bits_are_refused() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let binary = to_binary(&original, true, &[]);
+    let mut header = binary.clone();
+    header[11] = 1;
+    let err = open_error(&header);
+    assert!(
+        err.starts_with("byte offset 10: the header's reserved bytes are not 0"),
+        "{err}"
+    );
+    for (at, bits) in [(13, 0x02), (14, 0x01), (15, 0x80)] {
+        let mut chunk = binary.clone();
+        chunk[at] |= bits;
+        let err = open_error(&chunk);
+        assert!(
+            err.starts_with("byte offset 12: a chunk has flags or reserved bits"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_payload_that_compression_would_grow_is_stored_as_it_is() {
+    // A command line of 200 random characters: its metadata chunk does not
+    // compress. The events of EVERYTHING do.
+    let mut state = 0x5eed_u64;
+    let cmd: String = (0..200)
+        .map(|_| char::from(b'!' + (next(&mut state) % 90) as u8))
+        .collect();
+    let writer = TraceWriter::new(Vec::new(), true, &[("cmd", cmd.clone())]).unwrap();
+    let mut blocker = Blocker::new(writer);
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    for event in &original {
+        blocker.event(event.clone()).unwrap();
+    }
+    let binary = blocker.finish().unwrap().finish(&[], None).unwrap();
+    let mut at = 12;
+    let mut chunks = Vec::new();
+    while at + 16 <= binary.len() - 8 {
+        let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap());
+        let raw = u32::from_le_bytes(binary[at + 8..at + 12].try_into().unwrap());
+        chunks.push((binary[at], binary[at + 1], stored, raw));
+        at += 16 + stored as usize;
+    }
+    assert_eq!(chunks[0].0, 1, "{chunks:?}");
+    assert!(chunks[0].3 > 200, "{chunks:?}");
+    assert_eq!(
+        (chunks[0].1, chunks[0].2),
+        (0, chunks[0].3),
+        "stored: {chunks:?}"
+    );
+    assert!(
+        chunks
+            .iter()
+            .any(|&(_, flags, stored, raw)| flags == 1 && stored < raw),
+        "{chunks:?}"
+    );
+    let mut reader = BinaryReader::new(Cursor::new(&binary), false).unwrap();
+    assert_eq!(reader.meta()[0], ("cmd".to_string(), cmd));
+    assert_eq!(events(&mut reader), original);
+}
+
 /// xorshift64*, so that failures reproduce.
 fn next(state: &mut u64) -> u64 {
     *state ^= *state >> 12;

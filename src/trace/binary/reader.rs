@@ -173,6 +173,9 @@ impl<R: Read + Seek> BinaryReader<R> {
                 ),
             ));
         }
+        if header[10..12] != [0, 0] {
+            return Err(syntax(10, "the header's reserved bytes are not 0"));
+        }
         let mut reader = BinaryReader {
             input,
             len,
@@ -342,6 +345,14 @@ impl<R: Read + Seek> BinaryReader<R> {
             at,
             "the trace ends inside a chunk header",
         )?;
+        // Flags or reserved bits this version does not define would change
+        // the meaning of what follows.
+        if header[1] & !FLAG_ZSTD != 0 || header[2..4] != [0, 0] {
+            return Err(syntax(
+                at,
+                "a chunk has flags or reserved bits this linegrind does not know",
+            ));
+        }
         let header = ChunkHeader::decode(&header);
         let kind = ChunkKind::from_code(header.kind)
             .ok_or_else(|| syntax(at, format!("unknown chunk kind {}", header.kind)))?;

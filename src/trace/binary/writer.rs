@@ -235,12 +235,15 @@ impl<W: Write> TraceWriter<W> {
     }
 
     fn chunk(&mut self, kind: ChunkKind, payload: &[u8]) -> io::Result<()> {
-        let compressed;
-        let (stored, flags) = if self.compress && payload.len() > 64 {
-            compressed = zstd::bulk::compress(payload, 3)?;
-            (&compressed[..], FLAG_ZSTD)
+        let compressed = if self.compress && payload.len() > 64 {
+            Some(zstd::bulk::compress(payload, 3)?)
         } else {
-            (payload, 0)
+            None
+        };
+        // Stored as it is where compression does not make it smaller.
+        let (stored, flags) = match &compressed {
+            Some(smaller) if smaller.len() < payload.len() => (&smaller[..], FLAG_ZSTD),
+            _ => (payload, 0),
         };
         let too_big =
             |len: usize| u32::try_from(len).map_err(|_| invalid("a chunk over 4 GiB".into()));
