@@ -153,14 +153,15 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     report().other("cannot write the summary")
 }
 
-/// Every file `job` will write, in the order it writes them.
-fn outputs(job: &SimJob) -> Vec<PathBuf> {
+/// Every file `job` will write, in the order it writes them, with the
+/// option that names it.
+fn outputs(job: &SimJob) -> Vec<(PathBuf, &'static str)> {
     let mut paths = Vec::new();
     for run in &job.runs {
-        paths.push(named(&job.output, run));
-        paths.extend(job.json.as_ref().map(|path| named(path, run)));
+        paths.push((named(&job.output, run), "-o"));
+        paths.extend(job.json.as_ref().map(|path| (named(path, run), "--json")));
     }
-    paths.extend(job.firefox.clone());
+    paths.extend(job.firefox.clone().map(|path| (path, "--profile")));
     paths
 }
 
@@ -169,14 +170,17 @@ fn outputs(job: &SimJob) -> Vec<PathBuf> {
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
-    for (i, path) in paths.iter().enumerate() {
+    for (i, (path, option)) in paths.iter().enumerate() {
         if let Some(input) = job.input.named(path) {
             return Err(Failure::Input(anyhow::anyhow!(
-                "the output {} is {input}: pick another output name (-o)",
+                "the output {} is {input}: pick another output name ({option})",
                 path.display(),
             )));
         }
-        if paths[..i].iter().any(|earlier| same_path(earlier, path)) {
+        if paths[..i]
+            .iter()
+            .any(|(earlier, _)| same_path(earlier, path))
+        {
             return Err(Failure::Input(anyhow::anyhow!(
                 "{} is named for two outputs (-o, --json, --profile): give each its own",
                 path.display()

@@ -263,6 +263,14 @@ impl Summary {
                 summary.version
             ));
         }
+        for (at, event) in summary.events.iter().enumerate() {
+            if summary.events[..at].contains(event) {
+                return Err(format!("`events` lists `{event}` twice"));
+            }
+            if !summary.totals.0.iter().any(|(name, _)| name == event) {
+                return Err(format!("`totals` has no `{event}`, which `events` lists"));
+            }
+        }
         Ok(summary)
     }
 }

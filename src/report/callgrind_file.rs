@@ -460,6 +460,15 @@ impl<C: Cost> Parser<C> {
         match key {
             "events" => {
                 self.file.events = value.split_ascii_whitespace().map(str::to_string).collect();
+                let events = &self.file.events;
+                if let Some(twice) =
+                    (1..events.len()).find(|&at| events[..at].contains(&events[at]))
+                {
+                    return Err(ParseError {
+                        line: number,
+                        what: format!("event `{}` is listed twice", events[twice]),
+                    });
+                }
             }
             "positions" => {
                 self.file.positions = value.split_ascii_whitespace().map(str::to_string).collect();
@@ -623,6 +632,17 @@ totals: 37 10
                 .unwrap_err()
                 .to_string()
                 .contains("before any `fn=`")
+        );
+    }
+
+    #[test]
+    fn an_event_listed_twice_is_an_error() {
+        let bad = "version: 1\nevents: Ir Dr Ir\nfn=main\n1 10 5 2\n";
+        assert_eq!(
+            ProfileFile::<i64>::parse(bad.as_bytes())
+                .unwrap_err()
+                .to_string(),
+            "line 2: event `Ir` is listed twice"
         );
     }
 

@@ -131,10 +131,15 @@ pub fn write_report(
         writeln!(out, "command:   {cmd}")?;
     }
     let ranking = if options.by_self { "self" } else { "inclusive" };
+    // The top-down tree starts at every root, whatever --top says.
+    let top = match options.tree {
+        Some(TreeDirection::Callee) => String::new(),
+        _ => format!(", top {}", options.top),
+    };
     writeln!(
         out,
-        "sorted by: {sort} {ranking} cost, threshold {}%, top {}",
-        options.threshold, options.top
+        "sorted by: {sort} {ranking} cost, threshold {}%{top}",
+        options.threshold
     )?;
     let totals: Vec<String> = options
         .show
@@ -182,7 +187,11 @@ fn write_flat(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         table.row(cells);
     }
     if ranked.is_empty() {
-        return writeln!(out, "no function reaches the threshold");
+        let why = match options.top {
+            0 => "--top 0 shows no function",
+            _ => "no function reaches the threshold",
+        };
+        return writeln!(out, "{why}");
     }
     table.write(out, options.color)
 }

@@ -12,7 +12,8 @@ use super::callgrind_file::FunctionIndex;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Table};
 
-/// Deeper call chains are cut off.
+/// Deeper call chains are cut off, with a mark: the indentation would
+/// outgrow any screen.
 const MAX_DEPTH: usize = 40;
 
 /// A table with cost and percentage columns for each shown event, then the
@@ -160,6 +161,8 @@ impl<'a> TreeWalk<'a> {
                 Some(" (recursive)")
             } else if self.expanded[next] && !self.shown(next).is_empty() {
                 Some(" (see above)")
+            } else if self.path.len() >= MAX_DEPTH && !self.shown(next).is_empty() {
+                Some(" (deeper calls not drawn)")
             } else {
                 None
             };
@@ -169,7 +172,7 @@ impl<'a> TreeWalk<'a> {
                 row[name].text.push_str(mark);
             }
             self.table.row(row);
-            if mark.is_none() && self.path.len() < MAX_DEPTH {
+            if mark.is_none() {
                 let indent = format!("{indent}{}", if last { "   " } else { "│  " });
                 self.path.push(next);
                 self.expanded[next] = true;

@@ -16,7 +16,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError};
+use super::error::{Location, TraceError, shown};
 use super::lines::next_line;
 use super::{Access, Event, TraceRead};
 
@@ -81,7 +81,7 @@ impl<R: BufRead> DinReader<R> {
         let mut tokens = line
             .split(|b| b.is_ascii_whitespace())
             .filter(|t| !t.is_empty());
-        let show = String::from_utf8_lossy(line).into_owned();
+        let show = shown(line);
         let Some(first) = tokens.next() else {
             return Ok(None);
         };

@@ -90,6 +90,29 @@ impl std::error::Error for TraceError {
     }
 }
 
+/// Characters of a trace's text an error message shows at most.
+const SHOWN_CHARS: usize = 80;
+
+/// Text of a trace as an error message shows it: control characters (a
+/// NUL, a tab inside a token, a binary file read as text) escaped, so that
+/// what is wrong can be seen and the terminal is left alone, and cut after
+/// [`SHOWN_CHARS`] characters.
+pub(crate) fn shown(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let mut out: String = text
+        .chars()
+        .take(SHOWN_CHARS)
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +142,13 @@ mod tests {
         // Said once, not again as a cause.
         let chain = format!("{:#}", anyhow::Error::new(copy).context("trace"));
         assert_eq!(chain, "trace: byte offset 7: read error: device gone");
+    }
+
+    #[test]
+    fn shown_text_is_escaped_and_cut() {
+        assert_eq!(shown(b"a\0b\x1b[31m"), "a\\u{0}b\\u{1b}[31m");
+        let long = shown(&[b'x'; 100]);
+        assert_eq!(long, format!("{}…", "x".repeat(80)));
+        assert_eq!(shown(&[b'x'; 80]), "x".repeat(80));
     }
 }

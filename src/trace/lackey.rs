@@ -19,7 +19,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError};
+use super::error::{Location, TraceError, shown};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -175,7 +175,7 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
             at,
             format!(
                 "{what} in `{}`: expected ADDR,SIZE (hex address, decimal size)",
-                String::from_utf8_lossy(text.trim_ascii())
+                shown(text.trim_ascii())
             ),
         )
     };

@@ -7,7 +7,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError};
+use super::error::{Location, TraceError, shown};
 use super::lines::next_line;
 use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
@@ -69,18 +69,6 @@ impl<R: BufRead> TraceRead for TextReader<R> {
     fn location(&self) -> Location {
         Location::Line(self.line)
     }
-}
-
-/// A token as an error message shows it: control characters (a NUL, a
-/// tab inside a token) escaped, so that what is wrong can be seen.
-fn shown(token: &[u8]) -> String {
-    String::from_utf8_lossy(token)
-        .chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_default().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
 }
 
 fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {

@@ -176,6 +176,33 @@ fn a_diff_file_of_a_recorded_program_reads_back_with_below_main() {
     }
 }
 
+#[test]
+fn a_call_tree_deeper_than_it_draws_says_where_it_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    // f0 -> f1 -> ... -> f60, each costing 1,000 Ir of its own.
+    let mut chain = String::from("events: Ir\nfl=a.c\n");
+    for f in 0..=60 {
+        chain.push_str(&format!("fn=f{f}\n1 1000\n"));
+        if f < 60 {
+            let inclusive = (60 - f) * 1000;
+            chain.push_str(&format!("cfn=f{}\ncalls=1 0\n1 {inclusive}\n", f + 1));
+        }
+    }
+    write(dir.path(), "chain.out", &chain);
+    let args = [
+        "report",
+        "chain.out",
+        "--tree",
+        "callee",
+        "--threshold",
+        "0",
+    ];
+    let text = success(linegrind(dir.path(), &args));
+    let last = text.lines().rfind(|line| line.ends_with("a.c")).unwrap();
+    assert!(last.contains("f40 (deeper calls not drawn)"), "{text}");
+    assert!(!text.contains("f41"), "{text}");
+}
+
 /// Runs `args` in `dir`, expecting exit code 2 and an error that names
 /// `place`.
 fn expect_input_error(dir: &Path, args: &[&str], place: &str) {

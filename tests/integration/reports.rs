@@ -246,6 +246,26 @@ fn check_exits_0_within_limits_3_past_them_and_2_on_bad_input() {
         ],
     );
     assert_eq!(output.status.code(), Some(2));
+    // A summary whose totals leave out an event it lists is damaged, not a
+    // run that had none of it.
+    let mut damaged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&large).unwrap()).unwrap();
+    damaged["totals"].as_object_mut().unwrap().remove("Dw");
+    std::fs::write(dir.path().join("damaged.json"), damaged.to_string()).unwrap();
+    let output = linegrind(
+        dir.path(),
+        &[
+            "check",
+            "--baseline",
+            "damaged.json",
+            small.to_str().unwrap(),
+            "--limit",
+            "Dw=+1%",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`totals` has no `Dw`"), "{stderr}");
 }
 
 #[test]
