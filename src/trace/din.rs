@@ -81,7 +81,8 @@ impl<R: BufRead> DinReader<R> {
         let mut tokens = line
             .split(|b| b.is_ascii_whitespace())
             .filter(|t| !t.is_empty());
-        let show = shown(line);
+        // The line as an error shows it, worked out only for an error.
+        let show = || shown(line);
         let Some(first) = tokens.next() else {
             return Ok(None);
         };
@@ -89,14 +90,14 @@ impl<R: BufRead> DinReader<R> {
             token.and_then(hex).ok_or_else(|| {
                 TraceError::syntax(
                     at,
-                    format!("a missing or bad {what} in `{show}`: expected hex"),
+                    format!("a missing or bad {what} in `{}`: expected hex", show()),
                 )
             })
         };
         match self.form {
             DinForm::Traditional => {
                 let label = hex(first).ok_or_else(|| {
-                    TraceError::syntax(at, format!("a bad label in `{show}`: expected 0 to 4"))
+                    TraceError::syntax(at, format!("a bad label in `{}`: expected 0 to 4", show()))
                 })?;
                 let addr = address(tokens.next(), "address")? & !3;
                 Ok(Some(match label {
@@ -108,8 +109,9 @@ impl<R: BufRead> DinReader<R> {
                         return Err(TraceError::syntax(
                             at,
                             format!(
-                                "unsupported record label {other:x} in `{show}`: din labels are \
-                                 0 read, 1 write, 2 instruction fetch, 3 escape (a read), 4 flush"
+                                "unsupported record label {other:x} in `{}`: din labels are \
+                                 0 read, 1 write, 2 instruction fetch, 3 escape (a read), 4 flush",
+                                show()
                             ),
                         ));
                     }
@@ -124,13 +126,13 @@ impl<R: BufRead> DinReader<R> {
                     .ok_or_else(|| {
                         TraceError::syntax(
                             at,
-                            format!("size {size:#x} in `{show}` is out of range"),
+                            format!("size {size:#x} in `{}` is out of range", show()),
                         )
                     })?;
                 if addr.checked_add(u64::from(size) - 1).is_none() {
                     return Err(TraceError::syntax(
                         at,
-                        format!("`{show}` runs past the end of the address space"),
+                        format!("`{}` runs past the end of the address space", show()),
                     ));
                 }
                 match first {
@@ -140,13 +142,14 @@ impl<R: BufRead> DinReader<R> {
                     b"c" | b"C" => Ok(None),
                     b"v" | b"V" => Err(TraceError::syntax(
                         at,
-                        format!("invalidate records are not supported: `{show}`"),
+                        format!("invalidate records are not supported: `{}`", show()),
                     )),
                     _ => Err(TraceError::syntax(
                         at,
                         format!(
-                            "unknown access type in `{show}`: expected r, w, i, m, c or v \
-                             (for the traditional `LABEL ADDRESS` form, use --format din)"
+                            "unknown access type in `{}`: expected r, w, i, m, c or v \
+                             (for the traditional `LABEL ADDRESS` form, use --format din)",
+                            show()
                         ),
                     )),
                 }
