@@ -94,8 +94,9 @@ pub struct CallTree {
     /// samples' [`Paths`], so that a stack is looked up once per node, not
     /// once per arc per line. Reset when a slot is reused.
     paths: Vec<Option<PathId>>,
-    /// The nodes of a stack whose paths are not known yet, innermost first.
-    unknown: Vec<NodeId>,
+    /// The nodes of a stack whose paths are not known yet, with their arcs,
+    /// innermost first.
+    unknown: Vec<(NodeId, ArcId)>,
 }
 
 impl CallTree {
@@ -302,18 +303,18 @@ impl Backdate for CallTree {
         let mut node = *line;
         while let Some(id) = node {
             let slot = &self.nodes[id.index()];
-            if slot.arc.is_none() {
+            // A root's path is empty.
+            let Some(arc) = slot.arc else {
                 break;
-            }
+            };
             if let Some(known) = self.paths[id.index()] {
                 path = Some(known);
                 break;
             }
-            self.unknown.push(id);
+            self.unknown.push((id, arc));
             node = slot.parent;
         }
-        while let Some(id) = self.unknown.pop() {
-            let arc = self.nodes[id.index()].arc.expect("below a root");
+        while let Some((id, arc)) = self.unknown.pop() {
             path = Some(paths.child(path, arc));
             self.paths[id.index()] = path;
         }

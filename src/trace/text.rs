@@ -457,8 +457,7 @@ fn parse_hex(token: &[u8]) -> Option<u64> {
         return None;
     }
     digits.iter().try_fold(0u64, |value, &digit| {
-        let nibble = (digit as char).to_digit(16)?;
-        Some(value << 4 | u64::from(nibble))
+        Some(value << 4 | u64::from(hex_digit(digit)?))
     })
 }
 
