@@ -8,6 +8,8 @@
 //! residency's end. Buckets widen as the run grows, so the samples stay a
 //! few thousand buckets whatever the trace length.
 
+use std::hash::Hash;
+
 use rustc_hash::FxHashMap;
 
 use crate::arcs::ArcId;
@@ -28,32 +30,46 @@ pub const FIGURES: [(Level, EventKind, &str); 6] = [
 /// At most this many time buckets; past it, buckets double in width.
 const MAX_BUCKETS: u64 = 2048;
 
-/// A call path of [`Paths`]: its parent's path plus one arc.
+/// A path of a [`PrefixTree`]: its parent's path plus one label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PathId(pub u32);
 
-/// The call paths of the loading stacks, as a prefix tree: stacks that
-/// share their outer calls share those calls' paths, so that a stack costs
-/// one node however deep it is (stored whole, recursion thousands of calls
-/// deep took memory and time quadratic in the depth).
-#[derive(Clone, Debug, Default)]
-pub struct Paths {
-    /// Per path: its parent (`None` for a path of one arc) and last arc.
-    nodes: Vec<(Option<PathId>, ArcId)>,
-    index: FxHashMap<(Option<PathId>, ArcId), PathId>,
+/// Paths of labels as a prefix tree: paths that share a beginning share
+/// its nodes, so that a path costs one node however long it is. Paths are
+/// numbered from 0 as they are made, each after its parent.
+#[derive(Clone, Debug)]
+pub struct PrefixTree<L> {
+    /// Per path: its parent (`None` for a path of one label) and last label.
+    nodes: Vec<(Option<PathId>, L)>,
+    index: FxHashMap<(Option<PathId>, L), PathId>,
 }
 
-impl Paths {
-    /// The path of `parent` (or of nothing) followed by `arc`.
-    pub fn child(&mut self, parent: Option<PathId>, arc: ArcId) -> PathId {
-        *self.index.entry((parent, arc)).or_insert_with(|| {
-            self.nodes.push((parent, arc));
+/// The call paths of the loading stacks, each label a call arc (stored
+/// whole, stacks of recursion thousands of calls deep took memory and time
+/// quadratic in the depth).
+pub type Paths = PrefixTree<ArcId>;
+
+impl<L> Default for PrefixTree<L> {
+    fn default() -> PrefixTree<L> {
+        PrefixTree {
+            nodes: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+}
+
+impl<L: Copy + Eq + Hash> PrefixTree<L> {
+    /// The path of `parent` (or of nothing) followed by `label`, made if
+    /// new.
+    pub fn child(&mut self, parent: Option<PathId>, label: L) -> PathId {
+        *self.index.entry((parent, label)).or_insert_with(|| {
+            self.nodes.push((parent, label));
             PathId(self.nodes.len() as u32 - 1)
         })
     }
 
-    /// The path `path` leaves off from and its last arc.
-    pub fn get(&self, path: PathId) -> (Option<PathId>, ArcId) {
+    /// The path `path` leaves off from and its last label.
+    pub fn get(&self, path: PathId) -> (Option<PathId>, L) {
         self.nodes[path.0 as usize]
     }
 

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 
 use crate::profile::Profile;
 use crate::program::FnId;
-use crate::stack_samples::{FIGURES, PathId, StackSamples};
+use crate::stack_samples::{FIGURES, PathId, PrefixTree, StackSamples};
 
 /// A `mark begin`/`mark end` section of the trace.
 struct Section {
@@ -60,56 +60,38 @@ fn at(instructions: u64) -> Timestamp {
 /// nodes, and each call path of the samples is mapped to a node once, so
 /// deep call chains cost their depth, not its square.
 struct StackTree {
-    /// Per node: its parent and its function.
-    nodes: Vec<(Option<u32>, FnId)>,
-    index: FxHashMap<(Option<u32>, FnId), u32>,
+    functions: PrefixTree<FnId>,
     /// Per stack of the samples: its innermost node.
-    leaves: Vec<u32>,
+    leaves: Vec<PathId>,
 }
 
 impl StackTree {
     fn new(profile: &Profile, samples: &StackSamples) -> StackTree {
-        let mut tree = StackTree {
-            nodes: Vec::new(),
-            index: FxHashMap::default(),
-            leaves: Vec::with_capacity(samples.stacks.len()),
-        };
+        let mut functions = PrefixTree::default();
         // Per call path, the node of its last callee; a path's parent comes
         // before it.
-        let mut callees: Vec<u32> = Vec::with_capacity(samples.paths.len());
+        let mut callees: Vec<PathId> = Vec::with_capacity(samples.paths.len());
         for path in 0..samples.paths.len() {
             let (parent, arc) = samples.paths.get(PathId(path as u32));
             let arc = &profile.arcs[arc.0 as usize];
             let above = match parent {
                 Some(parent) => callees[parent.0 as usize],
-                None => tree.node(None, profile.caller(arc)),
+                None => functions.child(None, profile.caller(arc)),
             };
-            callees.push(tree.node(Some(above), arc.callee));
+            callees.push(functions.child(Some(above), arc.callee));
         }
-        for stack in &samples.stacks {
-            let leaf = profile.program.instr(stack.instr).func;
-            let node = match stack.path {
-                Some(path) => {
-                    let callee = callees[path.0 as usize];
-                    if tree.nodes[callee as usize].1 == leaf {
-                        callee
-                    } else {
-                        tree.node(Some(callee), leaf)
-                    }
+        let leaves = samples
+            .stacks
+            .iter()
+            .map(|stack| {
+                let leaf = profile.program.instr(stack.instr).func;
+                match stack.path.map(|path| callees[path.0 as usize]) {
+                    Some(callee) if functions.get(callee).1 == leaf => callee,
+                    above => functions.child(above, leaf),
                 }
-                None => tree.node(None, leaf),
-            };
-            tree.leaves.push(node);
-        }
-        tree
-    }
-
-    /// The node of `func` called from `parent`, made if new.
-    fn node(&mut self, parent: Option<u32>, func: FnId) -> u32 {
-        *self.index.entry((parent, func)).or_insert_with(|| {
-            self.nodes.push((parent, func));
-            self.nodes.len() as u32 - 1
-        })
+            })
+            .collect();
+        StackTree { functions, leaves }
     }
 }
 
@@ -124,7 +106,7 @@ impl<'a> Interned<'a> {
     fn new(tree: &'a StackTree) -> Interned<'a> {
         Interned {
             tree,
-            stacks: vec![None; tree.nodes.len()],
+            stacks: vec![None; tree.functions.len()],
             frames: FxHashMap::default(),
         }
     }
@@ -135,22 +117,22 @@ impl<'a> Interned<'a> {
         fx: &mut FxProfile,
         track: ThreadHandle,
         profile: &Profile,
-        node: u32,
+        node: PathId,
     ) -> StackHandle {
         // The nodes from `node` up to the first one interned, then down.
         let mut missing = Vec::new();
         let mut at = Some(node);
         let mut parent = None;
         while let Some(id) = at {
-            if let Some(handle) = self.stacks[id as usize] {
+            if let Some(handle) = self.stacks[id.0 as usize] {
                 parent = Some(handle);
                 break;
             }
-            missing.push(id);
-            at = self.tree.nodes[id as usize].0;
+            let (above, func) = self.tree.functions.get(id);
+            missing.push((id, func));
+            at = above;
         }
-        for &id in missing.iter().rev() {
-            let func = self.tree.nodes[id as usize].1;
+        for &(id, func) in missing.iter().rev() {
             let frame = *self.frames.entry(func).or_insert_with(|| {
                 let name = fx.intern_string(&profile.program.function(func).name);
                 fx.intern_frame(
@@ -163,7 +145,7 @@ impl<'a> Interned<'a> {
                 )
             });
             let handle = fx.intern_stack(track, parent, frame);
-            self.stacks[id as usize] = Some(handle);
+            self.stacks[id.0 as usize] = Some(handle);
             parent = Some(handle);
         }
         parent.expect("a node's stack was interned")
