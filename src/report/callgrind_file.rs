@@ -586,6 +586,13 @@ fn=(2)
 totals: 37 10
 ";
 
+    /// The error of `text` read with signed costs.
+    fn signed_error(text: &str) -> String {
+        ProfileFile::<i64>::parse(text.as_bytes())
+            .unwrap_err()
+            .to_string()
+    }
+
     #[test]
     fn reads_functions_calls_lines_and_compressed_names() {
         let file = ProfileFile::<i64>::parse(EXAMPLE.as_bytes()).unwrap();
@@ -614,36 +621,19 @@ totals: 37 10
     fn errors_name_the_line() {
         let bad = "events: Ir\nfn=(1)\n";
         assert_eq!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string(),
+            signed_error(bad),
             "line 2: name id (1) used before it was given a name"
         );
         let bad = "events: Ir\nfn=main\n1 2 3\n";
-        assert!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string()
-                .starts_with("line 3: 2 costs")
-        );
+        assert!(signed_error(bad).starts_with("line 3: 2 costs"));
         let bad = "events: Ir\n5 5\n";
-        assert!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string()
-                .contains("before any `fn=`")
-        );
+        assert!(signed_error(bad).contains("before any `fn=`"));
     }
 
     #[test]
     fn an_event_listed_twice_is_an_error() {
         let bad = "version: 1\nevents: Ir Dr Ir\nfn=main\n1 10 5 2\n";
-        assert_eq!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string(),
-            "line 2: event `Ir` is listed twice"
-        );
+        assert_eq!(signed_error(bad), "line 2: event `Ir` is listed twice");
     }
 
     #[test]
@@ -657,9 +647,7 @@ totals: 37 10
         assert_eq!(file.inclusive()[0], [5]);
         let bad = "events: Ir\nfn=(99999999999999999999) main\n";
         assert_eq!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string(),
+            signed_error(bad),
             "line 2: name id (99999999999999999999) is too large"
         );
     }
@@ -694,19 +682,7 @@ totals: 37 10
             "line 3: cost `-5` out of range in `0 -5 2`"
         );
         let bad = "events: Ir\nfn=main\n0 -x\n";
-        assert_eq!(
-            ProfileFile::<i64>::parse(bad.as_bytes())
-                .unwrap_err()
-                .to_string(),
-            "line 3: bad cost `-x` in `0 -x`"
-        );
-    }
-
-    /// The error of `text` read with signed costs.
-    fn signed_error(text: &str) -> String {
-        ProfileFile::<i64>::parse(text.as_bytes())
-            .unwrap_err()
-            .to_string()
+        assert_eq!(signed_error(bad), "line 3: bad cost `-x` in `0 -x`");
     }
 
     #[test]
@@ -760,9 +736,7 @@ totals: 37 10
         assert_eq!(file.totals, [12, 3]);
         let cut = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n";
         assert_eq!(
-            ProfileFile::<i64>::parse(cut.as_bytes())
-                .unwrap_err()
-                .to_string(),
+            signed_error(cut),
             "line 5: the file ends without a `totals:` line and its costs add up to 5 Ir, \
              not the 12 of its `summary:` line: it looks cut short"
         );
