@@ -75,7 +75,7 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
     let (from, to) = range
         .split_once("..")
         .ok_or_else(|| bad(format!("`{range}` is not FROM..TO")))?;
-    let size = |text: &str| parse_size(text).ok_or_else(|| bad(format!("`{text}` is not a size")));
+    let size = |text: &str| parse_size(text).map_err(bad);
     let (from, to) = (size(from)?, size(to)?);
     if from == 0 || from > to {
         return Err(bad("FROM must be above zero and at most TO".into()));

@@ -131,16 +131,25 @@ impl fmt::Display for CacheGeometry {
     }
 }
 
-/// A byte count with an optional `K`, `M` or `G` (powers of 1024).
-pub fn parse_size(text: &str) -> Option<u64> {
+/// A byte count with an optional `K`, `M` or `G` (powers of 1024); the
+/// error says why `text` is not one.
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let (digits, unit) = match text.as_bytes().last()? {
-        b'K' | b'k' => (&text[..text.len() - 1], 1 << 10),
-        b'M' | b'm' => (&text[..text.len() - 1], 1 << 20),
-        b'G' | b'g' => (&text[..text.len() - 1], 1 << 30),
+    let (digits, unit) = match text.as_bytes().last() {
+        Some(b'K' | b'k') => (&text[..text.len() - 1], 1 << 10),
+        Some(b'M' | b'm') => (&text[..text.len() - 1], 1 << 20),
+        Some(b'G' | b'g') => (&text[..text.len() - 1], 1 << 30),
         _ => (text, 1),
     };
-    digits.parse::<u64>().ok()?.checked_mul(unit)
+    let not_a_size = || format!("`{text}` is not a size (bytes, or with K, M or G)");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_a_size());
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|count| count.checked_mul(unit))
+        .ok_or_else(|| format!("`{text}` is too large a size (over 2^64 bytes)"))
 }
 
 impl FromStr for CacheGeometry {
@@ -160,11 +169,7 @@ impl FromStr for CacheGeometry {
                 .parse::<u64>()
                 .map_err(|_| GeometryError(format!("`{part}` is not a decimal {what} in `{text}`")))
         };
-        let size = parse_size(size).ok_or_else(|| {
-            GeometryError(format!(
-                "`{size}` is not a size in `{text}` (bytes, or with K, M or G)"
-            ))
-        })?;
+        let size = parse_size(size).map_err(|why| GeometryError(format!("{why} in `{text}`")))?;
         let assoc = number(assoc, "associativity")?;
         let line = number(line, "line size")?;
         let assoc = u32::try_from(assoc)
@@ -198,12 +203,23 @@ mod tests {
 
     #[test]
     fn sizes_take_units_of_1024() {
-        assert_eq!(parse_size("256K"), Some(256 << 10));
-        assert_eq!(parse_size("64m"), Some(64 << 20));
-        assert_eq!(parse_size("4G"), Some(4 << 30));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("1.5M"), None);
-        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("256K"), Ok(256 << 10));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("1.5M").unwrap_err().contains("not a size"));
+        assert!(parse_size("K").unwrap_err().contains("not a size"));
+        assert!(parse_size("+4K").unwrap_err().contains("not a size"));
+        assert!(
+            parse_size("99999999999G")
+                .unwrap_err()
+                .contains("too large")
+        );
+        assert!(
+            parse_size("99999999999999999999")
+                .unwrap_err()
+                .contains("too large")
+        );
     }
 
     #[test]

@@ -207,6 +207,20 @@ fn check_complete<C: Cost>(
     }
 }
 
+/// What a file starting with `start` is when it is one of linegrind's
+/// other files rather than a profile: the mistakes worth naming.
+fn not_a_profile(start: &[u8]) -> Option<&'static str> {
+    if crate::trace::binary::is_binary(start) || start.starts_with(b"linegrind-trace") {
+        Some(
+            "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)",
+        )
+    } else if start.trim_ascii_start().starts_with(b"{") {
+        Some("this is JSON (a `sim --json` summary, which `linegrind check` and `diff` read)")
+    } else {
+        None
+    }
+}
+
 /// Adds `costs` to `into`, which grows to their length; `None`, with
 /// `into` partly added to, when a sum leaves `C`'s range.
 fn checked_add<C: Cost>(into: &mut Vec<C>, costs: &[C]) -> Option<()> {
@@ -246,6 +260,14 @@ struct Parser<C> {
 
 impl<C: Cost> Parser<C> {
     fn run(mut self, mut input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
+        if let Ok(start) = input.fill_buf() {
+            if let Some(what) = not_a_profile(start) {
+                return Err(ParseError {
+                    line: 1,
+                    what: format!("{what}, not a callgrind-format profile"),
+                });
+            }
+        }
         let mut text = String::new();
         let mut number = 0u64;
         self.file.positions = vec!["line".to_string()];
@@ -591,6 +613,22 @@ totals: 37 10
         ProfileFile::<i64>::parse(text.as_bytes())
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn names_the_other_linegrind_files_it_is_given() {
+        let json = signed_error("{\n  \"events\": [\"Ir\"]\n}\n");
+        assert!(json.contains("line 1: this is JSON"), "{json}");
+        let text_trace = signed_error("linegrind-trace text 1\n");
+        assert!(
+            text_trace.contains("this is a linegrind trace"),
+            "{text_trace}"
+        );
+        let binary = ProfileFile::<i64>::parse(&b"LGTRACE\0\x01\0\0\0"[..]).unwrap_err();
+        assert!(
+            binary.to_string().contains("this is a linegrind trace"),
+            "{binary}"
+        );
     }
 
     #[test]
