@@ -12,8 +12,8 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, check_writable, grouped, percent, write_atomically, write_callgrind,
-    write_firefox_profile, write_summary,
+    Positions, Progress, Source, check_writable, grouped, percent, write_atomically,
+    write_callgrind, write_firefox_profile, write_summary,
 };
 use crate::pipeline::simulate_each;
 use crate::profile::Profile;
@@ -103,25 +103,29 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     for warning in warnings {
         writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
     }
-    let cmd = job.input.path.to_string_lossy();
+    let trace = job.input.path.to_string_lossy();
+    let source = Source {
+        trace: &trace,
+        command: reader.command(),
+    };
     let mut written = Vec::new();
     for (run, profile) in job.runs.iter().zip(&profiles) {
         let output = named(&job.output, run);
         write_atomically(&output, |out| {
-            write_callgrind(out, profile, &cmd, job.positions)
+            write_callgrind(out, profile, &source, job.positions)
         })
         .other(format!("cannot write {}", output.display()))?;
         written.push(output);
         if let Some(path) = &job.json {
             let path = named(path, run);
-            let summary = Summary::new(profile, &cmd);
+            let summary = Summary::new(profile, &source);
             write_atomically(&path, |out| summary.write(out))
                 .other(format!("cannot write {}", path.display()))?;
             written.push(path);
         }
         if let (Some(path), Some(samples)) = (&job.firefox, &profile.samples) {
             write_atomically(path, |out| {
-                write_firefox_profile(out, profile, samples, &cmd)
+                write_firefox_profile(out, profile, samples, &trace)
             })
             .other(format!("cannot write {}", path.display()))?;
             written.push(path.clone());

@@ -41,11 +41,35 @@ impl Default for Positions {
     }
 }
 
-/// Writes `profile` in callgrind format; `cmd` names the trace.
+/// Where a profile came from: the trace simulated and, when the trace
+/// recorded it, the command line of the program it was recorded from.
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    pub trace: &'a str,
+    pub command: Option<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    /// A trace that names no command.
+    pub fn trace(trace: &'a str) -> Source<'a> {
+        Source {
+            trace,
+            command: None,
+        }
+    }
+
+    /// What Callgrind's `cmd:` line holds: the program's command line, or
+    /// the trace where the trace does not say.
+    pub fn cmd(&self) -> &'a str {
+        self.command.unwrap_or(self.trace)
+    }
+}
+
+/// Writes `profile`, simulated from `source`, in callgrind format.
 pub fn write_callgrind(
     out: &mut dyn Write,
     profile: &Profile,
-    cmd: &str,
+    source: &Source,
     positions: Positions,
 ) -> io::Result<()> {
     let mut writer = Writer {
@@ -58,7 +82,7 @@ pub fn write_callgrind(
         last: None,
         file: None,
     };
-    writer.header(cmd)?;
+    writer.header(source)?;
     writer.body()?;
     write!(writer.out, "\ntotals:")?;
     writer.all_costs(&profile.totals)
@@ -88,17 +112,18 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn header(&mut self, cmd: &str) -> io::Result<()> {
+    fn header(&mut self, source: &Source) -> io::Result<()> {
         let profile = self.profile;
         let config = &profile.config;
         writeln!(self.out, "# callgrind format")?;
         writeln!(self.out, "version: 1")?;
         writeln!(self.out, "creator: linegrind-{}", env!("CARGO_PKG_VERSION"))?;
-        writeln!(self.out, "cmd: {}", one_line(cmd))?;
+        writeln!(self.out, "cmd: {}", one_line(source.cmd()))?;
         writeln!(self.out)?;
         writeln!(self.out, "desc: I1 cache: {}", config.i1().describe())?;
         writeln!(self.out, "desc: D1 cache: {}", config.d1().describe())?;
         writeln!(self.out, "desc: LL cache: {}", config.ll().describe())?;
+        writeln!(self.out, "desc: Trace: {}", one_line(source.trace))?;
         if let Some(tree) = &profile.tree {
             writeln!(
                 self.out,
@@ -372,7 +397,13 @@ i 1008 4
         let profile =
             simulate(&mut TextReader::new(trace.as_bytes()), SimConfig::default()).unwrap();
         let mut out = Vec::new();
-        write_callgrind(&mut out, &profile, "t", Positions::default()).unwrap();
+        write_callgrind(
+            &mut out,
+            &profile,
+            &Source::trace("t"),
+            Positions::default(),
+        )
+        .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("cfn=(2) dup\n"), "{text}");
         assert!(text.contains("cfn=(3) dup\n"), "{text}");

@@ -14,6 +14,8 @@ use crate::cost::EventKind;
 use crate::profile::Profile;
 use crate::report::ProfileFile;
 
+use super::Source;
+
 /// The schema name every summary carries.
 pub const SCHEMA: &str = "linegrind-summary";
 /// The schema version this linegrind writes and reads.
@@ -91,6 +93,9 @@ pub struct Summary {
 pub struct TraceInfo {
     /// The trace file as given to `sim`.
     pub path: String,
+    /// The command line the trace was recorded from, where it says.
+    #[serde(default)]
+    pub command: Option<String>,
     pub threads: u64,
     pub functions: u64,
     pub call_arcs: u64,
@@ -172,9 +177,9 @@ pub struct FunctionSummary {
 }
 
 impl Summary {
-    /// The summary of `profile`, simulated from the trace at `path`.
-    pub fn new(profile: &Profile, path: &str) -> Summary {
-        let file = ProfileFile::from_profile(profile, path);
+    /// The summary of `profile`, simulated from `source`.
+    pub fn new(profile: &Profile, source: &Source) -> Summary {
+        let file = ProfileFile::from_profile(profile, source.cmd());
         let config = &profile.config;
         let values = |costs: &[u64]| -> EventValues<u64> {
             EventValues(
@@ -212,7 +217,8 @@ impl Summary {
             version: VERSION,
             creator: format!("linegrind-{}", env!("CARGO_PKG_VERSION")),
             trace: TraceInfo {
-                path: path.to_string(),
+                path: source.trace.to_string(),
+                command: source.command.map(str::to_string),
                 threads: profile.threads as u64,
                 functions: profile.program.functions().len() as u64,
                 call_arcs: profile.arcs.len() as u64,

@@ -14,7 +14,7 @@ mod summary;
 pub mod table;
 
 pub use atomic::{OutputFile, check_writable, write_atomically};
-pub use callgrind::{Positions, file_name, object_of, write_callgrind};
+pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, one_line};
 pub use firefox::write_firefox_profile;
 pub use interrupt::{remove_on_interrupt, with_program_running};

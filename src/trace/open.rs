@@ -172,6 +172,19 @@ impl AnyReader {
         })
     }
 
+    /// The command line the trace was recorded from, where it says (a
+    /// binary trace's `cmd`).
+    pub fn command(&self) -> Option<&str> {
+        match self {
+            AnyReader::Binary(reader) => reader
+                .meta()
+                .iter()
+                .find(|(key, _)| key == "cmd")
+                .map(|(_, value)| value.as_str()),
+            _ => None,
+        }
+    }
+
     /// Which format the trace is in.
     pub fn format(&self) -> Format {
         match self {

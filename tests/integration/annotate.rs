@@ -6,7 +6,7 @@ use std::process::Command;
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::profile::Profile;
 
 use crate::support::{example_traces, simulate_file};
@@ -83,7 +83,7 @@ pub fn check_annotate_reads(
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("callgrind.out.test");
     let mut out = Vec::new();
-    write_callgrind(&mut out, profile, "test", positions).unwrap();
+    write_callgrind(&mut out, profile, &Source::trace("test"), positions).unwrap();
     std::fs::write(&file, out).unwrap();
     let Some(report) = annotate(&file) else {
         return;

@@ -3,7 +3,7 @@
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::*;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::symbols::SkipRules;
 
 use crate::support::{arc, self_cost, simulate_text};
@@ -136,7 +136,7 @@ fn without_instr_positions_costs_are_given_per_source_line() {
     let profile = simulate_text(&text, SimConfig::default());
     let render = |positions| {
         let mut out = Vec::new();
-        write_callgrind(&mut out, &profile, "t", positions).unwrap();
+        write_callgrind(&mut out, &profile, &Source::trace("t"), positions).unwrap();
         String::from_utf8(out).unwrap()
     };
     let lines = render(Positions {

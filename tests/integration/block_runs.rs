@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use crate::support::{example_traces, is_recorded, linegrind};
+use crate::support::{example_traces, is_recorded, linegrind, without_source};
 
 #[test]
 fn block_runs_simulate_as_their_events() {
@@ -39,12 +39,7 @@ fn block_runs_simulate_as_their_events() {
                 args.extend(extra);
                 let output = linegrind(dir.path(), &args);
                 assert!(output.status.success(), "{:?}", output);
-                let profile = fs::read_to_string(dir.path().join("out")).unwrap();
-                let lines: Vec<&str> = profile
-                    .lines()
-                    .filter(|line| !line.starts_with("cmd:"))
-                    .collect();
-                lines.join("\n")
+                without_source(&fs::read_to_string(dir.path().join("out")).unwrap())
             };
             let blocks = profile(trace.to_str().unwrap());
             let events = profile("events.txt");

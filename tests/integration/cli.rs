@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::support::{linegrind, root};
+use crate::support::{linegrind, root, without_source};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -30,6 +30,33 @@ fn sim_writes_callgrind_out_named_after_the_trace_and_prints_a_summary() {
     assert!(summary.contains("wrote callgrind.out.call_chain"));
     // Only the profile is left behind: no temporary files.
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn the_profile_names_the_recorded_command_and_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = root().join("traces/sort.lgt");
+    let recorded = recorded.to_str().unwrap();
+    let converted = dir.path().join("sort.txt");
+    let converted = converted.to_str().unwrap();
+    let output = linegrind(dir.path(), &["convert", recorded, converted]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (trace, cmd, command) in [
+        (recorded, "./sort", "\"./sort\""),
+        (converted, converted, "null"),
+    ] {
+        let output = linegrind(dir.path(), &["sim", trace, "-o", "out", "--json", "json"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let file = fs::read_to_string(dir.path().join("out")).unwrap();
+        assert!(file.contains(&format!("\ncmd: {cmd}\n")), "{file}");
+        assert!(
+            file.contains(&format!("\ndesc: Trace: {trace}\n")),
+            "{file}"
+        );
+        let json = fs::read_to_string(dir.path().join("json")).unwrap();
+        assert!(json.contains(&format!("\"path\": \"{trace}\"")), "{json}");
+        assert!(json.contains(&format!("\"command\": {command}")), "{json}");
+    }
 }
 
 #[test]
@@ -77,19 +104,18 @@ fn a_recorded_trace_simulates_without_its_binaries_and_says_what_it_lacks() {
     let unmarked = moved.replace(" symbols=embedded", "");
     fs::write(dir.path().join("unmarked.lgt"), unmarked).unwrap();
 
-    // The warnings, and the profile without its `cmd:` line (the trace's
-    // name) and with the objects' paths as recorded.
+    // The warnings, and the profile without the lines naming the trace and
+    // with the objects' paths as recorded.
     let sim = |name: &str, extra: &[&str]| {
         let mut args = vec!["sim", name, "-o", "out", "--dump-instr=no"];
         args.extend(extra);
         let output = linegrind(dir.path(), &args);
         assert!(output.status.success(), "{}", stderr(&output));
         let profile = fs::read_to_string(dir.path().join("out")).unwrap();
-        let profile: Vec<&str> = profile
-            .lines()
-            .filter(|line| !line.starts_with("cmd:"))
-            .collect();
-        (stderr(&output), profile.join("\n").replace("/nowhere", ""))
+        (
+            stderr(&output),
+            without_source(&profile).replace("/nowhere", ""),
+        )
     };
     let (warnings, reference) = sim("t.txt", &[]);
     assert_eq!(warnings, "");
@@ -308,13 +334,7 @@ fn a_text_trace_can_come_from_a_pipe_and_a_binary_one_says_it_cannot() {
         ],
     );
     assert!(direct.status.success());
-    let body = |name: &str| {
-        let text = fs::read_to_string(dir.path().join(name)).unwrap();
-        text.lines()
-            .filter(|line| !line.starts_with("cmd:"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let body = |name: &str| without_source(&fs::read_to_string(dir.path().join(name)).unwrap());
     assert_eq!(body("piped.out"), body("direct.out"));
 
     let output = sim_from_pipe(dir.path(), "traces/hydro.lgt");

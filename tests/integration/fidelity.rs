@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 use linegrind::config::SimConfig;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
@@ -121,7 +121,13 @@ fn ours(binary: &Path, dir: &Path) -> ProfileFile {
     let file = std::fs::File::open(&trace).unwrap();
     let profile = simulate(&mut AnyReader::new(file, false).unwrap(), config).unwrap();
     let mut out = Vec::new();
-    write_callgrind(&mut out, &profile, "test", Positions::default()).unwrap();
+    write_callgrind(
+        &mut out,
+        &profile,
+        &Source::trace("test"),
+        Positions::default(),
+    )
+    .unwrap();
     ProfileFile::parse(&out[..]).unwrap()
 }
 

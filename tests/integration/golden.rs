@@ -6,15 +6,24 @@
 use std::fs;
 
 use linegrind::config::SimConfig;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::simulator::simulate;
+use linegrind::trace::AnyReader;
 
-use crate::support::{example_traces, root, simulate_file};
+use crate::support::{example_traces, root};
 
-/// The callgrind file for `trace` (a path relative to the repository root).
+/// The callgrind file for `trace` (a path relative to the repository root),
+/// as `sim` writes it.
 fn render(trace: &str) -> Vec<u8> {
-    let profile = simulate_file(&root().join(trace), SimConfig::default());
+    let file = fs::File::open(root().join(trace)).unwrap();
+    let mut reader = AnyReader::new(file, false).unwrap();
+    let profile = simulate(&mut reader, SimConfig::default()).unwrap();
+    let source = Source {
+        trace,
+        command: reader.command(),
+    };
     let mut out = Vec::new();
-    write_callgrind(&mut out, &profile, trace, Positions::default()).unwrap();
+    write_callgrind(&mut out, &profile, &source, Positions::default()).unwrap();
     out
 }
 

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use linegrind::config::SimConfig;
 use linegrind::output::json::Summary;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::report::{ProfileFile, ReportOptions, RunCosts, TreeDirection, write_report};
 
 use crate::support::{linegrind, root, simulate_file};
@@ -17,7 +17,13 @@ use crate::support::{linegrind, root, simulate_file};
 fn callgrind_of(trace: &str) -> Vec<u8> {
     let profile = simulate_file(&root().join(trace), SimConfig::default());
     let mut out = Vec::new();
-    write_callgrind(&mut out, &profile, trace, Positions::default()).unwrap();
+    write_callgrind(
+        &mut out,
+        &profile,
+        &Source::trace(trace),
+        Positions::default(),
+    )
+    .unwrap();
     out
 }
 
@@ -129,14 +135,20 @@ fn the_report_command_checks_events_and_colours_only_when_asked() {
 fn the_json_summary_agrees_with_the_callgrind_file() {
     for trace in ["traces/hydro.lgt", "traces/stream_hot_table.lgt"] {
         let profile = simulate_file(&root().join(trace), SimConfig::default());
-        let summary = Summary::new(&profile, trace);
+        let summary = Summary::new(&profile, &Source::trace(trace));
         let mut json = Vec::new();
         summary.write(&mut json).unwrap();
         let read = Summary::read(std::str::from_utf8(&json).unwrap()).unwrap();
         assert!(read == summary, "{trace}: the summary does not read back");
 
         let mut callgrind = Vec::new();
-        write_callgrind(&mut callgrind, &profile, trace, Positions::default()).unwrap();
+        write_callgrind(
+            &mut callgrind,
+            &profile,
+            &Source::trace(trace),
+            Positions::default(),
+        )
+        .unwrap();
         let from_file = RunCosts::from_file(ProfileFile::parse(&callgrind[..]).unwrap());
         let from_json = RunCosts::from_summary(&read);
         assert_eq!(from_json.events, from_file.events);
@@ -165,7 +177,9 @@ fn the_json_schema_matches_its_golden_file() {
     let trace = "traces/stream_hot_table.lgt";
     let profile = simulate_file(&root().join(trace), SimConfig::default());
     let mut json = Vec::new();
-    Summary::new(&profile, trace).write(&mut json).unwrap();
+    Summary::new(&profile, &Source::trace(trace))
+        .write(&mut json)
+        .unwrap();
     golden("stream_hot_table_summary.json", &json);
 }
 

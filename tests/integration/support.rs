@@ -12,6 +12,17 @@ use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Format, TextReader};
 
 /// Simulates a text trace held in a string.
+/// A callgrind file without the lines that name where it came from (`cmd:`
+/// and `desc: Trace:`), to compare profiles of the same run read from
+/// different traces.
+pub fn without_source(profile: &str) -> String {
+    let lines: Vec<&str> = profile
+        .lines()
+        .filter(|line| !line.starts_with("cmd:") && !line.starts_with("desc: Trace:"))
+        .collect();
+    lines.join("\n")
+}
+
 pub fn simulate_text(text: &str, config: SimConfig) -> Profile {
     simulate(&mut TextReader::new(text.as_bytes()), config).expect("trace simulates")
 }

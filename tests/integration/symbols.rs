@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use linegrind::config::SimConfig;
-use linegrind::output::{Positions, write_callgrind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::TextReader;
@@ -120,7 +120,13 @@ fn run_showing_inlined(trace: &str) -> Profile {
 
 fn callgrind(profile: &Profile) -> String {
     let mut out = Vec::new();
-    write_callgrind(&mut out, profile, "test", Positions::default()).unwrap();
+    write_callgrind(
+        &mut out,
+        profile,
+        &Source::trace("test"),
+        Positions::default(),
+    )
+    .unwrap();
     String::from_utf8(out).unwrap()
 }
 
