@@ -33,6 +33,14 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
         Format::Binary => Format::Text,
         _ => Format::Binary,
     });
+    // A binary output keeps the recorded command line and exit code.
+    let exit_code = reader.exit_code();
+    let mut meta: Vec<(&str, String)> = reader
+        .command()
+        .map(|cmd| ("cmd", cmd.to_string()))
+        .into_iter()
+        .collect();
+    meta.push(("converted-from", job.input.path.display().to_string()));
     // A read error stops the writing and is reported as bad input.
     let mut read_error: Option<TraceError> = None;
     let mut next = || match reader.next_event() {
@@ -55,12 +63,11 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
             writer.finish().map(|_| ())
         }
         Format::Binary => {
-            let meta = [("converted-from", job.input.path.display().to_string())];
             let mut blocker = Blocker::new(TraceWriter::new(out as &mut dyn Write, true, &meta)?);
             while let Some(event) = next()? {
                 blocker.event(event)?;
             }
-            blocker.finish()?.finish(&[], None).map(|_| ())
+            blocker.finish()?.finish(&[], exit_code).map(|_| ())
         }
     });
     if let Some(err) = read_error {

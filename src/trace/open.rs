@@ -185,6 +185,15 @@ impl AnyReader {
         }
     }
 
+    /// The recorded program's exit code, where the trace says (a complete
+    /// binary trace of a program that exited).
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            AnyReader::Binary(reader) => reader.summary().and_then(|summary| summary.exit_code),
+            _ => None,
+        }
+    }
+
     /// Which format the trace is in.
     pub fn format(&self) -> Format {
         match self {

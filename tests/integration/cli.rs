@@ -41,8 +41,18 @@ fn the_profile_names_the_recorded_command_and_the_trace() {
     let converted = converted.to_str().unwrap();
     let output = linegrind(dir.path(), &["convert", recorded, converted]);
     assert!(output.status.success(), "{}", stderr(&output));
+    // Converted to binary again, the trace keeps its command line and its
+    // exit code.
+    let rewritten = dir.path().join("sort.lgt");
+    let rewritten = rewritten.to_str().unwrap();
+    let args = ["convert", recorded, rewritten, "--to", "binary"];
+    assert!(linegrind(dir.path(), &args).status.success());
+    let info = stdout(&linegrind(dir.path(), &["info", rewritten]));
+    assert!(info.contains("cmd:            ./sort\n"), "{info}");
+    assert!(info.contains("exit code:      0\n"), "{info}");
     for (trace, cmd, command) in [
         (recorded, "./sort", "\"./sort\""),
+        (rewritten, "./sort", "\"./sort\""),
         (converted, converted, "null"),
     ] {
         let output = linegrind(dir.path(), &["sim", trace, "-o", "out", "--json", "json"]);
