@@ -217,6 +217,79 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     assert!(err.contains("no end record"), "{err}");
 }
 
+/// The offset and kind of every chunk of `binary`.
+fn chunks(binary: &[u8]) -> Vec<(usize, u8)> {
+    let mut at = 12;
+    let mut chunks = Vec::new();
+    while at + 8 < binary.len() {
+        let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+        chunks.push((at, binary[at]));
+        at += 16 + stored;
+    }
+    chunks
+}
+
+/// A chunk's kind is not under its checksum, and the chunks carry no
+/// numbers: an end record or a symbol table in the middle of the stream,
+/// a chunk repeated or left out, or lengths that disagree, are caught by
+/// where the end record puts things and by what it counts.
+#[test]
+fn chunks_out_of_place_repeated_or_missing_are_refused() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let binary = to_binary(&original, false, &[]);
+    let (events_at, _) = *chunks(&binary)
+        .iter()
+        .find(|(_, kind)| *kind == 4)
+        .expect("an events chunk");
+    for (kind, error) in [
+        (6, "an end record before the trace's end"),
+        (5, "a symbol table where the end record does not put one"),
+    ] {
+        let mut changed = binary.clone();
+        changed[events_at] = kind;
+        let err = read_error(&changed);
+        assert!(
+            err.starts_with(&format!("byte offset {events_at}: {error}")),
+            "{err}"
+        );
+    }
+    // The events chunk twice, then not at all.
+    let stored = u32::from_le_bytes(binary[events_at + 4..events_at + 8].try_into().unwrap());
+    let next = events_at + 16 + stored as usize;
+    let moved = |binary: Vec<u8>, by: i64| {
+        let mut binary = binary;
+        let trailer = binary.len() - 8;
+        let end_at = u64::from_le_bytes(binary[trailer..].try_into().unwrap());
+        let end_at = (end_at as i64 + by) as u64;
+        binary[trailer..].copy_from_slice(&end_at.to_le_bytes());
+        binary
+    };
+    let twice = [&binary[..next], &binary[events_at..]].concat();
+    let twice = moved(twice, (next - events_at) as i64);
+    let err = read_error(&twice);
+    assert!(
+        err.contains("the end record counts 5 block runs, the trace's chunks hold 10"),
+        "{err}"
+    );
+    let without = [&binary[..events_at], &binary[next..]].concat();
+    let without = moved(without, -((next - events_at) as i64));
+    let err = read_error(&without);
+    assert!(
+        err.contains("counts 5 block runs, the trace's chunks hold 0"),
+        "{err}"
+    );
+    // An uncompressed chunk whose raw length is not its stored length.
+    let mut lengths = binary.clone();
+    lengths[events_at + 8] ^= 1;
+    let err = read_error(&lengths);
+    assert!(
+        err.starts_with(&format!(
+            "byte offset {events_at}: an uncompressed chunk's stored and raw lengths differ"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_flags_and_reserved_bits_are_refused() {
     let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));

@@ -15,6 +15,7 @@ use super::format::{
     VERSION,
 };
 use super::varint::Cursor;
+use super::writer::Totals;
 use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::valid::within;
@@ -50,6 +51,8 @@ struct Def {
     guarded: usize,
     /// Per side exit: how many access sites come before it, and its kind.
     exits: Vec<(usize, JumpKind)>,
+    /// Per side exit: how many instructions a run that takes it executes.
+    exit_instrs: Vec<u64>,
     /// Above this address, the block's largest access would run past the
     /// end of the address space: a run's address there is checked.
     wraps_above: u64,
@@ -59,10 +62,16 @@ impl Def {
     fn new(block: BlockDef, first_site: usize) -> Def {
         let mut sites = Vec::new();
         let mut exits = Vec::new();
-        for item in &block.items {
-            match *item {
-                Item::Access { guarded, .. } => sites.push(guarded),
-                Item::Exit { kind } => exits.push((sites.len(), kind)),
+        let mut exit_instrs = Vec::new();
+        for (index, instr) in block.instrs.iter().enumerate() {
+            for item in &block.items[instr.items.clone()] {
+                match *item {
+                    Item::Access { guarded, .. } => sites.push(guarded),
+                    Item::Exit { kind } => {
+                        exits.push((sites.len(), kind));
+                        exit_instrs.push(index as u64 + 1);
+                    }
+                }
             }
         }
         let largest = site_sizes(&block).max().unwrap_or(1);
@@ -70,6 +79,7 @@ impl Def {
             guarded: block.guarded(),
             sites,
             exits,
+            exit_instrs,
             first_site,
             wraps_above: u64::MAX - (u64::from(largest) - 1),
             block: Arc::new(block),
@@ -99,6 +109,13 @@ impl Def {
             .map_or(self.sites.len(), |(before, _)| before)
     }
 
+    /// How many instructions a run that took side exit `exit` executed.
+    fn instrs_reached(&self, exit: Option<u32>) -> u64 {
+        exit.and_then(|exit| self.exit_instrs.get(exit as usize))
+            .copied()
+            .unwrap_or(self.block.instrs.len() as u64)
+    }
+
     /// How a run that took side exit `exit` leaves the block
     /// ([`BlockDef::leaving`], without going through the items).
     fn leaving(&self, exit: Option<u32>) -> JumpKind {
@@ -117,6 +134,13 @@ pub struct BinaryReader<R> {
     chunk_at: u64,
     meta: Vec<(String, String)>,
     summary: Option<Summary>,
+    /// Where the END chunk and the symbol table (0 for none) are, as the
+    /// trailer and the END chunk say.
+    end_at: u64,
+    symbols_at: u64,
+    /// What the stream's block runs added up to so far, to check against
+    /// the summary at the end.
+    seen: Totals,
     /// Why the stream ended early, when truncation is allowed.
     truncated: Option<String>,
     allow_truncated: bool,
@@ -183,6 +207,9 @@ impl<R: Read + Seek> BinaryReader<R> {
             chunk_at: HEADER_LEN as u64,
             meta: Vec::new(),
             summary: None,
+            end_at: 0,
+            symbols_at: 0,
+            seen: Totals::default(),
             truncated: None,
             allow_truncated,
             symbols_loaded: false,
@@ -261,6 +288,8 @@ impl<R: Read + Seek> BinaryReader<R> {
         summary.exit_code = code.checked_sub(1).map(|code| code as u32 as i32);
         decoded_whole(&cursor, end_at, "end record")?;
         self.summary = Some(summary);
+        self.end_at = end_at;
+        self.symbols_at = symbols_at;
         if symbols_at != 0 {
             let (kind, payload) = self.read_chunk_at(symbols_at)?;
             if kind != ChunkKind::Symbols {
@@ -383,6 +412,11 @@ impl<R: Read + Seek> BinaryReader<R> {
                 return Err(syntax(at, "a chunk decompresses to the wrong size"));
             }
             data
+        } else if header.raw_len != header.stored_len {
+            return Err(syntax(
+                at,
+                "an uncompressed chunk's stored and raw lengths differ: the trace is corrupt",
+            ));
         } else {
             stored
         };
@@ -415,10 +449,50 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.sp_bases.reset(self.thread);
                     return Ok(true);
                 }
-                ChunkKind::Symbols => {}
-                ChunkKind::End => return Ok(false),
+                ChunkKind::Symbols if at == self.symbols_at => {}
+                ChunkKind::Symbols => {
+                    return Err(syntax(
+                        at,
+                        "a symbol table where the end record does not put one",
+                    ));
+                }
+                ChunkKind::End => {
+                    self.check_end(at)?;
+                    return Ok(false);
+                }
                 ChunkKind::Meta => return Err(syntax(at, "a second metadata chunk")),
             }
+        }
+    }
+
+    /// The stream reached an END chunk at `at`: with the trace's end read,
+    /// that chunk must be the one the trailer points at, and the block runs
+    /// streamed must add up to what it says. (A trace read without its end
+    /// stops at any END chunk.)
+    fn check_end(&self, at: u64) -> Result<(), TraceError> {
+        let Some(summary) = self.summary else {
+            return Ok(());
+        };
+        if at != self.end_at {
+            return Err(syntax(
+                at,
+                "an end record before the trace's end: the trace is corrupt",
+            ));
+        }
+        let recorded = [
+            (summary.block_runs, self.seen.block_runs, "block runs"),
+            (summary.instructions, self.seen.instructions, "instructions"),
+            (summary.accesses, self.seen.accesses, "data accesses"),
+        ];
+        match recorded.iter().find(|(said, seen, _)| said != seen) {
+            None => Ok(()),
+            Some((said, seen, what)) => Err(syntax(
+                at,
+                format!(
+                    "the end record counts {said} {what}, the trace's chunks hold {seen}: \
+                     chunks are missing or repeated"
+                ),
+            )),
         }
     }
 
@@ -490,6 +564,9 @@ impl<R: Read + Seek> BinaryReader<R> {
             &mut run.addrs,
         )
         .map_err(relocate)?;
+        self.seen.block_runs += 1;
+        self.seen.instructions += def.instrs_reached(run.exit);
+        self.seen.accesses += run.addrs.len() as u64;
         self.pos = base + cursor.pos();
         Ok(Some(id))
     }
@@ -529,6 +606,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             sp_bases,
             expander,
             chunk_at,
+            seen,
             ..
         } = self;
         let (at, base) = (*chunk_at, *pos);
@@ -555,8 +633,12 @@ impl<R: Read + Seek> BinaryReader<R> {
             feed.define(id as u32, || Arc::clone(&def.block));
             let start = feed.mark();
             let (guards, addrs) = feed.run_arrays();
+            let before = addrs.len();
             let (sp, exit) = decode_run(&mut cursor, tag, def, site_last, sp_bases, guards, addrs)
                 .map_err(relocate)?;
+            seen.block_runs += 1;
+            seen.instructions += def.instrs_reached(exit);
+            seen.accesses += (addrs.len() - before) as u64;
             let call = expander.enter(&def.block);
             let leaving = def.leaving(exit);
             expander.leave(leaving);
