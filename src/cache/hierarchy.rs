@@ -331,23 +331,31 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         let bits = self.l1[k].line_bits;
         let line_size = 1u64 << bits;
         let mut outcome = Outcome::default();
-        let mut end = addr + u64::from(size);
+        // The last byte, not the end, which for an access that reaches the
+        // top of the address space is past 2^64 - 1.
         let first = addr >> bits;
-        if ((end - 1) >> bits) - first > 1 {
-            end = addr + line_size;
+        let mut last = addr + u64::from(size.max(1) - 1);
+        if (last >> bits) - first > 1 {
+            last = addr + (line_size - 1);
         }
         let next = (first + 1) << bits;
         let track_use = self.track_use;
-        let bytes = |from: u64, to: u64| {
+        let bytes = |from: u64, last: u64| {
             if track_use {
-                M::range((from & (line_size - 1)) as u32, (to - from) as u32)
+                M::range((from & (line_size - 1)) as u32, (last - from + 1) as u32)
             } else {
                 M::default()
             }
         };
-        self.access_line(k, first, &bytes(addr, end.min(next)), sink, &mut outcome);
-        if end > next {
-            self.access_line(k, first + 1, &bytes(next, end), sink, &mut outcome);
+        self.access_line(
+            k,
+            first,
+            &bytes(addr, last.min(next - 1)),
+            sink,
+            &mut outcome,
+        );
+        if last >= next {
+            self.access_line(k, first + 1, &bytes(next, last), sink, &mut outcome);
         }
         outcome
     }

@@ -159,7 +159,7 @@ impl KnownBlocks {
                 && previous.is_some_and(|(line_before, end)| {
                     line == Some(line_before) && end == instr.addr
                 });
-            let end = instr.addr + u64::from(instr.len);
+            let end = instr.addr.wrapping_add(u64::from(instr.len));
             self.instrs.push(instr_id);
             let offset = instr.addr - (instr.addr >> line_bits << line_bits);
             let step = match line {

@@ -451,3 +451,34 @@ fn the_straddle_example_in_full() {
         cost(&[(Ir, 4), (Dw, 2), (I1mr, 2), (D1mw, 1), (ILmr, 2), (DLmw, 1)])
     );
 }
+
+#[test]
+fn accesses_that_end_at_the_top_of_the_address_space_use_both_lines() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         i 1000 1                 # I1 miss, LL miss
+         r ffffffffffffffbc 68    # lines ..ff80 (4 bytes), ..ffc0 (64): D1 and LL miss
+         r ffffffffffffffc0 4     # D1 hit
+         i ffffffffffffffbe 66    # lines ..ff80 (2 bytes), ..ffc0 (64): I1 miss, LL hits",
+        SimConfig::default(),
+    );
+    // I1: line 0x1000, 1 byte once (1000, 63); line ..ff80, bytes 3e..40
+    // once (1000, 62); line ..ffc0, every byte once (1000, 0). D1: line
+    // ..ff80, bytes 3c..40 once (1000, 60); line ..ffc0, 64 bytes twice
+    // (500, 0).
+    assert_eq!(
+        only(
+            &profile.totals,
+            &[I1mr, D1mr, ILmr, DLmr, AcCost1, SpLoss1, Used1]
+        ),
+        cost(&[
+            (I1mr, 2),
+            (D1mr, 1),
+            (ILmr, 1),
+            (DLmr, 1),
+            (AcCost1, 4500),
+            (SpLoss1, 185),
+            (Used1, 135)
+        ])
+    );
+}

@@ -54,21 +54,25 @@ impl NaiveHierarchy {
     fn access(&mut self, k: usize, addr: u64, size: u32, instr: u32) -> Outcome {
         let bits = self.geometries[0].line_bits();
         let line_size = 1u64 << bits;
-        let mut end = addr + u64::from(size);
-        if ((end - 1) >> bits) - (addr >> bits) > 1 {
-            end = addr + line_size;
+        // The last byte: the end of an access that reaches the top of the
+        // address space is past 2^64 - 1.
+        let mut last = addr + u64::from(size.max(1) - 1);
+        if (last >> bits) - (addr >> bits) > 1 {
+            last = addr + (line_size - 1);
         }
         let mut outcome = Outcome::default();
         let mut from = addr;
-        while from < end {
+        loop {
             let line = from >> bits;
-            let to = end.min((line + 1) << bits);
+            let to = last.min(from | (line_size - 1));
             let offset = (from & (line_size - 1)) as u32;
-            let bytes = NarrowMask::range(offset, (to - from) as u32);
+            let bytes = NarrowMask::range(offset, (to - from + 1) as u32);
             self.access_line(k, line, bytes, instr, &mut outcome);
-            from = to;
+            if to == last {
+                return outcome;
+            }
+            from = to + 1;
         }
-        outcome
     }
 
     fn access_line(&mut self, k: usize, line: u64, bytes: u64, instr: u32, outcome: &mut Outcome) {
@@ -119,11 +123,13 @@ proptest! {
     /// way. An access is a fetch for an odd `op`, a data access for an even
     /// one, a flush for a multiple of 32. Residencies end in the same order
     /// but for flushes, whose order is the caches'; all are compared
-    /// sorted.
+    /// sorted. With `top`, the addresses are the last 1 KiB of the address
+    /// space, and accesses reach up to its last byte.
     #[test]
     fn the_hierarchy_counts_use_as_the_naive_model(
         accesses in prop::collection::vec((any::<u8>(), 0u64..1024, 1u32..24), 1..400),
         ll in prop::sample::select(vec!["64,1,16", "128,2,16", "256,2,16", "512,4,16"]),
+        top in any::<bool>(),
     ) {
         let l1: CacheGeometry = "128,2,16".parse().unwrap();
         let ll: CacheGeometry = ll.parse().unwrap();
@@ -132,6 +138,11 @@ proptest! {
         let mut sink = Recorder::default();
         for (index, &(op, addr, size)) in accesses.iter().enumerate() {
             sink.current = index as u32;
+            let (addr, size) = if top {
+                (u64::MAX - 1023 + addr, size.min(1024 - addr as u32))
+            } else {
+                (addr, size)
+            };
             if op % 32 == 0 {
                 caches.flush(&mut sink);
                 naive.flush();
