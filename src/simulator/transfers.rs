@@ -123,7 +123,7 @@ impl<B: Backdate> Simulator<B> {
 
     pub(super) fn call(&mut self, target: u64) -> Result<(), SimError> {
         let context = self.threads.current();
-        let instr = check_can_transfer(context, "`call`")?;
+        let (instr, return_addr) = check_can_transfer(context, "`call`")?;
         let site = context.charged(instr);
         let (arc, charge_to) = match self.call_sites.get(site, target) {
             Some(call) => {
@@ -146,11 +146,12 @@ impl<B: Backdate> Simulator<B> {
                 (arc, charge_to)
             }
         };
-        let instr = self.program.instr(instr);
+        // The return address is where the call instruction ended as it ran
+        // (the same address may have run with another length before).
         context.mark_call(Call {
             site,
             arc,
-            return_addr: instr.addr.wrapping_add(u64::from(instr.len)),
+            return_addr,
             entry: target,
             charge_to,
         });
@@ -207,16 +208,17 @@ pub(super) fn enter(
     (Some(arc), None)
 }
 
-/// The instruction a `call` or `ret` belongs to, if it has made neither yet.
+/// The instruction a `call` or `ret` belongs to, and where it ended, if it
+/// has made neither yet.
 pub(super) fn check_can_transfer<C>(
     context: &Context<C>,
     what: &'static str,
-) -> Result<InstrId, SimError> {
-    let Some(instr) = context.last_instr else {
+) -> Result<(InstrId, u64), SimError> {
+    let Some(last) = context.last_instr.zip(context.last_end) else {
         return Err(SimError::NoInstruction(what));
     };
     match context.pending() {
-        Pending::None => Ok(instr),
+        Pending::None => Ok(last),
         Pending::Call(_) => Err(SimError::Twice(what, "`call`")),
         Pending::Return => Err(SimError::Twice(what, "`ret`")),
     }

@@ -482,3 +482,27 @@ fn accesses_that_end_at_the_top_of_the_address_space_use_both_lines() {
         ])
     );
 }
+
+#[test]
+fn a_call_returns_to_the_end_of_the_call_instruction_as_it_ran() {
+    // The call at 0x1004 ran earlier as a 1-byte instruction; as the call it
+    // is 5 bytes long, so both calls return to 0x1009.
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 a
+         fn 1080 10c0 b
+         i 1004 1
+         i 1004 5
+         call 1040
+         i 1040 5
+         call 1080
+         i 1080 1
+         ret
+         i 1009 1     # back in main: a and b both returned",
+        SimConfig::default(),
+    );
+    assert_eq!(arc(&profile, "main", "a").inclusive[Ir], 2);
+    assert_eq!(arc(&profile, "a", "b").inclusive[Ir], 1);
+    assert_eq!(self_cost(&profile, "main")[Ir], 3);
+}
