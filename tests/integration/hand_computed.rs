@@ -506,3 +506,27 @@ fn a_call_returns_to_the_end_of_the_call_instruction_as_it_ran() {
     assert_eq!(arc(&profile, "a", "b").inclusive[Ir], 1);
     assert_eq!(self_cost(&profile, "main")[Ir], 3);
 }
+
+#[test]
+fn running_on_into_the_next_function_is_a_call_only_at_a_block_start() {
+    let trace = |sp: &str| {
+        format!(
+            "linegrind-trace text 1
+             fn 1000 1040 main
+             fn 1040 1080 next
+             {sp}
+             i 103c 4
+             {sp}
+             i 1040 4"
+        )
+    };
+    // Without stack pointers the second instruction runs on from the first.
+    let profile = simulate_text(&trace(""), SimConfig::default());
+    assert!(profile.arcs.is_empty());
+    assert_eq!(self_cost(&profile, "next")[Ir], 1);
+    // With them it starts a block at `next`'s first byte, as Callgrind sees
+    // a tail call.
+    let profile = simulate_text(&trace("sp 8000"), SimConfig::default());
+    assert_eq!(arc(&profile, "main", "next").calls, 1);
+    assert_eq!(arc(&profile, "main", "next").inclusive[Ir], 1);
+}
