@@ -75,6 +75,17 @@ impl SimConfig {
                 )));
             }
         }
+        // LL is looked up for the L1 line that missed: a line LL holds in
+        // parts is not modelled.
+        let l1_line = i1.line_size().max(d1.line_size());
+        if ll.line_size() < l1_line {
+            return Err(ConfigError(format!(
+                "the LL line size ({}) is below the L1 line size ({l1_line}): linegrind loads \
+                 an L1 line from the one LL line that holds it, so LL lines must be at least \
+                 as long",
+                ll.line_size()
+            )));
+        }
         Ok(SimConfig {
             i1,
             d1,

@@ -189,6 +189,16 @@ fn bad_options_exit_2() {
         "linegrind: with --cacheuse=yes the I1, D1 and LL line sizes must be equal \
          (got 128, 64 and 64); use --cacheuse=no to simulate different line sizes\n"
     );
+    let args = ["sim", trace, "--I1=32768,8,128", "--cacheuse=no"];
+    let output = linegrind(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with(
+            "linegrind: the LL line size (64) is below the L1 line size (128): linegrind loads"
+        ),
+        "{}",
+        stderr(&output)
+    );
     let output = linegrind(dir.path(), &["sim", trace, "--backdate=maybe"]);
     assert_eq!(output.status.code(), Some(2));
     let output = linegrind(dir.path(), &["frobnicate"]);
