@@ -255,8 +255,8 @@ impl Summary {
     }
 
     /// Reads a summary, checking its schema and version.
-    pub fn read(text: &str) -> Result<Summary, String> {
-        let summary: Summary = serde_json::from_str(text).map_err(|err| err.to_string())?;
+    pub fn read(text: &[u8]) -> Result<Summary, String> {
+        let summary: Summary = serde_json::from_slice(text).map_err(|err| err.to_string())?;
         if summary.schema != SCHEMA {
             return Err(format!(
                 "not a linegrind summary (schema `{}`, expected `{SCHEMA}`)",

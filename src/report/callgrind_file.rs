@@ -9,8 +9,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, BufRead};
+use std::io::BufRead;
 use std::str::FromStr;
+
+use crate::trace::lines::{LineRead, TOO_LONG, read_line};
+use crate::trace::shown;
 
 /// A cost as a profile holds it: `u64` for the counts of a run, `i64` for
 /// files that may hold differences.
@@ -253,6 +256,8 @@ struct Parser<C> {
     totals: Option<Vec<C>>,
     /// The sum of every self cost so far.
     self_total: Vec<C>,
+    /// Whether a cost line was read.
+    costs_read: bool,
     /// Each function's inclusive cost so far, summed only to check that
     /// [`ProfileFile::inclusive`] fits in `C`.
     inclusive: Vec<Vec<C>>,
@@ -268,28 +273,41 @@ impl<C: Cost> Parser<C> {
                 });
             }
         }
-        let mut text = String::new();
+        let mut buf = Vec::new();
         let mut number = 0u64;
         self.file.positions = vec!["line".to_string()];
         self.last = vec![0];
         loop {
-            text.clear();
-            let read = input
-                .read_line(&mut text)
-                .map_err(|err: io::Error| ParseError {
-                    line: number + 1,
-                    what: format!("read error: {err}"),
-                })?;
-            if read == 0 {
-                break;
+            let error = |what: String| ParseError {
+                line: number + 1,
+                what,
+            };
+            match read_line(&mut input, &mut buf) {
+                Err(err) => return Err(error(format!("read error: {err}"))),
+                Ok(LineRead::End) => break,
+                Ok(LineRead::TooLong) => {
+                    return Err(error(format!("{TOO_LONG}: not a callgrind-format profile")));
+                }
+                Ok(LineRead::Line) => {}
             }
             number += 1;
+            // Names in other encodings than UTF-8 are read as well as they
+            // go, as callgrind_annotate reads them.
+            let text = String::from_utf8_lossy(&buf);
             self.line(text.trim_end(), number)?;
         }
         if self.pending_call.is_some() {
             return Err(ParseError {
                 line: number,
                 what: "the file ends after `calls=` without its cost line".into(),
+            });
+        }
+        if self.totals.is_none() && !self.costs_read {
+            return Err(ParseError {
+                line: number,
+                what: "the file ends without a cost line or a `totals:` line: \
+                       it looks cut short, or is not a profile"
+                    .into(),
             });
         }
         let mut file = self.file;
@@ -334,14 +352,20 @@ impl<C: Cost> Parser<C> {
             }
         }
         // A cost line: positions, then costs.
+        let quoted = || shown(text.as_bytes());
         let mut tokens = text.split_ascii_whitespace();
         let mut line = 0;
         for slot in 0..self.file.positions.len() {
-            let token = tokens
-                .next()
-                .ok_or_else(|| error(format!("a cost line without its positions: `{text}`")))?;
-            let value = relative(token, self.last[slot])
-                .ok_or_else(|| error(format!("bad position `{token}` in `{text}`")))?;
+            let token = tokens.next().ok_or_else(|| {
+                error(format!("a cost line without its positions: `{}`", quoted()))
+            })?;
+            let value = relative(token, self.last[slot]).ok_or_else(|| {
+                error(format!(
+                    "bad position `{}` in `{}`",
+                    shown(token.as_bytes()),
+                    quoted()
+                ))
+            })?;
             self.last[slot] = value;
             if self.file.positions[slot] == "line" {
                 line = value;
@@ -349,23 +373,27 @@ impl<C: Cost> Parser<C> {
         }
         let mut costs = Vec::with_capacity(self.file.events.len());
         for token in tokens {
-            costs.push(parse_cost(token).map_err(|what| error(format!("{what} in `{text}`")))?);
+            costs.push(
+                parse_cost(token).map_err(|what| error(format!("{what} in `{}`", quoted())))?,
+            );
         }
         if costs.len() > self.file.events.len() {
             return Err(error(format!(
-                "{} costs for {} events in `{text}`",
+                "{} costs for {} events in `{}`",
                 costs.len(),
-                self.file.events.len()
+                self.file.events.len(),
+                quoted()
             )));
         }
         let Some(function) = self.function else {
             return Err(error("a cost line before any `fn=`".into()));
         };
+        self.costs_read = true;
         let added = match self.pending_call.take() {
             Some((callee, count)) => self.add_call(function, callee, count, &costs),
             None => self.add_self(function, line, &costs),
         };
-        added.ok_or_else(|| error(format!("the costs add up beyond 64 bits at `{text}`")))
+        added.ok_or_else(|| error(format!("the costs add up beyond 64 bits at `{}`", quoted())))
     }
 
     /// Adds a call's count and cost to its arc and to its caller's
@@ -438,7 +466,12 @@ impl<C: Cost> Parser<C> {
                     .split_ascii_whitespace()
                     .next()
                     .and_then(parse_number)
-                    .ok_or_else(|| error(format!("bad call count in `calls={value}`")))?;
+                    .ok_or_else(|| {
+                        error(format!(
+                            "bad call count in `calls={}`",
+                            shown(value.as_bytes())
+                        ))
+                    })?;
                 let name = self
                     .callee
                     .take()
@@ -466,7 +499,10 @@ impl<C: Cost> Parser<C> {
                 self.names.resolve(FUNCTIONS, value, number)?;
             }
             "jump" | "jcnd" => {}
-            other => return Err(error(format!("unknown specification `{other}=`"))),
+            other => {
+                let other = shown(other.as_bytes());
+                return Err(error(format!("unknown specification `{other}=`")));
+            }
         }
         Ok(())
     }
@@ -481,6 +517,12 @@ impl<C: Cost> Parser<C> {
         };
         match key {
             "events" => {
+                if !self.file.events.is_empty() {
+                    return Err(ParseError {
+                        line: number,
+                        what: "a second `events:` line".into(),
+                    });
+                }
                 self.file.events = value.split_ascii_whitespace().map(str::to_string).collect();
                 let events = &self.file.events;
                 if let Some(twice) =
@@ -556,8 +598,8 @@ fn parse_cost<C: Cost>(token: &str) -> Result<C, String> {
     };
     match value {
         Some(value) => Ok(value),
-        None if integer => Err(format!("cost `{token}` out of range")),
-        None => Err(format!("bad cost `{token}`")),
+        None if integer => Err(format!("cost `{}` out of range", shown(token.as_bytes()))),
+        None => Err(format!("bad cost `{}`", shown(token.as_bytes()))),
     }
 }
 
@@ -613,6 +655,35 @@ totals: 37 10
         ProfileFile::<i64>::parse(text.as_bytes())
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn a_file_cut_short_in_its_header_or_given_a_second_events_line_is_refused() {
+        let cut = EXAMPLE.find("fl=").unwrap();
+        for end in [EXAMPLE.find("events:").unwrap() + 10, cut] {
+            let err = signed_error(&EXAMPLE[..end]);
+            assert!(
+                err.contains("ends without a cost line or a `totals:` line"),
+                "{err}"
+            );
+        }
+        let err = signed_error(&format!("{EXAMPLE}events: Bogus\n"));
+        assert!(err.contains("a second `events:` line"), "{err}");
+    }
+
+    #[test]
+    fn names_in_other_encodings_are_read_and_bad_lines_shown_escaped() {
+        let latin1 = EXAMPLE.replace("fl=(1) app.c", "fl=(1) caf\u{e9}.c");
+        let mut bytes = latin1.into_bytes();
+        let at = bytes
+            .windows(2)
+            .position(|w| w == "\u{e9}".as_bytes())
+            .unwrap();
+        bytes.splice(at..at + 2, [0xe9]);
+        let file = ProfileFile::<i64>::parse(&bytes[..]).unwrap();
+        assert_eq!(file.functions[0].key.file, "caf\u{fffd}.c");
+        let err = signed_error(&EXAMPLE.replace("+2 * 4", "+2 * 4\0\x1b[31m"));
+        assert!(err.contains("bad cost `4\\u{0}\\u{1b}[31m`"), "{err}");
     }
 
     #[test]

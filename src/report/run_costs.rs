@@ -5,11 +5,16 @@
 //! without loss.
 
 use std::fmt;
-use std::fs;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::callgrind_file::{FunctionKey, ProfileFile};
 use crate::output::json::Summary;
+
+/// The largest JSON summary read: one of a run with a million functions
+/// is a few hundred megabytes.
+const MAX_SUMMARY: u64 = 1 << 30;
 
 /// One function's self and inclusive costs, one value per event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,18 +52,30 @@ impl std::error::Error for LoadError {}
 
 impl RunCosts {
     /// Reads `path`: a JSON summary when it starts with `{`, else a
-    /// callgrind-format file.
+    /// callgrind-format file, read as it streams by.
     pub fn load(path: &Path) -> Result<RunCosts, LoadError> {
         let error = |what: String| LoadError {
             path: path.display().to_string(),
             what,
         };
-        let text = fs::read_to_string(path).map_err(|err| error(err.to_string()))?;
-        if text.trim_start().starts_with('{') {
+        let mut input = BufReader::new(File::open(path).map_err(|err| error(err.to_string()))?);
+        let start = input.fill_buf().map_err(|err| error(err.to_string()))?;
+        if start.trim_ascii_start().starts_with(b"{") {
+            let mut text = Vec::new();
+            input
+                .take(MAX_SUMMARY + 1)
+                .read_to_end(&mut text)
+                .map_err(|err| error(err.to_string()))?;
+            if text.len() as u64 > MAX_SUMMARY {
+                return Err(error(format!(
+                    "larger than {} MiB: not a JSON summary",
+                    MAX_SUMMARY >> 20
+                )));
+            }
             let summary = Summary::read(&text).map_err(error)?;
             Ok(RunCosts::from_summary(&summary))
         } else {
-            let file = ProfileFile::parse(text.as_bytes()).map_err(|err| error(err.to_string()))?;
+            let file = ProfileFile::parse(input).map_err(|err| error(err.to_string()))?;
             if file.events.is_empty() {
                 return Err(error(
                     "neither a JSON summary nor a callgrind file (no `events:` line)".into(),

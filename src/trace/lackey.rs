@@ -20,6 +20,7 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
+use super::lines::{LineRead, TOO_LONG, read_line};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -144,13 +145,16 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
                     self.input.consume(end + 1);
                     event?
                 }
-                None => {
-                    self.buf.clear();
-                    self.input
-                        .read_until(b'\n', &mut self.buf)
-                        .map_err(|err| io(read, err))?;
-                    self.lines.parse(&self.buf)?
-                }
+                None => match read_line(&mut self.input, &mut self.buf) {
+                    Err(err) => return Err(io(read, err)),
+                    Ok(LineRead::TooLong) => {
+                        return Err(TraceError::syntax(
+                            Location::Line(read + 1),
+                            format!("{TOO_LONG}: not a Lackey trace"),
+                        ));
+                    }
+                    Ok(_) => self.lines.parse(&self.buf)?,
+                },
             };
             if let Some(event) = event {
                 return Ok(Some(event));

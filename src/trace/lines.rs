@@ -1,24 +1,84 @@
-//! Reading a text-based trace line by line, with the line number errors
-//! give.
+//! Reading text line by line, with a bound on a line's length and the line
+//! number errors give.
 
-use std::io::BufRead;
+use std::io::{self, BufRead, Read};
 
 use super::error::{Location, TraceError};
 
-/// Reads the next line into `buf` (newline included) and counts it in
-/// `line`; false at the end of the input.
+/// The longest line a text input may hold: far above any name or cost line
+/// of a trace or profile, and a bound on the memory a file without line
+/// breaks (a binary file, `/dev/zero`) takes before it is refused.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LineRead {
+    /// A line, in the buffer with its newline (if it had one).
+    Line,
+    /// The end of the input.
+    End,
+    /// A line longer than [`MAX_LINE`]; its first bytes are in the buffer.
+    TooLong,
+}
+
+/// Why a [`LineRead::TooLong`] line is refused.
+pub const TOO_LONG: &str = "a line longer than 16 MiB";
+
+/// Reads the next line into `buf`, at most [`MAX_LINE`] bytes of it.
+pub fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<LineRead> {
+    buf.clear();
+    let read = input
+        .by_ref()
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', buf)?;
+    Ok(if buf.len() > MAX_LINE {
+        LineRead::TooLong
+    } else if read == 0 {
+        LineRead::End
+    } else {
+        LineRead::Line
+    })
+}
+
+/// Reads the next line of a trace into `buf` (newline included) and counts
+/// it in `line`; false at the end of the input.
 pub fn next_line(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     line: &mut u64,
 ) -> Result<bool, TraceError> {
-    buf.clear();
-    match input.read_until(b'\n', buf) {
-        Err(err) => Err(TraceError::io(Location::Line(*line + 1), err)),
-        Ok(0) => Ok(false),
-        Ok(_) => {
+    let at = Location::Line(*line + 1);
+    match read_line(input, buf).map_err(|err| TraceError::io(at, err))? {
+        LineRead::End => Ok(false),
+        LineRead::Line => {
             *line += 1;
             Ok(true)
         }
+        LineRead::TooLong => Err(TraceError::syntax(
+            at,
+            format!("{TOO_LONG} (is this a binary file?)"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_refused_without_reading_the_rest() {
+        let mut input = io::repeat(b'x');
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line(&mut io::BufReader::new(&mut input), &mut buf).unwrap(),
+            LineRead::TooLong
+        );
+        assert_eq!(buf.len(), MAX_LINE + 1);
+        let mut lines = &b"one\ntwo"[..];
+        assert_eq!(read_line(&mut lines, &mut buf).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"one\n");
+        assert_eq!(read_line(&mut lines, &mut buf).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"two");
+        assert_eq!(read_line(&mut lines, &mut buf).unwrap(), LineRead::End);
     }
 }
