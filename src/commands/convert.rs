@@ -7,7 +7,7 @@ use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::output::write_atomically;
 use crate::trace::binary::TraceWriter;
-use crate::trace::{Blocker, Format, TextWriter, TraceError, TraceRead};
+use crate::trace::{Blocker, Event, Format, TextWriter, TraceError, TraceRead};
 
 /// A validated `convert` invocation.
 #[derive(Clone, Debug)]
@@ -41,13 +41,31 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
         .into_iter()
         .collect();
     meta.push(("converted-from", job.input.path.display().to_string()));
-    // A read error stops the writing and is reported as bad input.
+    // A read error stops the writing and is reported as bad input. So does
+    // a data access before any instruction, which an imported data-only
+    // trace may make and neither written format can hold.
     let mut read_error: Option<TraceError> = None;
-    let mut next = || match reader.next_event() {
-        Ok(event) => Ok(event),
-        Err(err) => {
-            read_error = Some(err);
-            Err(io::Error::other("the input could not be read"))
+    let detached = reader.detached_data();
+    let mut fetched = false;
+    let mut next = || {
+        let event = match reader.next_event() {
+            Ok(Some(Event::Data { .. })) if detached && !fetched => Err(TraceError::syntax(
+                reader.location(),
+                "a data access before any instruction: a data-only trace converts to no \
+                 linegrind format, whose accesses belong to instructions; `linegrind sim` \
+                 simulates it as it is",
+            )),
+            read => read,
+        };
+        match event {
+            Ok(event) => {
+                fetched |= matches!(event, Some(Event::Instr { .. }));
+                Ok(event)
+            }
+            Err(err) => {
+                read_error = Some(err);
+                Err(io::Error::other("the input could not be read"))
+            }
         }
     };
     let written = write_atomically(&job.output, |out| match to {

@@ -429,3 +429,17 @@ fn an_object_or_binary_that_is_a_pipe_is_not_opened() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("tests/importers/cachelab.trace");
+    let output = linegrind(dir.path(), &["convert", trace.to_str().unwrap(), "out.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("line 2: a data access before any instruction"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
