@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
-use crate::output::write_atomically;
+use crate::output::{check_writable, write_atomically};
 use crate::trace::binary::TraceWriter;
 use crate::trace::{Blocker, Event, Format, TextWriter, TraceError, TraceRead};
 
@@ -27,6 +27,7 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
             job.output.display()
         )));
     }
+    check_writable(&job.output).other(format!("cannot write {}", job.output.display()))?;
     let name = job.input.path.display();
     let mut reader = job.input.open()?;
     let to = job.to.unwrap_or(match reader.format() {

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use super::callgrind_file::FunctionIndex;
+use super::callgrind_file::{FunctionIndex, ProfileFile};
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Table};
 
@@ -45,7 +45,8 @@ fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<C
 
 /// Top-down: every root above the threshold with its inclusive cost, then
 /// the calls it makes, recursively. The roots share one tree: a function's
-/// calls are drawn only where it first appears.
+/// calls are drawn only where it first appears. A function that no root
+/// reaches (only calls in a cycle lead to it) is a root after them.
 pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let file = report.file;
     let sort = report.options.sort;
@@ -60,18 +61,45 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     for calls in &mut calls_from {
         calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
-    let mut roots: Vec<FunctionIndex> = (0..file.functions.len())
-        .filter(|&f| !called[f] && report.above_threshold(report.inclusive[f][sort]))
+    let mut shown: Vec<FunctionIndex> = (0..file.functions.len())
+        .filter(|&f| report.above_threshold(report.inclusive[f][sort]))
         .collect();
-    roots.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()));
+    shown.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()));
+    let (roots, in_cycles): (Vec<FunctionIndex>, Vec<FunctionIndex>) =
+        shown.into_iter().partition(|&f| !called[f]);
+    let mut reached = vec![false; file.functions.len()];
     let table = tree_table(report, "calls (top-down)");
     let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
-    for root in roots {
+    for root in roots.into_iter().chain(in_cycles) {
+        if reached[root] {
+            continue;
+        }
+        reach(file, &calls_from, root, &mut reached);
         walk.table
             .row(line(report, &report.inclusive[root], "", root));
         walk.root(root);
     }
     walk.table.write(out, report.options.color)
+}
+
+/// Marks in `reached` every function calls lead to from `root`, and `root`.
+fn reach(
+    file: &ProfileFile<i64>,
+    calls_from: &[Vec<usize>],
+    root: FunctionIndex,
+    reached: &mut [bool],
+) {
+    let mut stack = vec![root];
+    reached[root] = true;
+    while let Some(f) = stack.pop() {
+        for &at in &calls_from[f] {
+            let callee = file.calls[at].callee;
+            if !reached[callee] {
+                reached[callee] = true;
+                stack.push(callee);
+            }
+        }
+    }
 }
 
 /// Which way a tree goes from a function: to the functions it calls, or

@@ -203,6 +203,26 @@ fn a_call_tree_deeper_than_it_draws_says_where_it_stops() {
     assert!(!text.contains("f41"), "{text}");
 }
 
+#[test]
+fn functions_only_a_cycle_of_calls_reaches_are_roots_of_the_top_down_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    // a calls b and b calls a: no function is called by none.
+    let cycle = "events: Ir\nfl=a.c\nfn=a\n1 3\ncfn=b\ncalls=1 0\n1 3\n\
+                 fn=b\n1 2\ncfn=a\ncalls=1 0\n1 1\n";
+    write(dir.path(), "cycle.out", cycle);
+    let text = success(linegrind(
+        dir.path(),
+        &["report", "cycle.out", "--tree", "callee"],
+    ));
+    let tree: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.contains("top-down"))
+        .collect();
+    assert!(tree[1].contains(" a "), "{text}");
+    assert!(tree[2].contains("└─ b"), "{text}");
+    assert!(tree[3].contains("└─ a (recursive)"), "{text}");
+}
+
 /// Runs `args` in `dir`, expecting exit code 2 and an error that names
 /// `place`.
 fn expect_input_error(dir: &Path, args: &[&str], place: &str) {
