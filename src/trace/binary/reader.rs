@@ -15,7 +15,6 @@ use super::format::{
     VERSION,
 };
 use super::varint::Cursor;
-use super::writer::Totals;
 use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockDef, BlockRun, Expander, Item, JumpKind};
 use crate::trace::valid::within;
@@ -51,8 +50,7 @@ struct Def {
     guarded: usize,
     /// Per side exit: how many access sites come before it, and its kind.
     exits: Vec<(usize, JumpKind)>,
-    /// Per side exit: how many instructions a run that takes it executes.
-    exit_instrs: Vec<u64>,
+
     /// Above this address, the block's largest access would run past the
     /// end of the address space: a run's address there is checked.
     wraps_above: u64,
@@ -62,16 +60,10 @@ impl Def {
     fn new(block: BlockDef, first_site: usize) -> Def {
         let mut sites = Vec::new();
         let mut exits = Vec::new();
-        let mut exit_instrs = Vec::new();
-        for (index, instr) in block.instrs.iter().enumerate() {
-            for item in &block.items[instr.items.clone()] {
-                match *item {
-                    Item::Access { guarded, .. } => sites.push(guarded),
-                    Item::Exit { kind } => {
-                        exits.push((sites.len(), kind));
-                        exit_instrs.push(index as u64 + 1);
-                    }
-                }
+        for item in &block.items {
+            match *item {
+                Item::Access { guarded, .. } => sites.push(guarded),
+                Item::Exit { kind } => exits.push((sites.len(), kind)),
             }
         }
         let largest = site_sizes(&block).max().unwrap_or(1);
@@ -79,7 +71,6 @@ impl Def {
             guarded: block.guarded(),
             sites,
             exits,
-            exit_instrs,
             first_site,
             wraps_above: u64::MAX - (u64::from(largest) - 1),
             block: Arc::new(block),
@@ -109,13 +100,6 @@ impl Def {
             .map_or(self.sites.len(), |(before, _)| before)
     }
 
-    /// How many instructions a run that took side exit `exit` executed.
-    fn instrs_reached(&self, exit: Option<u32>) -> u64 {
-        exit.and_then(|exit| self.exit_instrs.get(exit as usize))
-            .copied()
-            .unwrap_or(self.block.instrs.len() as u64)
-    }
-
     /// How a run that took side exit `exit` leaves the block
     /// ([`BlockDef::leaving`], without going through the items).
     fn leaving(&self, exit: Option<u32>) -> JumpKind {
@@ -138,9 +122,9 @@ pub struct BinaryReader<R> {
     /// trailer and the END chunk say.
     end_at: u64,
     symbols_at: u64,
-    /// What the stream's block runs added up to so far, to check against
-    /// the summary at the end.
-    seen: Totals,
+    /// The stream's block runs so far, to check against the summary at the
+    /// end.
+    runs_seen: u64,
     /// Why the stream ended early, when truncation is allowed.
     truncated: Option<String>,
     allow_truncated: bool,
@@ -209,7 +193,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             summary: None,
             end_at: 0,
             symbols_at: 0,
-            seen: Totals::default(),
+            runs_seen: 0,
             truncated: None,
             allow_truncated,
             symbols_loaded: false,
@@ -466,9 +450,9 @@ impl<R: Read + Seek> BinaryReader<R> {
     }
 
     /// The stream reached an END chunk at `at`: with the trace's end read,
-    /// that chunk must be the one the trailer points at, and the block runs
-    /// streamed must add up to what it says. (A trace read without its end
-    /// stops at any END chunk.)
+    /// that chunk must be the one the trailer points at, and the stream
+    /// must have held the block runs it counts. (A trace read without its
+    /// end stops at any END chunk.)
     fn check_end(&self, at: u64) -> Result<(), TraceError> {
         let Some(summary) = self.summary else {
             return Ok(());
@@ -479,21 +463,17 @@ impl<R: Read + Seek> BinaryReader<R> {
                 "an end record before the trace's end: the trace is corrupt",
             ));
         }
-        let recorded = [
-            (summary.block_runs, self.seen.block_runs, "block runs"),
-            (summary.instructions, self.seen.instructions, "instructions"),
-            (summary.accesses, self.seen.accesses, "data accesses"),
-        ];
-        match recorded.iter().find(|(said, seen, _)| said != seen) {
-            None => Ok(()),
-            Some((said, seen, what)) => Err(syntax(
-                at,
-                format!(
-                    "the end record counts {said} {what}, the trace's chunks hold {seen}: \
-                     chunks are missing or repeated"
-                ),
-            )),
+        if summary.block_runs == self.runs_seen {
+            return Ok(());
         }
+        Err(syntax(
+            at,
+            format!(
+                "the end record counts {} block runs, the trace's chunks hold {}: \
+                 chunks are missing or repeated",
+                summary.block_runs, self.runs_seen
+            ),
+        ))
     }
 
     fn add_blocks(&mut self, payload: &[u8], at: u64) -> Result<(), TraceError> {
@@ -564,9 +544,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             &mut run.addrs,
         )
         .map_err(relocate)?;
-        self.seen.block_runs += 1;
-        self.seen.instructions += def.instrs_reached(run.exit);
-        self.seen.accesses += run.addrs.len() as u64;
+        self.runs_seen += 1;
         self.pos = base + cursor.pos();
         Ok(Some(id))
     }
@@ -606,7 +584,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             sp_bases,
             expander,
             chunk_at,
-            seen,
+            runs_seen,
             ..
         } = self;
         let (at, base) = (*chunk_at, *pos);
@@ -633,12 +611,9 @@ impl<R: Read + Seek> BinaryReader<R> {
             feed.define(id as u32, || Arc::clone(&def.block));
             let start = feed.mark();
             let (guards, addrs) = feed.run_arrays();
-            let before = addrs.len();
             let (sp, exit) = decode_run(&mut cursor, tag, def, site_last, sp_bases, guards, addrs)
                 .map_err(relocate)?;
-            seen.block_runs += 1;
-            seen.instructions += def.instrs_reached(exit);
-            seen.accesses += (addrs.len() - before) as u64;
+            *runs_seen += 1;
             let call = expander.enter(&def.block);
             let leaving = def.leaving(exit);
             expander.leave(leaving);
