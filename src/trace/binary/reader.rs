@@ -50,7 +50,6 @@ struct Def {
     guarded: usize,
     /// Per side exit: how many access sites come before it, and its kind.
     exits: Vec<(usize, JumpKind)>,
-
     /// Above this address, the block's largest access would run past the
     /// end of the address space: a run's address there is checked.
     wraps_above: u64,
@@ -433,7 +432,9 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.sp_bases.reset(self.thread);
                     return Ok(true);
                 }
-                ChunkKind::Symbols if at == self.symbols_at => {}
+                // Read without its end, a trace may hold its symbol table,
+                // whose place was to be given there.
+                ChunkKind::Symbols if self.summary.is_none() || at == self.symbols_at => {}
                 ChunkKind::Symbols => {
                     return Err(syntax(
                         at,
