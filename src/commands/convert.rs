@@ -52,9 +52,9 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
         let event = match reader.next_event() {
             Ok(Some(Event::Data { .. })) if detached && !fetched => Err(TraceError::syntax(
                 reader.location(),
-                "a data access before any instruction: a data-only trace converts to no \
-                 linegrind format, whose accesses belong to instructions; `linegrind sim` \
-                 simulates it as it is",
+                "a data access before any instruction, which linegrind's formats cannot hold \
+                 (each access belongs to an instruction); `linegrind sim` simulates the \
+                 trace as it is",
             )),
             read => read,
         };
