@@ -12,7 +12,8 @@ use std::fmt;
 use std::io::BufRead;
 use std::str::FromStr;
 
-use crate::trace::lines::{LineRead, TOO_LONG, read_line};
+use crate::trace::binary::is_binary;
+use crate::trace::lines::{LineRead, read_line, too_long};
 use crate::trace::shown;
 
 /// A cost as a profile holds it: `u64` for the counts of a run, `i64` for
@@ -213,7 +214,7 @@ fn check_complete<C: Cost>(
 /// What a file starting with `start` is when it is one of linegrind's
 /// other files rather than a profile: the mistakes worth naming.
 fn not_a_profile(start: &[u8]) -> Option<&'static str> {
-    if crate::trace::binary::is_binary(start) || start.starts_with(b"linegrind-trace") {
+    if is_binary(start) || start.starts_with(b"linegrind-trace") {
         Some(
             "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)",
         )
@@ -286,7 +287,7 @@ impl<C: Cost> Parser<C> {
                 Err(err) => return Err(error(format!("read error: {err}"))),
                 Ok(LineRead::End) => break,
                 Ok(LineRead::TooLong) => {
-                    return Err(error(format!("{TOO_LONG}: not a callgrind-format profile")));
+                    return Err(error(too_long(": not a callgrind-format profile")));
                 }
                 Ok(LineRead::Line) => {}
             }

@@ -61,16 +61,20 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     for calls in &mut calls_from {
         calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
-    let mut shown: Vec<FunctionIndex> = (0..file.functions.len())
+    // The functions nobody calls first, each part by inclusive cost.
+    let mut roots: Vec<FunctionIndex> = (0..file.functions.len())
         .filter(|&f| report.above_threshold(report.inclusive[f][sort]))
         .collect();
-    shown.sort_by_key(|&f| std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()));
-    let (roots, in_cycles): (Vec<FunctionIndex>, Vec<FunctionIndex>) =
-        shown.into_iter().partition(|&f| !called[f]);
+    roots.sort_by_key(|&f| {
+        (
+            called[f],
+            std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()),
+        )
+    });
     let mut reached = vec![false; file.functions.len()];
     let table = tree_table(report, "calls (top-down)");
     let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
-    for root in roots.into_iter().chain(in_cycles) {
+    for root in roots {
         if reached[root] {
             continue;
         }

@@ -20,7 +20,7 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::{LineRead, TOO_LONG, read_line};
+use super::lines::{LineRead, read_line, too_long};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -150,7 +150,7 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
                     Ok(LineRead::TooLong) => {
                         return Err(TraceError::syntax(
                             Location::Line(read + 1),
-                            format!("{TOO_LONG}: not a Lackey trace"),
+                            too_long(": not a Lackey trace"),
                         ));
                     }
                     Ok(_) => self.lines.parse(&self.buf)?,

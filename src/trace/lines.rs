@@ -21,8 +21,11 @@ pub enum LineRead {
     TooLong,
 }
 
-/// Why a [`LineRead::TooLong`] line is refused.
-pub const TOO_LONG: &str = "a line longer than 16 MiB";
+/// Why a [`LineRead::TooLong`] line is refused, followed by `what` the
+/// input then is not.
+pub fn too_long(what: &str) -> String {
+    format!("a line longer than {} MiB{what}", MAX_LINE >> 20)
+}
 
 /// Reads the next line into `buf`, at most [`MAX_LINE`] bytes of it.
 pub fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<LineRead> {
@@ -56,7 +59,7 @@ pub fn next_line(
         }
         LineRead::TooLong => Err(TraceError::syntax(
             at,
-            format!("{TOO_LONG} (is this a binary file?)"),
+            too_long(" (is this a binary file?)"),
         )),
     }
 }

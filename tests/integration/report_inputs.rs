@@ -46,6 +46,12 @@ fn write(dir: &Path, name: &str, text: &str) {
     fs::write(dir.join(name), text).unwrap();
 }
 
+/// The top-down tree `report` draws of `profile`, written to `name`.
+fn callee_tree(dir: &Path, name: &str, profile: &str) -> String {
+    write(dir, name, profile);
+    success(linegrind(dir, &["report", name, "--tree", "callee"]))
+}
+
 /// The standard output of a successful run.
 fn success(output: Output) -> String {
     assert!(
@@ -209,11 +215,7 @@ fn functions_only_a_cycle_of_calls_reaches_are_roots_of_the_top_down_tree() {
     // a calls b and b calls a: no function is called by none.
     let cycle = "events: Ir\nfl=a.c\nfn=a\n1 3\ncfn=b\ncalls=1 0\n1 3\n\
                  fn=b\n1 2\ncfn=a\ncalls=1 0\n1 1\n";
-    write(dir.path(), "cycle.out", cycle);
-    let text = success(linegrind(
-        dir.path(),
-        &["report", "cycle.out", "--tree", "callee"],
-    ));
+    let text = callee_tree(dir.path(), "cycle.out", cycle);
     let tree: Vec<&str> = text
         .lines()
         .skip_while(|line| !line.contains("top-down"))
@@ -328,11 +330,7 @@ fn a_call_tree_draws_each_function_once_whatever_the_number_of_paths() {
     let diamond = "events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=a\ncalls=1 1\n1 4\ncfn=b\ncalls=1 1\n1 3\n\
                    fn=a\n1 1\ncfn=c\ncalls=1 1\n1 3\nfn=b\n1 1\ncfn=c\ncalls=1 1\n1 2\n\
                    fn=c\n1 3\ncfn=d\ncalls=1 1\n1 2\nfn=d\n1 2\n";
-    write(dir.path(), "diamond.out", diamond);
-    let text = success(linegrind(
-        dir.path(),
-        &["report", "diamond.out", "--tree", "callee"],
-    ));
+    let text = callee_tree(dir.path(), "diamond.out", diamond);
     let tree: Vec<&str> = text
         .lines()
         .filter(|line| line.ends_with("a.c"))
