@@ -60,7 +60,7 @@ fn cache(c: &mut Criterion) {
     let ll: CacheGeometry = "8388608,16,64".parse().unwrap();
     group.bench_function("lookup D1 32K 8-way", |b| {
         b.iter(|| {
-            let mut cache = SetAssocCache::new(d1);
+            let mut cache = SetAssocCache::new(d1).unwrap();
             let mut hits = 0u64;
             for &addr in black_box(&addrs) {
                 hits += u64::from(matches!(
@@ -73,7 +73,8 @@ fn cache(c: &mut Criterion) {
     });
     group.bench_function("hierarchy with use", |b| {
         b.iter(|| {
-            let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(d1, d1, &[ll], true);
+            let mut caches: Hierarchy<(), NarrowMask> =
+                Hierarchy::new(d1, d1, &[ll], true).unwrap();
             let mut sink = Counter(0);
             let mut misses = 0u64;
             for &addr in black_box(&addrs) {

@@ -15,7 +15,7 @@ use linegrind::trace::{Event, TextReader, TraceRead};
 mod workload;
 
 fn run<B: Backdate>(events: &[Event], config: SimConfig, backdate: B) -> u64 {
-    let mut simulator = Simulator::new(config, backdate);
+    let mut simulator = Simulator::new(config, backdate).unwrap();
     for event in events {
         simulator.apply(event.clone()).unwrap();
     }

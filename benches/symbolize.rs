@@ -63,7 +63,7 @@ fn trace(starts: &[u64], bias: u64) -> Vec<Event> {
 }
 
 fn run(events: &[Event]) -> u64 {
-    let mut simulator = Simulator::new(SimConfig::default(), CallTree::new());
+    let mut simulator = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
     for event in events {
         simulator.apply(event.clone()).unwrap();
     }

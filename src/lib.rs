@@ -40,7 +40,7 @@
 //! // Two 64-byte L1 lines were loaded: the instruction line for 4 bytes
 //! // and the data line for 8, so 60 + 56 bytes were wasted.
 //! assert_eq!(profile.totals[EventKind::SpLoss1], 116);
-//! # Ok::<(), linegrind::trace::TraceError>(())
+//! # Ok::<(), linegrind::simulator::RunError>(())
 //! ```
 
 pub mod arcs;

@@ -17,7 +17,7 @@ use crate::cache::MAX_LANES;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
-use crate::simulator::Simulator;
+use crate::simulator::{RunError, Simulator};
 use crate::trace::batch::{Batch, Replayed};
 use crate::trace::block::BlockDef;
 use crate::trace::{Event, Feed, TraceError, TraceRead};
@@ -132,10 +132,10 @@ impl<B: Backdate> Replay<B> {
         mut self,
         batches: Receiver<Arc<Batch>>,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Walked, TraceError> {
+    ) -> Result<Walked, RunError> {
         let mut accesses = 0;
         for batch in batches {
-            accesses += self.batch(&batch)?;
+            accesses += self.batch(&batch).map_err(RunError::Trace)?;
             progress(self.simulator.instructions() + accesses);
         }
         Ok((self.finish)(self.simulator))
@@ -149,7 +149,7 @@ fn simulate_batches(
     detached: bool,
     batches: Receiver<Arc<Batch>>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Walked, TraceError> {
+) -> Result<Walked, RunError> {
     if configs[0].backdate() {
         walk(configs, CallTree::new, detached, batches, progress)
     } else {
@@ -165,12 +165,12 @@ fn walk<B: Backdate>(
     detached: bool,
     batches: Receiver<Arc<Batch>>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Walked, TraceError> {
+) -> Result<Walked, RunError> {
     if configs.len() > 1 {
-        let simulator = Simulator::lanes(configs, backdate);
+        let simulator = Simulator::lanes(configs, backdate)?;
         Replay::new(simulator, detached, Simulator::finish_lanes).run(batches, progress)
     } else {
-        let simulator = Simulator::new(configs.swap_remove(0), backdate());
+        let simulator = Simulator::new(configs.swap_remove(0), backdate())?;
         Replay::new(simulator, detached, Simulator::walked).run(batches, progress)
     }
 }
@@ -225,7 +225,7 @@ pub fn simulate_each<R: TraceRead + Send>(
     reader: R,
     configs: &[SimConfig],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
+) -> Result<(R, Vec<Result<Profile, RunError>>), TraceError> {
     let walks = walks(configs, lanes_per_walk(configs.len()));
     simulate_walks(reader, configs, &walks, progress)
 }
@@ -236,7 +236,7 @@ fn simulate_walks<R: TraceRead + Send>(
     configs: &[SimConfig],
     walks: &[Vec<usize>],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(R, Vec<Result<Profile, TraceError>>), TraceError> {
+) -> Result<(R, Vec<Result<Profile, RunError>>), TraceError> {
     let detached = reader.detached_data();
     let (senders, receivers): (Vec<_>, Vec<_>) = walks.iter().map(|_| sync_channel(QUEUE)).unzip();
     let quiet = |_: u64| {};
@@ -269,7 +269,7 @@ fn simulate_walks<R: TraceRead + Send>(
             .collect();
         fed.map(|()| walked)
     })?;
-    let mut profiles: Vec<Option<Result<Profile, TraceError>>> =
+    let mut profiles: Vec<Option<Result<Profile, RunError>>> =
         configs.iter().map(|_| None).collect();
     for (walk, walked) in walks.iter().zip(walked) {
         match walked {
@@ -391,8 +391,8 @@ mod tests {
         )
         .unwrap();
         for profile in profiles {
-            let Err(err) = profile else {
-                panic!("an access before any instruction is an error");
+            let Err(RunError::Trace(err)) = profile else {
+                panic!("an access before any instruction is an error of the trace");
             };
             assert_eq!(err.location, Location::Line(2));
             assert!(

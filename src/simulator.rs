@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::Caches;
+use crate::cache::{Caches, NoMemory};
 use crate::callstack::Threads;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
@@ -71,19 +71,58 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// Why a simulation gave no profile.
+#[derive(Clone, Debug)]
+pub enum RunError {
+    /// The trace could not be read or simulated.
+    Trace(TraceError),
+    /// The host refused the memory of the simulated caches.
+    Memory(NoMemory),
+}
+
+impl From<TraceError> for RunError {
+    fn from(err: TraceError) -> RunError {
+        RunError::Trace(err)
+    }
+}
+
+impl From<NoMemory> for RunError {
+    fn from(err: NoMemory) -> RunError {
+        RunError::Memory(err)
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Trace(err) => err.fmt(f),
+            RunError::Memory(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Trace(err) => err.source(),
+            RunError::Memory(_) => None,
+        }
+    }
+}
+
 /// Simulates a whole trace with `config` on this thread, streaming it
 /// event by event (`sim` decodes on another thread: see
 /// [`crate::pipeline`]).
-pub fn simulate(reader: &mut impl TraceRead, config: SimConfig) -> Result<Profile, TraceError> {
+pub fn simulate(reader: &mut impl TraceRead, config: SimConfig) -> Result<Profile, RunError> {
     let detached = reader.detached_data();
     if config.backdate() {
-        let mut simulator = Simulator::new(config, CallTree::new());
+        let mut simulator = Simulator::new(config, CallTree::new())?;
         simulator.set_detached_data(detached);
-        run(reader, simulator)
+        Ok(run(reader, simulator)?)
     } else {
-        let mut simulator = Simulator::new(config, NoBackdate);
+        let mut simulator = Simulator::new(config, NoBackdate)?;
         simulator.set_detached_data(detached);
-        run(reader, simulator)
+        Ok(run(reader, simulator)?)
     }
 }
 
@@ -137,8 +176,9 @@ impl<B: Backdate> Simulator<B> {
         self.detached_data = allowed;
     }
 
-    /// A simulation with empty caches and thread 1 running.
-    pub fn new(config: SimConfig, backdate: B) -> Simulator<B> {
+    /// A simulation with empty caches and thread 1 running, or the memory
+    /// the host refused for the caches.
+    pub fn new(config: SimConfig, backdate: B) -> Result<Simulator<B>, NoMemory> {
         Simulator::with_lanes(config, Vec::new(), backdate)
     }
 
@@ -148,20 +188,20 @@ impl<B: Backdate> Simulator<B> {
         config: SimConfig,
         lane_configs: Vec<SimConfig>,
         mut backdate: B,
-    ) -> Simulator<B> {
+    ) -> Result<Simulator<B>, NoMemory> {
         let threads = Threads::new(&mut backdate);
         let lls: Vec<_> = std::iter::once(&config)
             .chain(&lane_configs)
             .map(SimConfig::ll)
             .collect();
-        Simulator {
+        Ok(Simulator {
             charges: Charges {
                 self_cost: Vec::new(),
                 backdate,
                 lane_costs: vec![Vec::new(); lane_configs.len()],
                 samples: config.stack_samples().then(StackSamples::new),
             },
-            caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use()),
+            caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use())?,
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
@@ -172,7 +212,7 @@ impl<B: Backdate> Simulator<B> {
             tid: 1,
             known: KnownBlocks::default(),
             call_sites: CallSites::default(),
-        }
+        })
     }
 
     /// Simulates one event.
@@ -495,7 +535,7 @@ mod tests {
             simulator.block(&item).map_err(|err| err.to_string())
         };
         for known in [false, true] {
-            let mut simulator = Simulator::new(SimConfig::default(), CallTree::new());
+            let mut simulator = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
             if known {
                 block(&mut simulator, &run(&[0x8000])).unwrap();
                 assert!(simulator.known.get(0).is_some(), "the block is known");
@@ -562,8 +602,8 @@ mod tests {
             run(None, &[false], &[0x81c0, 0x8200, 0x8240]),
             run(Some(1), &[true], &[0x8280, 0x82c0, 0x8300]),
         ];
-        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new());
-        let mut events = Simulator::new(SimConfig::default(), CallTree::new());
+        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
+        let mut events = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
         let mut expander = Expander::new();
         let mut expanded = Vec::new();
         for round in 0..3 {
@@ -664,9 +704,9 @@ mod tests {
             leaving: JumpKind::Boring,
         };
         for addrs in [&[0x9000][..], &[0x9000, 0x9008, 0x9010]] {
-            let mut unknown = Simulator::new(SimConfig::default(), CallTree::new());
+            let mut unknown = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
             let on_description = unknown.block(&run(addrs)).unwrap_err().to_string();
-            let mut known = Simulator::new(SimConfig::default(), CallTree::new());
+            let mut known = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
             known.block(&run(&[0x9000, 0x9008])).unwrap();
             assert!(
                 known.known.get(0).is_some(),

@@ -3,6 +3,7 @@
 
 use super::geometry::CacheGeometry;
 use super::hierarchy::{Hierarchy, L1Kind, Outcome, Release, UseSink};
+use super::huge_table::NoMemory;
 use super::line_use::{NarrowMask, WideMask};
 
 /// Simulates accesses through I1 or D1 and LL: the one operation a
@@ -46,12 +47,12 @@ impl<H: Copy + Default> Caches<H> {
         d1: CacheGeometry,
         lls: &[CacheGeometry],
         track_use: bool,
-    ) -> Self {
-        if track_use && lls[0].line_size() > 64 {
-            Caches::Wide(Hierarchy::new(i1, d1, lls, track_use))
+    ) -> Result<Self, NoMemory> {
+        Ok(if track_use && lls[0].line_size() > 64 {
+            Caches::Wide(Hierarchy::new(i1, d1, lls, track_use)?)
         } else {
-            Caches::Narrow(Hierarchy::new(i1, d1, lls, track_use))
-        }
+            Caches::Narrow(Hierarchy::new(i1, d1, lls, track_use)?)
+        })
     }
 
     /// Ends every residency and empties the caches (see

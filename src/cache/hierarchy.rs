@@ -27,7 +27,7 @@
 use super::caches::CacheAccess;
 use super::deferred_use::DeferredUse;
 use super::geometry::CacheGeometry;
-use super::huge_table::HugeTable;
+use super::huge_table::{HugeTable, NoMemory};
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
 use crate::program::InstrId;
@@ -155,13 +155,13 @@ struct LastLevel<H, M> {
 impl<H: Copy + Default, M: ByteMask> LastLevel<H, M> {
     /// An empty LL of geometry `ll`, tracking the use of its lines if
     /// `track_use`.
-    fn new(ll: CacheGeometry, track_use: bool) -> LastLevel<H, M> {
+    fn new(ll: CacheGeometry, track_use: bool) -> Result<LastLevel<H, M>, NoMemory> {
         let tracked = if track_use { ll.lines() as usize } else { 0 };
-        LastLevel {
-            cache: SetAssocCache::new(ll),
-            lines: HugeTable::filled(LlLine::default(), tracked),
+        Ok(LastLevel {
+            cache: SetAssocCache::new(ll)?,
+            lines: HugeTable::filled(LlLine::default(), tracked)?,
             deferred: DeferredUse::new(),
-        }
+        })
     }
 
     /// Hands `pending`, the use of an evicted L1 line, to the residency in
@@ -219,33 +219,35 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     /// Empty caches, with an LL of geometry `lls[0]` and a lane for each
     /// further one. With `track_use`, all line sizes must be equal (the
     /// configuration checks this), as L1 use merges into LL lines byte for
-    /// byte.
+    /// byte. Fails if the host refuses the memory of a table.
     pub fn new(
         i1: CacheGeometry,
         d1: CacheGeometry,
         lls: &[CacheGeometry],
         track_use: bool,
-    ) -> Self {
+    ) -> Result<Self, NoMemory> {
         let ll = lls[0];
         let slots = |g: &CacheGeometry| if track_use { g.lines() as usize } else { 0 };
-        let first = |g: CacheGeometry| FirstLevel {
-            cache: SetAssocCache::new(g),
-            lines: HugeTable::filled(L1Line::default(), slots(&g)),
-            held: HugeTable::filled(L1Held::default(), slots(&g)),
-            line_bits: g.line_bits(),
+        let first = |g: CacheGeometry| {
+            Ok(FirstLevel {
+                cache: SetAssocCache::new(g)?,
+                lines: HugeTable::filled(L1Line::default(), slots(&g))?,
+                held: HugeTable::filled(L1Held::default(), slots(&g))?,
+                line_bits: g.line_bits(),
+            })
         };
         debug_assert!(!track_use || lls.iter().all(|ll| i1.line_size() == ll.line_size()));
         debug_assert!(!track_use || d1.line_size() == i1.line_size());
         debug_assert!(!track_use || ll.line_size() <= M::LINE_LIMIT);
         assert!(lls.len() <= MAX_LANES, "at most {MAX_LANES} LLs a walk");
-        let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)), track_use);
-        Hierarchy {
-            l1: [first(i1), first(d1)],
-            ll: LastLevel::new(ll, track_use),
+        let lanes = LaneCaches::new(&lls[1..], [i1, d1].map(|g| slots(&g)), track_use)?;
+        Ok(Hierarchy {
+            l1: [first(i1)?, first(d1)?],
+            ll: LastLevel::new(ll, track_use)?,
             lanes,
             tail: FetchTail::default(),
             track_use,
-        }
+        })
     }
 
     /// Fetches `count` instructions, each right after the previous fetch,
@@ -607,6 +609,7 @@ mod tests {
             &[ll.parse().unwrap()],
             true,
         )
+        .unwrap()
     }
 
     use crate::cache::line_use::WideMask;
@@ -764,7 +767,8 @@ mod tests {
     #[test]
     fn without_use_tracking_the_sink_is_never_called() {
         let g: CacheGeometry = "64,1,64".parse().unwrap();
-        let mut h: Hierarchy<(), u64> = Hierarchy::new(g, g, &["64,1,16".parse().unwrap()], false);
+        let mut h: Hierarchy<(), u64> =
+            Hierarchy::new(g, g, &["64,1,16".parse().unwrap()], false).unwrap();
         struct Never;
         impl UseSink<()> for Never {
             fn hold(&mut self, _: usize) -> Loader<()> {

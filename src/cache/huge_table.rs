@@ -9,7 +9,8 @@
 //! before its first write. Elsewhere, or if the kernel declines, it is an
 //! ordinary allocation.
 
-use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc, dealloc};
+use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
@@ -31,10 +32,30 @@ unsafe impl<T: Send> Send for HugeTable<T> {}
 // SAFETY: shared access only hands out `&[T]`.
 unsafe impl<T: Sync> Sync for HugeTable<T> {}
 
+/// The host refused the memory of a table: the simulated caches are too
+/// large for it (or for the address-space limit the process runs under).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoMemory {
+    /// The bytes asked for.
+    pub bytes: usize,
+}
+
+impl fmt::Display for NoMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = self.bytes as f64 / f64::from(1u32 << 20);
+        write!(
+            f,
+            "the host refused {} bytes ({mib:.1} MiB) for a table of the simulated caches",
+            self.bytes
+        )
+    }
+}
+
+impl std::error::Error for NoMemory {}
+
 impl<T: Copy> HugeTable<T> {
-    /// `len` copies of `value`. The caches' tables are bounded by the
-    /// geometry's largest size, far from the address space's limit.
-    pub fn filled(value: T, len: usize) -> HugeTable<T> {
+    /// `len` copies of `value`, or the memory the host refused.
+    pub fn filled(value: T, len: usize) -> Result<HugeTable<T>, NoMemory> {
         // Whole huge pages, or a plain allocation on a host cache line (of at
         // least one byte: a zero-sized one is not allowed).
         let layout = Layout::array::<T>(len).and_then(|array| {
@@ -45,12 +66,16 @@ impl<T: Copy> HugeTable<T> {
             }
         });
         let Ok(layout) = layout else {
-            panic!("a table of {len} elements overflows the address space");
+            return Err(NoMemory {
+                bytes: len.saturating_mul(size_of::<T>()),
+            });
         };
         // SAFETY: the layout has a non-zero size.
         let bytes = unsafe { alloc(layout) };
         let Some(start) = NonNull::new(bytes.cast::<T>()) else {
-            handle_alloc_error(layout)
+            return Err(NoMemory {
+                bytes: layout.size(),
+            });
         };
         if layout.align() == HUGE_PAGE {
             advise_huge_pages(bytes, layout.size());
@@ -59,7 +84,7 @@ impl<T: Copy> HugeTable<T> {
             // SAFETY: `i` is within the allocation, which fits `len` values.
             unsafe { start.add(i).write(value) };
         }
-        HugeTable { start, len, layout }
+        Ok(HugeTable { start, len, layout })
     }
 }
 
@@ -137,7 +162,7 @@ mod tests {
     #[test]
     fn small_and_large_tables_hold_what_is_written() {
         for len in [0, 1, 1000, 3 * HUGE_PAGE / 16 + 7] {
-            let mut table = HugeTable::filled((7u64, 1u32), len);
+            let mut table = HugeTable::filled((7u64, 1u32), len).unwrap();
             assert_eq!(table.len(), len);
             assert!(table.iter().all(|&e| e == (7, 1)));
             if len > 0 {
@@ -151,14 +176,22 @@ mod tests {
     #[test]
     fn a_small_table_starts_on_a_host_cache_line() {
         for len in [1, 3, 1000] {
-            let table = HugeTable::filled([0u8; 24], len);
+            let table = HugeTable::filled([0u8; 24], len).unwrap();
             assert_eq!(table.as_ptr() as usize % HOST_LINE, 0);
         }
     }
 
     #[test]
     fn a_table_of_a_huge_page_or_more_starts_on_a_huge_page() {
-        let table = HugeTable::filled(0u64, HUGE_PAGE / 8);
+        let table = HugeTable::filled(0u64, HUGE_PAGE / 8).unwrap();
         assert_eq!(table.as_ptr() as usize % HUGE_PAGE, 0);
+    }
+
+    #[test]
+    fn a_table_the_host_cannot_hold_is_refused() {
+        let err = HugeTable::filled(0u64, usize::MAX / 4).err();
+        assert_eq!(err.map(|err| err.bytes), Some(usize::MAX));
+        let err = HugeTable::filled(0u64, 1 << 58).err();
+        assert_eq!(err.map(|err| err.bytes), Some(8 << 58));
     }
 }

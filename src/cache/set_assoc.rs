@@ -6,7 +6,7 @@
 //! while the LRU order moves only small `(line, slot)` pairs.
 
 use super::geometry::CacheGeometry;
-use super::huge_table::HugeTable;
+use super::huge_table::{HugeTable, NoMemory};
 
 /// Marks an unused way; no line number reaches it (lines are addresses
 /// shifted right by at least four bits).
@@ -44,8 +44,8 @@ pub struct SetAssocCache {
 }
 
 impl SetAssocCache {
-    /// An empty cache.
-    pub fn new(geometry: CacheGeometry) -> SetAssocCache {
+    /// An empty cache, or the memory the host refused for it.
+    pub fn new(geometry: CacheGeometry) -> Result<SetAssocCache, NoMemory> {
         let lines = geometry.lines() as usize;
         let mut ways = HugeTable::filled(
             Way {
@@ -53,11 +53,11 @@ impl SetAssocCache {
                 slot: 0,
             },
             lines,
-        );
+        )?;
         for (slot, way) in ways.iter_mut().enumerate() {
             way.slot = slot as u32;
         }
-        SetAssocCache {
+        Ok(SetAssocCache {
             geometry,
             set_mask: geometry.sets() - 1,
             assoc: geometry.assoc() as usize,
@@ -66,7 +66,7 @@ impl SetAssocCache {
                 line: EMPTY,
                 slot: 0,
             },
-        }
+        })
     }
 
     /// The geometry this cache was built with.
@@ -221,7 +221,7 @@ pub(super) mod tests {
         ];
         for (round, text) in geometries.iter().enumerate() {
             let geometry: CacheGeometry = text.parse().unwrap();
-            let mut fast = SetAssocCache::new(geometry);
+            let mut fast = SetAssocCache::new(geometry).unwrap();
             let mut reference = ReferenceCache::new(&geometry);
             let mut state = 0x9E37_79B9_7F4A_7C15 ^ round as u64;
             let mut slot_of = std::collections::HashMap::new();
@@ -262,7 +262,7 @@ pub(super) mod tests {
     #[test]
     fn probe_does_not_change_the_lru_order() {
         let geometry: CacheGeometry = "32,2,16".parse().unwrap();
-        let mut cache = SetAssocCache::new(geometry);
+        let mut cache = SetAssocCache::new(geometry).unwrap();
         cache.access(1);
         cache.access(2);
         assert!(cache.probe(1).is_some());

@@ -17,6 +17,7 @@ use crate::output::{
 };
 use crate::pipeline::simulate_each;
 use crate::profile::Profile;
+use crate::simulator::RunError;
 
 /// A validated `sim` invocation.
 #[derive(Clone, Debug)]
@@ -74,6 +75,21 @@ fn named(path: &Path, run: &SimRun) -> PathBuf {
     }
 }
 
+/// What `runs` simulate, for an error that is not the trace's: the
+/// hierarchy of a run of one, the names of several (a sweep's walk fails
+/// for all the configurations it simulates together).
+fn caches_of(runs: &[&SimRun]) -> String {
+    match runs {
+        [SimRun { name: None, config }] => {
+            format!("I1 {}, D1 {}, LL {}", config.i1(), config.d1(), config.ll())
+        }
+        _ => {
+            let names: Vec<_> = runs.iter().filter_map(|run| run.name.as_deref()).collect();
+            names.join(", ")
+        }
+    }
+}
+
 /// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     check_outputs(job)?;
@@ -84,10 +100,20 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     let simulated = simulate_each(reader, &configs, &|events| progress.set(events));
     progress.finish();
     let (reader, profiles) = simulated.input(&name)?;
-    let profiles = profiles
-        .into_iter()
-        .map(|profile| profile.input(&name))
-        .collect::<Result<Vec<Profile>, Failure>>()?;
+    let mut simulated = Vec::new();
+    let mut starved = Vec::new();
+    for (profile, run) in profiles.into_iter().zip(&job.runs) {
+        match profile {
+            Ok(profile) => simulated.push(profile),
+            Err(RunError::Trace(err)) => return Err(err).input(&name),
+            Err(RunError::Memory(err)) => starved.push((run, err)),
+        }
+    }
+    if let Some(&(_, err)) = starved.first() {
+        let runs: Vec<_> = starved.iter().map(|(run, _)| *run).collect();
+        return Err(err).other(format!("cannot simulate {}", caches_of(&runs)));
+    }
+    let profiles = simulated;
     let format = reader.format();
     let truncated = reader
         .truncated()

@@ -2,7 +2,7 @@
 //! costs, and one run per lane when the walk ends.
 
 use crate::backdate::Backdate;
-use crate::cache::MAX_LANES;
+use crate::cache::{MAX_LANES, NoMemory};
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::lanes::Lanes;
@@ -14,7 +14,11 @@ use super::Simulator;
 impl<B: Backdate> Simulator<Lanes<B>> {
     /// One walk simulating every configuration of `configs`, which differ
     /// in LL only, each LL a lane; `backdate` makes each lane's back-dating.
-    pub fn lanes(mut configs: Vec<SimConfig>, backdate: impl Fn() -> B) -> Simulator<Lanes<B>> {
+    /// Fails if the host refuses the memory of the caches.
+    pub fn lanes(
+        mut configs: Vec<SimConfig>,
+        backdate: impl Fn() -> B,
+    ) -> Result<Simulator<Lanes<B>>, NoMemory> {
         assert!(
             (2..=MAX_LANES).contains(&configs.len()),
             "a walk of 2 to {MAX_LANES} configurations"

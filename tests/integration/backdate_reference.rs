@@ -255,7 +255,7 @@ fn events(ops: &[Op]) -> Vec<Event> {
 }
 
 fn simulate<B: Backdate>(backdate: B, events: &[Event], config: SimConfig) -> Profile {
-    let mut simulator = Simulator::new(config, backdate);
+    let mut simulator = Simulator::new(config, backdate).unwrap();
     for event in events {
         simulator.apply(event.clone()).unwrap();
     }

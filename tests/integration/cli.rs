@@ -206,6 +206,39 @@ fn bad_options_exit_2() {
 }
 
 #[test]
+fn caches_the_host_cannot_hold_exit_1_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    // Under a limit of 512 MiB of address space, the ways of an LL of
+    // 2 GiB (512 MiB) or 4 GiB (1 GiB) cannot be allocated.
+    let limited = |options: &str| {
+        let script = format!(
+            "ulimit -v 524288 && exec '{}' sim '{}' {options}",
+            env!("CARGO_BIN_EXE_linegrind"),
+            trace.display()
+        );
+        let output = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "no output");
+        stderr(&output)
+    };
+    assert_eq!(
+        limited("--LL=4G,16,64"),
+        "linegrind: cannot simulate I1 32768,8,64, D1 32768,8,64, LL 4294967296,16,64: \
+         the host refused 1073741824 bytes (1024.0 MiB) for a table of the simulated caches\n"
+    );
+    let message = limited("--sweep LL=2G..4G");
+    assert!(
+        message.starts_with("linegrind: cannot simulate LL=2G, LL=4G: the host refused "),
+        "{message}"
+    );
+}
+
+#[test]
 fn an_unwritable_output_exits_1_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = root().join("traces/call_chain.lgt");

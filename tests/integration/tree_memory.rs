@@ -32,7 +32,7 @@ fn tree_stays_within_resident_lines_plus_shared_levels() {
     // I1 and D1 hold 512 lines each, LL 4096.
     let config = config("32768,8,64", "32768,8,64", "262144,16,64");
     let resident_lines = 512 + 512 + 4096;
-    let mut sim = Simulator::new(config, CallTree::new());
+    let mut sim = Simulator::new(config, CallTree::new()).unwrap();
     let phase = |p: u64| 0x10000 + p * 0x100;
     let worker = |w: u64| 0x20000 + w * 0x100;
     let leaf = |l: u64| 0x30000 + l * 0x100;
@@ -103,7 +103,7 @@ fn stack_samples_of_deep_recursion_grow_with_the_depth_not_its_square() {
     let config = config("32768,8,64", "32768,8,64", "262144,16,64")
         .with_stack_samples(true)
         .unwrap();
-    let mut sim = Simulator::new(config, CallTree::new());
+    let mut sim = Simulator::new(config, CallTree::new()).unwrap();
     let mut apply = |event: Event| sim.apply(event).unwrap();
     apply(function(0x1000, "main".into()));
     apply(function(0x2000, "recurse".into()));

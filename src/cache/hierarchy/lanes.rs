@@ -30,7 +30,7 @@
 //! like it.
 
 use super::super::geometry::CacheGeometry;
-use super::super::huge_table::HugeTable;
+use super::super::huge_table::{HugeTable, NoMemory};
 use super::super::line_use::{ByteMask, LineUse};
 use super::super::set_assoc::{Lookup, Slot};
 use super::{Hierarchy, LastLevel, Level, LlLine, Loader, Release, UseSink};
@@ -64,16 +64,22 @@ pub(super) struct LaneCaches<H, M> {
 impl<H: Copy + Default, M: ByteMask> LaneCaches<H, M> {
     /// Empty LLs of geometries `lls` beside L1s of `l1_slots` tracked lines
     /// each (none without use tracking: `track_use` off).
-    pub fn new(lls: &[CacheGeometry], l1_slots: [usize; 2], track_use: bool) -> LaneCaches<H, M> {
-        LaneCaches {
+    pub fn new(
+        lls: &[CacheGeometry],
+        l1_slots: [usize; 2],
+        track_use: bool,
+    ) -> Result<LaneCaches<H, M>, NoMemory> {
+        let [i1, d1] = l1_slots;
+        let views = |slots: usize| HugeTable::filled(LaneL1Line::default(), slots * lls.len());
+        let before = |slots: usize| HugeTable::filled(LineUse::default(), slots);
+        Ok(LaneCaches {
             lanes: lls
                 .iter()
                 .map(|&ll| LastLevel::new(ll, track_use))
-                .collect(),
-            views: l1_slots
-                .map(|slots| HugeTable::filled(LaneL1Line::default(), slots * lls.len())),
-            before: l1_slots.map(|slots| HugeTable::filled(LineUse::default(), slots)),
-        }
+                .collect::<Result<_, _>>()?,
+            views: [views(i1)?, views(d1)?],
+            before: [before(i1)?, before(d1)?],
+        })
     }
 
     /// Whether there are no lanes.
@@ -316,7 +322,7 @@ mod tests {
     fn hierarchy(lls: &[&str], track_use: bool) -> Hierarchy<(), NarrowMask> {
         let l1: CacheGeometry = "128,2,16".parse().unwrap();
         let lls: Vec<CacheGeometry> = lls.iter().map(|ll| ll.parse().unwrap()).collect();
-        Hierarchy::new(l1, l1, &lls, track_use)
+        Hierarchy::new(l1, l1, &lls, track_use).unwrap()
     }
 
     /// Runs `accesses` through `caches` and flushes; what each access

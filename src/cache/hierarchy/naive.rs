@@ -133,7 +133,7 @@ proptest! {
     ) {
         let l1: CacheGeometry = "128,2,16".parse().unwrap();
         let ll: CacheGeometry = ll.parse().unwrap();
-        let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(l1, l1, &[ll], true);
+        let mut caches: Hierarchy<(), NarrowMask> = Hierarchy::new(l1, l1, &[ll], true).unwrap();
         let mut naive = NaiveHierarchy::new(l1, ll);
         let mut sink = Recorder::default();
         for (index, &(op, addr, size)) in accesses.iter().enumerate() {
