@@ -12,8 +12,11 @@
 //! ```
 
 use std::fmt;
+use std::fs::File;
+use std::path::Path;
 
 use crate::cache::{CacheGeometry, GeometryError, parse_size};
+use crate::trace::lines::read_bounded;
 
 /// The three levels of one hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,9 +103,29 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
     Ok(hierarchies)
 }
 
+/// The hierarchies of the configuration file at `path`. Such a file is
+/// small: a larger one (or an endless one) is not one.
+pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+    const MAX: u64 = 1 << 20;
+    let name = path.display();
+    let cannot = |why: String| HierarchyError(format!("cannot read {name}: {why}"));
+    let file = File::open(path).map_err(|err| cannot(err.to_string()))?;
+    let bytes = read_bounded(file, MAX).map_err(|err| cannot(err.to_string()))?;
+    let Some(bytes) = bytes else {
+        return Err(HierarchyError(format!(
+            "{name}: larger than 1 MiB: not a list of hierarchies"
+        )));
+    };
+    let text = String::from_utf8(bytes).map_err(|err| {
+        let at = err.utf8_error().valid_up_to();
+        HierarchyError(format!("{name}: byte offset {at}: not UTF-8 text"))
+    })?;
+    parse_file(&text, &name.to_string(), base)
+}
+
 /// The hierarchies of a configuration file's `text` (see the module
 /// documentation); `file` names it in errors.
-pub fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
     let mut hierarchies: Vec<Hierarchy> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let bad = |why: String| HierarchyError(format!("{file}: line {}: {why}", number + 1));
@@ -160,6 +183,34 @@ mod tests {
             d1: g("32768,8,64"),
             ll: g("8388608,16,64"),
         }
+    }
+
+    #[test]
+    fn a_file_too_large_or_not_text_is_refused_saying_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hierarchies");
+        let refused = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let err = read_file(&path, base()).unwrap_err().0;
+            err.strip_prefix(&format!("{}: ", path.display()))
+                .map(str::to_owned)
+                .unwrap_or(err)
+        };
+        let large = "# a comment\n".repeat(100_000);
+        assert_eq!(
+            refused(large.as_bytes()),
+            "larger than 1 MiB: not a list of hierarchies"
+        );
+        assert_eq!(
+            refused(b"small D1=16K,4,64\nbig \xff"),
+            "byte offset 22: not UTF-8 text"
+        );
+        std::fs::write(&path, b"small D1=16K,4,64\n").unwrap();
+        assert_eq!(read_file(&path, base()).unwrap().len(), 1);
+        let missing = read_file(&dir.path().join("missing"), base())
+            .unwrap_err()
+            .0;
+        assert!(missing.starts_with("cannot read "), "{missing}");
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! `linegrind sim` arguments.
 
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::ArgAction;
 use linegrind::cache::CacheGeometry;
 use linegrind::commands::{SimJob, SimRun};
 use linegrind::config::{ConfigError, SimConfig};
-use linegrind::hierarchies::{Hierarchy, Levels, parse_file, sweep};
+use linegrind::hierarchies::{Hierarchy, Levels, read_file, sweep};
 use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
@@ -142,10 +140,7 @@ impl SimArgs {
         };
         let hierarchies = match (&self.sweep, &self.hierarchies) {
             (Some(spec), _) => Some(sweep(spec, given)),
-            (None, Some(path)) => {
-                let text = config_text(path)?;
-                Some(parse_file(&text, &path.display().to_string(), given))
-            }
+            (None, Some(path)) => Some(read_file(path, given)),
             (None, None) => None,
         };
         let hierarchies = match hierarchies {
@@ -210,26 +205,4 @@ impl SimArgs {
             quiet: self.quiet,
         })
     }
-}
-
-/// The text of a `--config` file. Such a file is small: a larger one (or
-/// an endless one) is not one.
-fn config_text(path: &Path) -> Result<String, ConfigError> {
-    const MAX: u64 = 1 << 20;
-    let name = path.display();
-    let cannot = |why: String| ConfigError::new(format!("cannot read {name}: {why}"));
-    let file = File::open(path).map_err(|err| cannot(err.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| cannot(err.to_string()))?;
-    if bytes.len() as u64 > MAX {
-        return Err(ConfigError::new(format!(
-            "{name}: larger than 1 MiB: not a list of hierarchies"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|err| {
-        let at = err.utf8_error().valid_up_to();
-        ConfigError::new(format!("{name}: byte offset {at}: not UTF-8 text"))
-    })
 }

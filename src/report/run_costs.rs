@@ -6,11 +6,12 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use super::callgrind_file::{FunctionKey, ProfileFile};
 use crate::output::json::Summary;
+use crate::trace::lines::read_bounded;
 
 /// The largest JSON summary read: one of a run with a million functions
 /// is a few hundred megabytes.
@@ -61,17 +62,13 @@ impl RunCosts {
         let mut input = BufReader::new(File::open(path).map_err(|err| error(err.to_string()))?);
         let start = input.fill_buf().map_err(|err| error(err.to_string()))?;
         if start.trim_ascii_start().starts_with(b"{") {
-            let mut text = Vec::new();
-            input
-                .take(MAX_SUMMARY + 1)
-                .read_to_end(&mut text)
-                .map_err(|err| error(err.to_string()))?;
-            if text.len() as u64 > MAX_SUMMARY {
+            let text = read_bounded(input, MAX_SUMMARY).map_err(|err| error(err.to_string()))?;
+            let Some(text) = text else {
                 return Err(error(format!(
                     "larger than {} MiB: not a JSON summary",
                     MAX_SUMMARY >> 20
                 )));
-            }
+            };
             let summary = Summary::read(&text).map_err(error)?;
             Ok(RunCosts::from_summary(&summary))
         } else {

@@ -1,5 +1,5 @@
 //! Reading text line by line, with a bound on a line's length and the line
-//! number errors give.
+//! number errors give; or whole, with a bound on its size.
 
 use std::io::{self, BufRead, Read};
 
@@ -25,6 +25,14 @@ pub enum LineRead {
 /// input then is not.
 pub fn too_long(what: &str) -> String {
     format!("a line longer than {} MiB{what}", MAX_LINE >> 20)
+}
+
+/// All of `input`, if it holds at most `max` bytes; `None` if it holds
+/// more, of which only `max + 1` are read.
+pub fn read_bounded(input: impl Read, max: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    input.take(max + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 
 /// Reads the next line into `buf`, at most [`MAX_LINE`] bytes of it.
@@ -67,6 +75,16 @@ pub fn next_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bounded_read_takes_up_to_the_bound_and_refuses_more() {
+        assert_eq!(
+            read_bounded(&b"four"[..], 4).unwrap(),
+            Some(b"four".to_vec())
+        );
+        assert_eq!(read_bounded(&b"five!"[..], 4).unwrap(), None);
+        assert_eq!(read_bounded(io::repeat(b'x'), 1 << 10).unwrap(), None);
+    }
 
     #[test]
     fn a_line_past_the_bound_is_refused_without_reading_the_rest() {
