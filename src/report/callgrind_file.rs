@@ -102,8 +102,12 @@ pub struct ParseError {
 }
 
 impl fmt::Display for ParseError {
+    /// Line 0 is a file without lines: the error is the whole file's.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.what)
+        match self.line {
+            0 => f.write_str(&self.what),
+            line => write!(f, "line {line}: {}", self.what),
+        }
     }
 }
 
@@ -182,30 +186,56 @@ impl<C: Cost> ProfileFile<C> {
     }
 }
 
+/// The first event at which `a` and `b`, costs of `events` events that
+/// leave out trailing zeros, differ.
+fn first_difference<C: Cost>(events: usize, a: &[C], b: &[C]) -> Option<(usize, C, C)> {
+    let at = |costs: &[C], event: usize| costs.get(event).copied().unwrap_or_default();
+    (0..events)
+        .map(|event| (event, at(a, event), at(b, event)))
+        .find(|&(_, a, b)| a != b)
+}
+
 /// A file with a `summary:` but no `totals:` line, which Callgrind and
 /// linegrind always write last, may have been cut short: its self costs
-/// must then add up to the summary. (Not checked against `totals:`:
-/// Callgrind's summary can differ from its totals by a few events.)
-/// `lines` is the number of lines read.
+/// must then add up to the summary. (Not checked where there is a
+/// `totals:` line: Callgrind's summary can differ from its totals by a few
+/// events.) `lines` is the number of lines read.
 fn check_complete<C: Cost>(
     file: &ProfileFile<C>,
     self_total: &[C],
     summary: &[C],
     lines: u64,
 ) -> Result<(), ParseError> {
-    let mut sum = self_total.to_vec();
-    let events = file.events.len();
-    let mut summary = summary.to_vec();
-    sum.resize(events, C::default());
-    summary.resize(events, C::default());
-    match (0..events).find(|&at| sum[at] != summary[at]) {
+    match first_difference(file.events.len(), self_total, summary) {
         None => Ok(()),
-        Some(at) => Err(ParseError {
+        Some((at, sum, summary)) => Err(ParseError {
             line: lines,
             what: format!(
-                "the file ends without a `totals:` line and its costs add up to {} {}, \
-                 not the {} of its `summary:` line: it looks cut short",
-                sum[at], file.events[at], summary[at]
+                "the file ends without a `totals:` line and its costs add up to {sum} {}, \
+                 not the {summary} of its `summary:` line: it looks cut short",
+                file.events[at]
+            ),
+        }),
+    }
+}
+
+/// The `totals:` line, on line `line`, states the sum of the file's self
+/// costs (Callgrind and linegrind write it so); one that does not was cut
+/// short (an event left out, a number cut), or the costs were edited.
+fn check_totals<C: Cost>(
+    file: &ProfileFile<C>,
+    self_total: &[C],
+    totals: &[C],
+    line: u64,
+) -> Result<(), ParseError> {
+    match first_difference(file.events.len(), self_total, totals) {
+        None => Ok(()),
+        Some((at, sum, total)) => Err(ParseError {
+            line,
+            what: format!(
+                "`totals:` gives {total} {}, but the cost lines add up to {sum}: \
+                 the file was cut short or edited",
+                file.events[at]
             ),
         }),
     }
@@ -254,7 +284,8 @@ struct Parser<C> {
     pending_call: Option<(FunctionIndex, u64)>,
     last: Vec<u64>,
     summary: Option<Vec<C>>,
-    totals: Option<Vec<C>>,
+    /// The `totals:` line's costs, and its line number.
+    totals: Option<(Vec<C>, u64)>,
     /// The sum of every self cost so far.
     self_total: Vec<C>,
     /// Whether a cost line was read.
@@ -303,6 +334,12 @@ impl<C: Cost> Parser<C> {
                 what: "the file ends after `calls=` without its cost line".into(),
             });
         }
+        if number == 0 {
+            return Err(ParseError {
+                line: 0,
+                what: "the file is empty: not a callgrind-format profile".into(),
+            });
+        }
         if self.totals.is_none() && !self.costs_read {
             return Err(ParseError {
                 line: number,
@@ -312,11 +349,13 @@ impl<C: Cost> Parser<C> {
             });
         }
         let mut file = self.file;
-        if let (None, Some(summary)) = (&self.totals, &self.summary) {
-            check_complete(&file, &self.self_total, summary, number)?;
+        match (&self.totals, &self.summary) {
+            (Some((totals, line)), _) => check_totals(&file, &self.self_total, totals, *line)?,
+            (None, Some(summary)) => check_complete(&file, &self.self_total, summary, number)?,
+            (None, None) => {}
         }
         file.totals = match (self.totals, self.summary) {
-            (Some(totals), _) => totals,
+            (Some((totals, _)), _) => totals,
             (None, Some(summary)) => summary,
             (None, None) => self.self_total,
         };
@@ -543,7 +582,7 @@ impl<C: Cost> Parser<C> {
             "cmd" => self.file.cmd = Some(value.to_string()),
             "desc" => self.file.desc.push(value.to_string()),
             "summary" => self.summary = Some(costs(value)?),
-            "totals" => self.totals = Some(costs(value)?),
+            "totals" => self.totals = Some((costs(value)?, number)),
             // Headers with nothing this reader uses: version, pid, part,
             // thread, event (long names), and any a writer adds.
             _ => {}
@@ -648,7 +687,7 @@ calls=1 0x900 0
 fl=(2)
 fn=(2)
 0x44 11 1
-totals: 37 10
+totals: 39 10
 ";
 
     /// The error of `text` read with signed costs.
@@ -670,6 +709,32 @@ totals: 37 10
         }
         let err = signed_error(&format!("{EXAMPLE}events: Bogus\n"));
         assert!(err.contains("a second `events:` line"), "{err}");
+    }
+
+    #[test]
+    fn totals_that_are_not_the_sum_of_the_costs_are_refused() {
+        // Cut inside the `totals:` line: a digit or an event left out.
+        for (cut, gives) in [
+            ("totals: 39 1", "1 Dr, but the cost lines add up to 10"),
+            ("totals: 39", "0 Dr, but the cost lines add up to 10"),
+            ("totals:", "0 Ir, but the cost lines add up to 39"),
+        ] {
+            assert_eq!(
+                signed_error(&EXAMPLE.replace("totals: 39 10", cut)),
+                format!("line 31: `totals:` gives {gives}: the file was cut short or edited")
+            );
+        }
+        // A cost line taken out.
+        let err = signed_error(&EXAMPLE.replace("+4 * 2\n", ""));
+        assert_eq!(
+            err,
+            "line 30: `totals:` gives 39 Ir, but the cost lines add up to 37: \
+             the file was cut short or edited"
+        );
+        assert_eq!(
+            signed_error(""),
+            "the file is empty: not a callgrind-format profile"
+        );
     }
 
     #[test]
@@ -707,7 +772,7 @@ totals: 37 10
     fn reads_functions_calls_lines_and_compressed_names() {
         let file = ProfileFile::<i64>::parse(EXAMPLE.as_bytes()).unwrap();
         assert_eq!(file.events, ["Ir", "Dr"]);
-        assert_eq!(file.totals, [37, 10]);
+        assert_eq!(file.totals, [39, 10]);
         assert_eq!(file.cmd.as_deref(), Some("./app"));
         let names: Vec<&str> = file.functions.iter().map(|f| f.key.name.as_str()).collect();
         assert_eq!(names, ["main", "work", "memcpy"]);
