@@ -19,8 +19,9 @@ pub struct ConvertJob {
     pub to: Option<Format>,
 }
 
-/// Converts `job.input` into `job.output`.
-pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
+/// Converts `job.input` into `job.output`, with warnings about the input
+/// on `stderr`.
+pub fn convert(job: &ConvertJob, stderr: &mut dyn Write) -> Result<(), Failure> {
     if let Some(input) = job.input.named(&job.output) {
         return Err(Failure::Input(anyhow::anyhow!(
             "the output {} is {input}: convert into another file",
@@ -92,5 +93,9 @@ pub fn convert(job: &ConvertJob) -> Result<(), Failure> {
     if let Some(err) = read_error {
         return Err(err).input(&name);
     }
-    written.other(format!("cannot write {}", job.output.display()))
+    written.other(format!("cannot write {}", job.output.display()))?;
+    for warning in reader.warnings(&name.to_string()) {
+        writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
+    }
+    Ok(())
 }

@@ -49,6 +49,9 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         if let Some(what) = reader.skipped() {
             writeln!(out, "skipped:        {what}")?;
         }
+        if let Some(what) = reader.unterminated() {
+            writeln!(out, "unterminated:   {what}")?;
+        }
         writeln!(out, "modules:        {}", modules.len())?;
         for module in &modules {
             write!(out, "  {}  bias {:#x}", module.path, module.bias)?;

@@ -115,17 +115,13 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     }
     let profiles = simulated;
     let format = reader.format();
-    let truncated = reader
-        .truncated()
-        .map(|why| format!("{name} is truncated: {why}"));
-    let skipped = reader.skipped().map(|what| format!("{name}: {what}"));
+    let read_warnings = reader.warnings(&name.to_string());
     let warnings = profiles[0]
         .program
         .symbolizer()
         .warnings()
         .iter()
-        .chain(&truncated)
-        .chain(&skipped);
+        .chain(&read_warnings);
     for warning in warnings {
         writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
     }

@@ -35,6 +35,8 @@ pub struct DinReader<R> {
     form: DinForm,
     line: u64,
     buf: Vec<u8>,
+    /// The last line, if it has no newline after it.
+    unterminated: Option<u64>,
 }
 
 impl<R: BufRead> DinReader<R> {
@@ -44,7 +46,14 @@ impl<R: BufRead> DinReader<R> {
             form,
             line: 0,
             buf: Vec::with_capacity(64),
+            unterminated: None,
         }
+    }
+
+    /// The last line, if the input ends inside it (no newline after it):
+    /// the trace may have been cut there; for a warning.
+    pub fn unterminated(&self) -> Option<u64> {
+        self.unterminated
     }
 }
 
@@ -179,6 +188,9 @@ impl<R: BufRead> TraceRead for DinReader<R> {
         loop {
             if !next_line(&mut self.input, &mut self.buf, &mut self.line)? {
                 return Ok(None);
+            }
+            if self.buf.last() != Some(&b'\n') {
+                self.unterminated = Some(self.line);
             }
             let at = Location::Line(self.line);
             let line = std::mem::take(&mut self.buf);

@@ -42,6 +42,8 @@ pub struct LackeyReader<R> {
     /// A line that straddled the end of the input's buffer.
     buf: Vec<u8>,
     lines: Lines,
+    /// The last line, if it has no newline after it.
+    unterminated: Option<u64>,
 }
 
 /// Where the reader is, and what it skipped.
@@ -60,7 +62,14 @@ impl<R: BufRead> LackeyReader<R> {
             input,
             buf: Vec::with_capacity(64),
             lines: Lines::default(),
+            unterminated: None,
         }
+    }
+
+    /// The last line, if the input ends inside it (no newline after it):
+    /// the trace may have been cut there; for a warning.
+    pub fn unterminated(&self) -> Option<u64> {
+        self.unterminated
     }
 
     /// Lines that were not trace lines so far (Valgrind's messages, blank
@@ -153,7 +162,12 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
                             too_long(": not a Lackey trace"),
                         ));
                     }
-                    Ok(_) => self.lines.parse(&self.buf)?,
+                    Ok(_) => {
+                        if self.buf.last() != Some(&b'\n') {
+                            self.unterminated = Some(read + 1);
+                        }
+                        self.lines.parse(&self.buf)?
+                    }
                 },
             };
             if let Some(event) = event {

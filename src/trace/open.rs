@@ -224,6 +224,37 @@ impl AnyReader {
         }
     }
 
+    /// What to warn the reader of `name` about once it has read the trace
+    /// through: a truncated binary trace, skipped lines, an unterminated
+    /// last line.
+    pub fn warnings(&self, name: &str) -> Vec<String> {
+        let truncated = self
+            .truncated()
+            .map(|why| format!("{name} is truncated: {why}"));
+        let noted = [self.skipped(), self.unterminated()];
+        let noted = noted
+            .into_iter()
+            .flatten()
+            .map(|what| format!("{name}: {what}"));
+        truncated.into_iter().chain(noted).collect()
+    }
+
+    /// The last line of a text-based trace, if the input ends inside it
+    /// (no newline after it), to warn about: the trace may have been cut
+    /// there, and that line's numbers with it.
+    pub fn unterminated(&self) -> Option<String> {
+        let line = match self {
+            AnyReader::Text(reader) => reader.unterminated(),
+            AnyReader::Binary(_) => None,
+            AnyReader::Lackey(reader) => reader.inner().unterminated(),
+            AnyReader::Din(reader, _) => reader.inner().unterminated(),
+        }?;
+        Some(format!(
+            "line {line}, the last, has no newline after it: if the trace was cut short \
+             there, the line may be cut too"
+        ))
+    }
+
     /// What the reader passed over, to warn about: lines of a Lackey trace
     /// that were not trace lines.
     pub fn skipped(&self) -> Option<String> {
@@ -232,8 +263,8 @@ impl AnyReader {
         };
         let (lines, first) = reader.inner().skipped()?;
         Some(format!(
-            "{lines} lines that are not Lackey trace lines (Valgrind's messages and the like) \
-             were skipped, the first at line {first}"
+            "lines that are not Lackey trace lines (Valgrind's messages and the like) were \
+             skipped: {lines}, the first at line {first}"
         ))
     }
 }

@@ -23,6 +23,8 @@ pub struct TextReader<R> {
     line: u64,
     buf: Vec<u8>,
     header_seen: bool,
+    /// The last line, if it has no newline after it.
+    unterminated: Option<u64>,
 }
 
 impl<R: BufRead> TextReader<R> {
@@ -33,7 +35,14 @@ impl<R: BufRead> TextReader<R> {
             line: 0,
             buf: Vec::with_capacity(128),
             header_seen: false,
+            unterminated: None,
         }
+    }
+
+    /// The last line, if the input ends inside it (no newline after it):
+    /// the trace may have been cut there; for a warning.
+    pub fn unterminated(&self) -> Option<u64> {
+        self.unterminated
     }
 }
 
@@ -48,6 +57,9 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                     Location::Line(self.line + 1),
                     "the trace is empty: expected the header `linegrind-trace text 1`",
                 ));
+            }
+            if self.buf.last() != Some(&b'\n') {
+                self.unterminated = Some(self.line);
             }
             let at = Location::Line(self.line);
             let content = match self.buf.iter().position(|&b| b == b'#') {

@@ -239,6 +239,38 @@ fn caches_the_host_cannot_hold_exit_1_and_say_so() {
 }
 
 #[test]
+fn a_text_trace_whose_last_line_has_no_newline_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = [
+        (
+            "t.txt",
+            "linegrind-trace text 1\nfn 1000 1100 main\ni 1000 4\nr 2000 1",
+            4,
+        ),
+        ("t.lackey", "I  0401000,4\n L 0600000,1", 2),
+        ("t.din", "2 1000\n0 2000", 2),
+    ];
+    for (name, text, last) in traces {
+        let warning = format!(
+            "linegrind: warning: {name}: line {last}, the last, has no newline after it: \
+             if the trace was cut short there, the line may be cut too\n"
+        );
+        fs::write(dir.path().join(name), text).unwrap();
+        let output = linegrind(dir.path(), &["sim", "-q", name, "-o", "/dev/null"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(stderr(&output), warning);
+        let output = linegrind(dir.path(), &["convert", name, "t.lgt"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(stderr(&output), warning);
+        let output = linegrind(dir.path(), &["info", name]);
+        assert!(stdout(&output).contains(&format!("unterminated:   line {last}, the last")));
+        fs::write(dir.path().join(name), format!("{text}\n")).unwrap();
+        let output = linegrind(dir.path(), &["sim", "-q", name, "-o", "/dev/null"]);
+        assert_eq!(stderr(&output), "", "a whole last line");
+    }
+}
+
+#[test]
 fn an_unwritable_output_exits_1_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = root().join("traces/call_chain.lgt");
