@@ -31,6 +31,8 @@ pub struct Levels {
 pub struct Hierarchy {
     pub name: String,
     pub levels: Levels,
+    /// The line of the configuration file that names it, for errors.
+    pub line: Option<usize>,
 }
 
 /// Why a sweep or a configuration file was rejected, with where.
@@ -97,6 +99,7 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
         hierarchies.push(Hierarchy {
             name: format!("{name}={}", size_name(bytes)),
             levels,
+            line: None,
         });
         bytes = bytes.saturating_mul(2);
     }
@@ -164,6 +167,7 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         hierarchies.push(Hierarchy {
             name: name.to_string(),
             levels,
+            line: Some(number + 1),
         });
     }
     if hierarchies.is_empty() {

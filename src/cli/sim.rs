@@ -148,6 +148,7 @@ impl SimArgs {
             None => vec![Hierarchy {
                 name: String::new(),
                 levels: given,
+                line: None,
             }],
         };
         let several = self.sweep.is_some() || self.hierarchies.is_some();
@@ -166,8 +167,9 @@ impl SimArgs {
                             ConfigError::new(format!("--sweep {spec}: {}: {err}", hierarchy.name))
                         }
                         (None, Some(path)) => ConfigError::new(format!(
-                            "{}: hierarchy `{}`: {err}",
+                            "{}: line {}: hierarchy `{}`: {err}",
                             path.display(),
+                            hierarchy.line.unwrap_or_default(),
                             hierarchy.name
                         )),
                         (None, None) => err,

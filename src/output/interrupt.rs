@@ -6,14 +6,18 @@
 //! scratch folder and the FIFO in it). While `record`
 //! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
 //! as well) is the program's to act on: linegrind goes on, and writes the
-//! trace of what ran.
+//! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
+//! alone, are passed on to the program before linegrind dies, so that it
+//! does not run on unwatched.
 
 use std::ffi::{CString, c_char, c_int};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::process::{Command, ExitStatus};
 use std::ptr::null_mut;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 /// Temporary files being written at once, at most: a sweep's outputs.
 const SLOTS: usize = 256;
@@ -25,6 +29,9 @@ static TEMP_FILES: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut
 
 /// Whether SIGINT is left to the program `record` runs.
 static PROGRAM_RUNS: AtomicBool = AtomicBool::new(false);
+
+/// The process id of the program `record` runs, once started (0 before).
+static PROGRAM_PID: AtomicI32 = AtomicI32::new(0);
 
 /// A temporary file removed on an interrupt until this is dropped.
 pub struct Registered {
@@ -58,14 +65,20 @@ impl Drop for Registered {
     }
 }
 
-/// Runs `run`, during which SIGINT goes to the program `record` runs and
-/// not to linegrind.
-pub fn with_program_running<T>(run: impl FnOnce() -> T) -> T {
+/// Runs `program` to its end, during which SIGINT goes to it and not to
+/// linegrind, and SIGTERM and SIGHUP are passed on to it.
+pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
     install();
     PROGRAM_RUNS.store(true, Ordering::Release);
-    let result = run();
+    let status = program.spawn().and_then(|mut child| {
+        let pid = i32::try_from(child.id()).unwrap_or(0);
+        PROGRAM_PID.store(pid, Ordering::Release);
+        let status = child.wait();
+        PROGRAM_PID.store(0, Ordering::Release);
+        status
+    });
     PROGRAM_RUNS.store(false, Ordering::Release);
-    result
+    status
 }
 
 /// Installs the handler, once, for the signals that linegrind does not
@@ -97,6 +110,12 @@ fn install() {
 extern "C" fn on_signal(signal: c_int) {
     if signal == libc::SIGINT && PROGRAM_RUNS.load(Ordering::Acquire) {
         return;
+    }
+    let program = PROGRAM_PID.load(Ordering::Acquire);
+    if program > 0 {
+        // SAFETY: kill is async-signal-safe. The program is linegrind's
+        // child, and its id is cleared as soon as it has been waited for.
+        unsafe { libc::kill(program, signal) };
     }
     remove_temp_files();
     // SAFETY: signal and raise are async-signal-safe; dying of the signal

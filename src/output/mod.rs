@@ -17,7 +17,7 @@ pub use atomic::{OutputFile, check_writable, write_atomically};
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, one_line};
 pub use firefox::write_firefox_profile;
-pub use interrupt::{remove_on_interrupt, with_program_running};
+pub use interrupt::{remove_on_interrupt, run_program};
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

@@ -32,7 +32,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
-use crate::output::{OutputFile, remove_on_interrupt, with_program_running};
+use crate::output::{OutputFile, remove_on_interrupt, run_program};
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.
@@ -165,7 +165,7 @@ pub fn record(
     }
     valgrind.arg("--").args(&job.program);
     // Ctrl-C is the program's: linegrind writes the trace of what ran.
-    let status = with_program_running(|| valgrind.status()).map_err(|err| match err.kind() {
+    let status = run_program(&mut valgrind).map_err(|err| match err.kind() {
         io::ErrorKind::NotFound => RecordError::Tool(ToolError::NoValgrind),
         _ => RecordError::Io("cannot run valgrind".into(), err),
     });

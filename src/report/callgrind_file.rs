@@ -565,6 +565,12 @@ impl<C: Cost> Parser<C> {
                 }
                 self.file.events = value.split_ascii_whitespace().map(str::to_string).collect();
                 let events = &self.file.events;
+                if events.is_empty() {
+                    return Err(ParseError {
+                        line: number,
+                        what: "an `events:` line that names no event".into(),
+                    });
+                }
                 if let Some(twice) =
                     (1..events.len()).find(|&at| events[..at].contains(&events[at]))
                 {
@@ -709,6 +715,8 @@ totals: 39 10
         }
         let err = signed_error(&format!("{EXAMPLE}events: Bogus\n"));
         assert!(err.contains("a second `events:` line"), "{err}");
+        let err = signed_error(&EXAMPLE.replace("events: Ir Dr", "events: "));
+        assert_eq!(err, "line 6: an `events:` line that names no event");
     }
 
     #[test]

@@ -96,6 +96,15 @@ fn a_configuration_file_names_its_hierarchies() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("bad.conf: line 2:"), "{stderr}");
+    // Levels each well formed, the hierarchy they make refused.
+    std::fs::write(dir.path().join("bad.conf"), "small\n\nodd LL=1M,16,32\n").unwrap();
+    let output = linegrind(dir.path(), &["sim", &trace(), "--config", "bad.conf"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("linegrind: bad.conf: line 3: hierarchy `odd`: with --cacheuse=yes"),
+        "{stderr}"
+    );
     let output = linegrind(
         dir.path(),
         &[
