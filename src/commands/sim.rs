@@ -12,8 +12,8 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, check_writable, grouped, percent, write_atomically,
-    write_callgrind, write_firefox_profile, write_summary,
+    Positions, Progress, Source, check_writable, grouped, percent, write_callgrind,
+    write_firefox_profile, write_summary, write_uncommitted,
 };
 use crate::pipeline::simulate_each;
 use crate::profile::Profile;
@@ -130,28 +130,37 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         trace: &trace,
         command: reader.command(),
     };
-    let mut written = Vec::new();
+    // Every output is written whole before any replaces its file, so that
+    // a failure (a full disk) leaves the files of an earlier run as they
+    // were, all of them.
+    let mut outputs = Vec::new();
+    let mut write = |path: PathBuf, write: &dyn Fn(&mut dyn Write) -> std::io::Result<()>| {
+        let file = write_uncommitted(&path, write);
+        outputs.push((
+            file.other(format!("cannot write {}", path.display()))?,
+            path,
+        ));
+        Ok::<(), Failure>(())
+    };
     for (run, profile) in job.runs.iter().zip(&profiles) {
-        let output = named(&job.output, run);
-        write_atomically(&output, |out| {
+        write(named(&job.output, run), &|out| {
             write_callgrind(out, profile, &source, job.positions)
-        })
-        .other(format!("cannot write {}", output.display()))?;
-        written.push(output);
+        })?;
         if let Some(path) = &job.json {
-            let path = named(path, run);
             let summary = Summary::new(profile, &source);
-            write_atomically(&path, |out| summary.write(out))
-                .other(format!("cannot write {}", path.display()))?;
-            written.push(path);
+            write(named(path, run), &|out| summary.write(out))?;
         }
         if let (Some(path), Some(samples)) = (&job.firefox, &profile.samples) {
-            write_atomically(path, |out| {
+            write(path.clone(), &|out| {
                 write_firefox_profile(out, profile, samples, &trace)
-            })
-            .other(format!("cannot write {}", path.display()))?;
-            written.push(path.clone());
+            })?;
         }
+    }
+    let mut written = Vec::new();
+    for (file, path) in outputs {
+        file.commit()
+            .other(format!("cannot write {}", path.display()))?;
+        written.push(path);
     }
     if job.quiet {
         return Ok(());

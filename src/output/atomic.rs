@@ -14,13 +14,23 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_uncommitted(path, write)?.commit()
+}
+
+/// Writes the file that will replace `path` through `write`; it replaces
+/// `path` when committed, so that several files written together replace
+/// theirs only once all of them are whole.
+pub fn write_uncommitted(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<OutputFile> {
     let output = OutputFile::create(path)?;
     {
         let mut out = BufWriter::new(output.file());
         write(&mut out)?;
         out.flush()?;
     }
-    output.commit()
+    Ok(output)
 }
 
 /// An output file being written: a temporary file beside the file `path`

@@ -271,6 +271,31 @@ fn a_text_trace_whose_last_line_has_no_newline_is_warned_of() {
 }
 
 #[test]
+fn a_failed_output_leaves_every_file_of_the_run_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let trace = trace.to_str().unwrap();
+    fs::write(dir.path().join("c.out"), "an earlier run's profile\n").unwrap();
+    // The JSON summary fails as it is written (the device is full), after
+    // the callgrind file was written whole.
+    let args = ["sim", "-q", trace, "-o", "c.out", "--json", "/dev/full"];
+    let output = linegrind(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with("linegrind: cannot write /dev/full: "),
+        "{}",
+        stderr(&output)
+    );
+    let kept = fs::read_to_string(dir.path().join("c.out")).unwrap();
+    assert_eq!(kept, "an earlier run's profile\n");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file"
+    );
+}
+
+#[test]
 fn an_unwritable_output_exits_1_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = root().join("traces/call_chain.lgt");
