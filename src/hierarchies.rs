@@ -32,7 +32,7 @@ pub struct Hierarchy {
     pub name: String,
     pub levels: Levels,
     /// The line of the configuration file that names it, for errors.
-    pub line: Option<usize>,
+    pub line: Option<u64>,
 }
 
 /// Why a sweep or a configuration file was rejected, with where.
@@ -167,7 +167,7 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         hierarchies.push(Hierarchy {
             name: name.to_string(),
             levels,
-            line: Some(number + 1),
+            line: Some(number as u64 + 1),
         });
     }
     if hierarchies.is_empty() {

@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::MAX_LANES;
+use crate::cache::{MAX_LANES, NoMemory};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
@@ -135,7 +135,7 @@ impl<B: Backdate> Replay<B> {
     ) -> Result<Walked, RunError> {
         let mut accesses = 0;
         for batch in batches {
-            accesses += self.batch(&batch).map_err(RunError::Trace)?;
+            accesses += self.batch(&batch)?;
             progress(self.simulator.instructions() + accesses);
         }
         Ok((self.finish)(self.simulator))
@@ -143,35 +143,65 @@ impl<B: Backdate> Replay<B> {
 }
 
 /// Simulates `configs`, which differ in LL only, in one walk of the
-/// batches.
+/// batches, once `started` has heard whether its caches could be made.
 fn simulate_batches(
     configs: Vec<SimConfig>,
     detached: bool,
+    started: SyncSender<Option<NoMemory>>,
     batches: Receiver<Arc<Batch>>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Walked, RunError> {
+    let walk = Walk {
+        detached,
+        started: Some(started),
+        batches,
+        progress,
+    };
     if configs[0].backdate() {
-        walk(configs, CallTree::new, detached, batches, progress)
+        walk.run(configs, CallTree::new)
     } else {
-        walk(configs, || NoBackdate, detached, batches, progress)
+        walk.run(configs, || NoBackdate)
     }
 }
 
-/// [`simulate_batches`] with back-datings made by `backdate`: lanes for
-/// several configurations, a plain simulator for one.
-fn walk<B: Backdate>(
-    mut configs: Vec<SimConfig>,
-    backdate: impl Fn() -> B,
+/// What a walk's thread is given besides its configurations.
+struct Walk<'a> {
     detached: bool,
+    /// Hears `None` once the walk's caches are made, or the memory the host
+    /// refused for them; then it is dropped, so that the decoder, which
+    /// waits for every walk's word, also sees a walk that never gave one.
+    started: Option<SyncSender<Option<NoMemory>>>,
     batches: Receiver<Arc<Batch>>,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Walked, RunError> {
-    if configs.len() > 1 {
-        let simulator = Simulator::lanes(configs, backdate)?;
-        Replay::new(simulator, detached, Simulator::finish_lanes).run(batches, progress)
-    } else {
-        let simulator = Simulator::new(configs.swap_remove(0), backdate())?;
-        Replay::new(simulator, detached, Simulator::walked).run(batches, progress)
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl Walk<'_> {
+    /// Simulates `configs` with back-datings made by `backdate`: lanes for
+    /// several configurations, a plain simulator for one.
+    fn run<B: Backdate>(
+        mut self,
+        mut configs: Vec<SimConfig>,
+        backdate: impl Fn() -> B,
+    ) -> Result<Walked, RunError> {
+        if configs.len() > 1 {
+            let simulator = self.start(Simulator::lanes(configs, backdate))?;
+            Replay::new(simulator, self.detached, Simulator::finish_lanes)
+                .run(self.batches, self.progress)
+        } else {
+            let simulator = self.start(Simulator::new(configs.swap_remove(0), backdate()))?;
+            Replay::new(simulator, self.detached, Simulator::walked)
+                .run(self.batches, self.progress)
+        }
+    }
+
+    /// Tells the decoder whether the simulator could be made.
+    fn start<S>(&mut self, made: Result<S, NoMemory>) -> Result<S, NoMemory> {
+        if let Some(started) = self.started.take() {
+            // The decoder waits for every walk's word before it reads the
+            // trace, so it is there to hear it.
+            let _ = started.send(made.as_ref().err().copied());
+        }
+        made
     }
 }
 
@@ -239,8 +269,9 @@ fn simulate_walks<R: TraceRead + Send>(
 ) -> Result<(R, Vec<Result<Profile, RunError>>), TraceError> {
     let detached = reader.detached_data();
     let (senders, receivers): (Vec<_>, Vec<_>) = walks.iter().map(|_| sync_channel(QUEUE)).unzip();
+    let (started, starts) = sync_channel(walks.len());
     let quiet = |_: u64| {};
-    let walked = thread::scope(|scope| {
+    let (walked, refused) = thread::scope(|scope| {
         let workers: Vec<_> = walks
             .iter()
             .zip(receivers)
@@ -248,27 +279,43 @@ fn simulate_walks<R: TraceRead + Send>(
             .map(|(index, (walk, batches))| {
                 let progress: &(dyn Fn(u64) + Sync) = if index == 0 { progress } else { &quiet };
                 let configs = walk.iter().map(|&at| configs[at].clone()).collect();
+                let started = started.clone();
                 thread::Builder::new()
                     .name(format!("simulate-{index}"))
                     .spawn_scoped(scope, move || {
-                        simulate_batches(configs, detached, batches, progress)
+                        simulate_batches(configs, detached, started, batches, progress)
                     })
                     .expect("a simulator thread starts")
             })
             .collect();
+        // Every walk's caches are made before the trace is read: if the
+        // host refuses the memory of one, the run fails at once, not once
+        // the others have simulated the whole trace.
+        drop(started);
+        let refused = starts.iter().flatten().next();
         let mut feeder = Feeder {
             senders,
             feed: Feed::default(),
             sent: VecDeque::new(),
         };
-        let fed = feeder.feed(&mut reader);
+        let fed = match refused {
+            None => feeder.feed(&mut reader),
+            Some(_) => Ok(()),
+        };
         drop(feeder);
         let walked: Vec<_> = workers
             .into_iter()
             .map(|worker| worker.join().expect("a simulator thread does not panic"))
             .collect();
-        fed.map(|()| walked)
+        fed.map(|()| (walked, refused))
     })?;
+    if let Some(refused) = refused {
+        let profiles = configs
+            .iter()
+            .map(|_| Err(RunError::Memory(refused)))
+            .collect();
+        return Ok((reader, profiles));
+    }
     let mut profiles: Vec<Option<Result<Profile, RunError>>> =
         configs.iter().map(|_| None).collect();
     for (walk, walked) in walks.iter().zip(walked) {

@@ -166,12 +166,15 @@ impl SimArgs {
                         (Some(spec), _) => {
                             ConfigError::new(format!("--sweep {spec}: {}: {err}", hierarchy.name))
                         }
-                        (None, Some(path)) => ConfigError::new(format!(
-                            "{}: line {}: hierarchy `{}`: {err}",
-                            path.display(),
-                            hierarchy.line.unwrap_or_default(),
-                            hierarchy.name
-                        )),
+                        (None, Some(path)) => {
+                            let line = hierarchy.line.map(|line| format!("line {line}: "));
+                            ConfigError::new(format!(
+                                "{}: {}hierarchy `{}`: {err}",
+                                path.display(),
+                                line.unwrap_or_default(),
+                                hierarchy.name
+                            ))
+                        }
                         (None, None) => err,
                     })?
                     .with_skip(skip.clone())

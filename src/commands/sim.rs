@@ -76,8 +76,8 @@ fn named(path: &Path, run: &SimRun) -> PathBuf {
 }
 
 /// What `runs` simulate, for an error that is not the trace's: the
-/// hierarchy of a run of one, the names of several (a sweep's walk fails
-/// for all the configurations it simulates together).
+/// hierarchy of a run of one, the names of several, which fail together
+/// (the caches of all are made before the trace is read).
 fn caches_of(runs: &[&SimRun]) -> String {
     match runs {
         [SimRun { name: None, config }] => {
@@ -85,7 +85,7 @@ fn caches_of(runs: &[&SimRun]) -> String {
         }
         _ => {
             let names: Vec<_> = runs.iter().filter_map(|run| run.name.as_deref()).collect();
-            names.join(", ")
+            format!("{} in one run", names.join(", "))
         }
     }
 }

@@ -17,9 +17,10 @@ pub fn write_atomically(
     write_uncommitted(path, write)?.commit()
 }
 
-/// Writes the file that will replace `path` through `write`; it replaces
-/// `path` when committed, so that several files written together replace
-/// theirs only once all of them are whole.
+/// Writes the file that will replace `path` through `write`, down to the
+/// disk (a full disk may only say so then); it replaces `path` when
+/// committed, so that several files written together replace theirs only
+/// once all of them are whole.
 pub fn write_uncommitted(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -30,6 +31,7 @@ pub fn write_uncommitted(
         write(&mut out)?;
         out.flush()?;
     }
+    output.sync()?;
     Ok(output)
 }
 
@@ -85,11 +87,20 @@ impl OutputFile {
         }
     }
 
-    /// Makes the written file the one at the path: synced to disk and
-    /// renamed into place (nothing to do for a device or a pipe).
+    /// Writes what the file holds down to the disk (nothing to do for a
+    /// device or a pipe).
+    pub fn sync(&self) -> io::Result<()> {
+        match &self.temp {
+            Some(temp) => temp.as_file().sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes the written file the one at the path: synced to disk (if not
+    /// yet) and renamed into place (nothing to do for a device or a pipe).
     pub fn commit(self) -> io::Result<()> {
+        self.sync()?;
         if let Some(temp) = self.temp {
-            temp.as_file().sync_all()?;
             temp.persist(&self.path).map_err(|err| err.error)?;
         }
         Ok(())

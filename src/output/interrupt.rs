@@ -30,8 +30,13 @@ static TEMP_FILES: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut
 /// Whether SIGINT is left to the program `record` runs.
 static PROGRAM_RUNS: AtomicBool = AtomicBool::new(false);
 
-/// The process id of the program `record` runs, once started (0 before).
+/// The process id of the program `record` runs, from its start until it
+/// has ended (0 otherwise).
 static PROGRAM_PID: AtomicI32 = AtomicI32::new(0);
+
+/// A SIGTERM or SIGHUP that came while the program was being started, to
+/// pass on once it has an id (0 for none).
+static PENDING: AtomicI32 = AtomicI32::new(0);
 
 /// A temporary file removed on an interrupt until this is dropped.
 pub struct Registered {
@@ -73,12 +78,43 @@ pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
     let status = program.spawn().and_then(|mut child| {
         let pid = i32::try_from(child.id()).unwrap_or(0);
         PROGRAM_PID.store(pid, Ordering::Release);
-        let status = child.wait();
+        let pending = PENDING.swap(0, Ordering::AcqRel);
+        if pending != 0 {
+            // SAFETY: the program is this process's child, not waited for.
+            unsafe { libc::kill(pid, pending) };
+            die_of(pending);
+        }
+        wait_for_end(pid);
         PROGRAM_PID.store(0, Ordering::Release);
-        status
+        child.wait()
     });
     PROGRAM_RUNS.store(false, Ordering::Release);
+    let pending = PENDING.swap(0, Ordering::AcqRel);
+    if pending != 0 {
+        die_of(pending);
+    }
     status
+}
+
+/// Waits until the child `pid` has ended, leaving it to be waited for: its
+/// id stays its own, not another process's, while the handler may use it.
+fn wait_for_end(pid: i32) {
+    loop {
+        // SAFETY: `info` is a valid structure for waitid to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for this process's own child, without reaping it.
+        let waited = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if waited == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
 }
 
 /// Installs the handler, once, for the signals that linegrind does not
@@ -111,12 +147,23 @@ extern "C" fn on_signal(signal: c_int) {
     if signal == libc::SIGINT && PROGRAM_RUNS.load(Ordering::Acquire) {
         return;
     }
-    let program = PROGRAM_PID.load(Ordering::Acquire);
-    if program > 0 {
+    if PROGRAM_RUNS.load(Ordering::Acquire) {
+        // Noted first, so that `run_program` passes it on if the program
+        // gets its id only after the check below.
+        PENDING.store(signal, Ordering::Release);
+        let program = PROGRAM_PID.load(Ordering::Acquire);
+        if program == 0 {
+            return;
+        }
         // SAFETY: kill is async-signal-safe. The program is linegrind's
-        // child, and its id is cleared as soon as it has been waited for.
+        // child, and its id is cleared before it is reaped.
         unsafe { libc::kill(program, signal) };
     }
+    die_of(signal);
+}
+
+/// Removes the temporary files, then dies of `signal` (async-signal-safe).
+fn die_of(signal: c_int) {
     remove_temp_files();
     // SAFETY: signal and raise are async-signal-safe; dying of the signal
     // with its default action tells the parent what happened.

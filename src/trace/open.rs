@@ -262,10 +262,16 @@ impl AnyReader {
             return None;
         };
         let (lines, first) = reader.inner().skipped()?;
-        Some(format!(
-            "lines that are not Lackey trace lines (Valgrind's messages and the like) were \
-             skipped: {lines}, the first at line {first}"
-        ))
+        Some(match lines {
+            1 => format!(
+                "a line that is not a Lackey trace line (one of Valgrind's messages or the \
+                 like) was skipped: line {first}"
+            ),
+            _ => format!(
+                "{lines} lines that are not Lackey trace lines (Valgrind's messages and the \
+                 like) were skipped, the first at line {first}"
+            ),
+        })
     }
 }
 
