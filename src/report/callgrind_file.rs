@@ -16,6 +16,10 @@ use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
 use crate::trace::shown;
 
+mod whole;
+
+use whole::{check_complete, check_totals};
+
 /// A cost as a profile holds it: `u64` for the counts of a run, `i64` for
 /// files that may hold differences.
 pub trait Cost:
@@ -183,61 +187,6 @@ impl<C: Cost> ProfileFile<C> {
             }
         }
         inclusive
-    }
-}
-
-/// The first event at which `a` and `b`, costs of `events` events that
-/// leave out trailing zeros, differ.
-fn first_difference<C: Cost>(events: usize, a: &[C], b: &[C]) -> Option<(usize, C, C)> {
-    let at = |costs: &[C], event: usize| costs.get(event).copied().unwrap_or_default();
-    (0..events)
-        .map(|event| (event, at(a, event), at(b, event)))
-        .find(|&(_, a, b)| a != b)
-}
-
-/// A file with a `summary:` but no `totals:` line, which Callgrind and
-/// linegrind always write last, may have been cut short: its self costs
-/// must then add up to the summary. (Not checked where there is a
-/// `totals:` line: Callgrind's summary can differ from its totals by a few
-/// events.) `lines` is the number of lines read.
-fn check_complete<C: Cost>(
-    file: &ProfileFile<C>,
-    self_total: &[C],
-    summary: &[C],
-    lines: u64,
-) -> Result<(), ParseError> {
-    match first_difference(file.events.len(), self_total, summary) {
-        None => Ok(()),
-        Some((at, sum, summary)) => Err(ParseError {
-            line: lines,
-            what: format!(
-                "the file ends without a `totals:` line and its costs add up to {sum} {}, \
-                 not the {summary} of its `summary:` line: it looks cut short",
-                file.events[at]
-            ),
-        }),
-    }
-}
-
-/// The `totals:` line, on line `line`, states the sum of the file's self
-/// costs (Callgrind and linegrind write it so); one that does not was cut
-/// short (an event left out, a number cut), or the costs were edited.
-fn check_totals<C: Cost>(
-    file: &ProfileFile<C>,
-    self_total: &[C],
-    totals: &[C],
-    line: u64,
-) -> Result<(), ParseError> {
-    match first_difference(file.events.len(), self_total, totals) {
-        None => Ok(()),
-        Some((at, sum, total)) => Err(ParseError {
-            line,
-            what: format!(
-                "`totals:` gives {total} {}, but the cost lines add up to {sum}: \
-                 the file was cut short or edited",
-                file.events[at]
-            ),
-        }),
     }
 }
 
@@ -663,7 +612,7 @@ fn parse_number(token: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    const EXAMPLE: &str = "# callgrind format
+    pub(super) const EXAMPLE: &str = "# callgrind format
 version: 1
 creator: test
 cmd: ./app
@@ -697,7 +646,7 @@ totals: 39 10
 ";
 
     /// The error of `text` read with signed costs.
-    fn signed_error(text: &str) -> String {
+    pub(super) fn signed_error(text: &str) -> String {
         ProfileFile::<i64>::parse(text.as_bytes())
             .unwrap_err()
             .to_string()
@@ -717,32 +666,6 @@ totals: 39 10
         assert!(err.contains("a second `events:` line"), "{err}");
         let err = signed_error(&EXAMPLE.replace("events: Ir Dr", "events: "));
         assert_eq!(err, "line 6: an `events:` line that names no event");
-    }
-
-    #[test]
-    fn totals_that_are_not_the_sum_of_the_costs_are_refused() {
-        // Cut inside the `totals:` line: a digit or an event left out.
-        for (cut, gives) in [
-            ("totals: 39 1", "1 Dr, but the cost lines add up to 10"),
-            ("totals: 39", "0 Dr, but the cost lines add up to 10"),
-            ("totals:", "0 Ir, but the cost lines add up to 39"),
-        ] {
-            assert_eq!(
-                signed_error(&EXAMPLE.replace("totals: 39 10", cut)),
-                format!("line 31: `totals:` gives {gives}: the file was cut short or edited")
-            );
-        }
-        // A cost line taken out.
-        let err = signed_error(&EXAMPLE.replace("+4 * 2\n", ""));
-        assert_eq!(
-            err,
-            "line 30: `totals:` gives 39 Ir, but the cost lines add up to 37: \
-             the file was cut short or edited"
-        );
-        assert_eq!(
-            signed_error(""),
-            "the file is empty: not a callgrind-format profile"
-        );
     }
 
     #[test]
@@ -909,19 +832,6 @@ totals: 39 10
                 .unwrap_err()
                 .to_string()
                 .starts_with("line 4: the costs add up beyond 64 bits")
-        );
-    }
-
-    #[test]
-    fn a_file_cut_before_its_totals_is_an_error_when_its_summary_disagrees() {
-        let whole = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n2 7 2\n";
-        let file = ProfileFile::<i64>::parse(whole.as_bytes()).unwrap();
-        assert_eq!(file.totals, [12, 3]);
-        let cut = "events: Ir Dr\nsummary: 12 3\nfn=main\n1 5 1\nfn=work\n";
-        assert_eq!(
-            signed_error(cut),
-            "line 5: the file ends without a `totals:` line and its costs add up to 5 Ir, \
-             not the 12 of its `summary:` line: it looks cut short"
         );
     }
 }
