@@ -116,7 +116,8 @@ pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyE
     let bytes = read_bounded(file, MAX).map_err(|err| cannot(err.to_string()))?;
     let Some(bytes) = bytes else {
         return Err(HierarchyError(format!(
-            "{name}: larger than 1 MiB: not a list of hierarchies"
+            "{name}: larger than {} MiB: not a list of hierarchies",
+            MAX >> 20
         )));
     };
     let text = String::from_utf8(bytes).map_err(|err| {

@@ -153,7 +153,7 @@ fn simulate_batches(
 ) -> Result<Walked, RunError> {
     let walk = Walk {
         detached,
-        started: Some(started),
+        started,
         batches,
         progress,
     };
@@ -168,9 +168,8 @@ fn simulate_batches(
 struct Walk<'a> {
     detached: bool,
     /// Hears `None` once the walk's caches are made, or the memory the host
-    /// refused for them; then it is dropped, so that the decoder, which
-    /// waits for every walk's word, also sees a walk that never gave one.
-    started: Option<SyncSender<Option<NoMemory>>>,
+    /// refused for them.
+    started: SyncSender<Option<NoMemory>>,
     batches: Receiver<Arc<Batch>>,
     progress: &'a (dyn Fn(u64) + Sync),
 }
@@ -179,30 +178,37 @@ impl Walk<'_> {
     /// Simulates `configs` with back-datings made by `backdate`: lanes for
     /// several configurations, a plain simulator for one.
     fn run<B: Backdate>(
-        mut self,
+        self,
         mut configs: Vec<SimConfig>,
         backdate: impl Fn() -> B,
     ) -> Result<Walked, RunError> {
+        let Walk {
+            detached,
+            started,
+            batches,
+            progress,
+        } = self;
         if configs.len() > 1 {
-            let simulator = self.start(Simulator::lanes(configs, backdate))?;
-            Replay::new(simulator, self.detached, Simulator::finish_lanes)
-                .run(self.batches, self.progress)
+            let simulator = tell(started, Simulator::lanes(configs, backdate))?;
+            Replay::new(simulator, detached, Simulator::finish_lanes).run(batches, progress)
         } else {
-            let simulator = self.start(Simulator::new(configs.swap_remove(0), backdate()))?;
-            Replay::new(simulator, self.detached, Simulator::walked)
-                .run(self.batches, self.progress)
+            let simulator = tell(started, Simulator::new(configs.swap_remove(0), backdate()))?;
+            Replay::new(simulator, detached, Simulator::walked).run(batches, progress)
         }
     }
+}
 
-    /// Tells the decoder whether the simulator could be made.
-    fn start<S>(&mut self, made: Result<S, NoMemory>) -> Result<S, NoMemory> {
-        if let Some(started) = self.started.take() {
-            // The decoder waits for every walk's word before it reads the
-            // trace, so it is there to hear it.
-            let _ = started.send(made.as_ref().err().copied());
-        }
-        made
-    }
+/// Tells the decoder, through `started`, whether the simulator could be
+/// made. The sender goes with it, so that the decoder, which waits for
+/// every walk's word, also sees a walk that never gave one.
+fn tell<S>(
+    started: SyncSender<Option<NoMemory>>,
+    made: Result<S, NoMemory>,
+) -> Result<S, NoMemory> {
+    // The decoder is there to hear it: it reads no trace before every
+    // walk has spoken.
+    let _ = started.send(made.as_ref().err().copied());
+    made
 }
 
 /// The configurations in walks: those that differ in LL only share one,

@@ -78,7 +78,7 @@ fn named(path: &Path, run: &SimRun) -> PathBuf {
 /// What `runs` simulate, for an error that is not the trace's: the
 /// hierarchy of a run of one, the names of several, which fail together
 /// (the caches of all are made before the trace is read).
-fn caches_of(runs: &[&SimRun]) -> String {
+fn caches_of(runs: &[SimRun]) -> String {
     match runs {
         [SimRun { name: None, config }] => {
             format!("I1 {}, D1 {}, LL {}", config.i1(), config.d1(), config.ll())
@@ -100,20 +100,16 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     let simulated = simulate_each(reader, &configs, &|events| progress.set(events));
     progress.finish();
     let (reader, profiles) = simulated.input(&name)?;
-    let mut simulated = Vec::new();
-    let mut starved = Vec::new();
-    for (profile, run) in profiles.into_iter().zip(&job.runs) {
-        match profile {
-            Ok(profile) => simulated.push(profile),
-            Err(RunError::Trace(err)) => return Err(err).input(&name),
-            Err(RunError::Memory(err)) => starved.push((run, err)),
-        }
-    }
-    if let Some(&(_, err)) = starved.first() {
-        let runs: Vec<_> = starved.iter().map(|(run, _)| *run).collect();
-        return Err(err).other(format!("cannot simulate {}", caches_of(&runs)));
-    }
-    let profiles = simulated;
+    let profiles = profiles
+        .into_iter()
+        .map(|profile| match profile {
+            Ok(profile) => Ok(profile),
+            Err(RunError::Trace(err)) => Err(err).input(&name),
+            Err(RunError::Memory(err)) => {
+                Err(err).other(format!("cannot simulate {}", caches_of(&job.runs)))
+            }
+        })
+        .collect::<Result<Vec<Profile>, Failure>>()?;
     let format = reader.format();
     let read_warnings = reader.warnings(&name.to_string());
     let warnings = profiles[0]
@@ -134,8 +130,8 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     // a failure (a full disk) leaves the files of an earlier run as they
     // were, all of them.
     let mut outputs = Vec::new();
-    let mut write = |path: PathBuf, write: &dyn Fn(&mut dyn Write) -> std::io::Result<()>| {
-        let file = write_uncommitted(&path, write);
+    let mut write = |path: PathBuf, contents: &dyn Fn(&mut dyn Write) -> std::io::Result<()>| {
+        let file = write_uncommitted(&path, contents);
         outputs.push((
             file.other(format!("cannot write {}", path.display()))?,
             path,

@@ -144,10 +144,10 @@ fn install() {
 }
 
 extern "C" fn on_signal(signal: c_int) {
-    if signal == libc::SIGINT && PROGRAM_RUNS.load(Ordering::Acquire) {
-        return;
-    }
     if PROGRAM_RUNS.load(Ordering::Acquire) {
+        if signal == libc::SIGINT {
+            return;
+        }
         // Noted first, so that `run_program` passes it on if the program
         // gets its id only after the check below.
         PENDING.store(signal, Ordering::Release);

@@ -17,7 +17,7 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::next_line;
+use super::lines::{LineCount, next_line};
 use super::{Access, Event, TraceRead};
 
 /// Which of the two forms a reader reads.
@@ -33,10 +33,8 @@ pub enum DinForm {
 pub struct DinReader<R> {
     input: R,
     form: DinForm,
-    line: u64,
+    lines: LineCount,
     buf: Vec<u8>,
-    /// The last line, if it has no newline after it.
-    unterminated: Option<u64>,
 }
 
 impl<R: BufRead> DinReader<R> {
@@ -44,16 +42,15 @@ impl<R: BufRead> DinReader<R> {
         DinReader {
             input,
             form,
-            line: 0,
+            lines: LineCount::default(),
             buf: Vec::with_capacity(64),
-            unterminated: None,
         }
     }
 
     /// The last line, if the input ends inside it (no newline after it):
     /// the trace may have been cut there; for a warning.
     pub fn unterminated(&self) -> Option<u64> {
-        self.unterminated
+        self.lines.unterminated()
     }
 }
 
@@ -186,13 +183,10 @@ fn write(addr: u64, size: u32) -> Event {
 impl<R: BufRead> TraceRead for DinReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if !next_line(&mut self.input, &mut self.buf, &mut self.line)? {
+            if !next_line(&mut self.input, &mut self.buf, &mut self.lines)? {
                 return Ok(None);
             }
-            if self.buf.last() != Some(&b'\n') {
-                self.unterminated = Some(self.line);
-            }
-            let at = Location::Line(self.line);
+            let at = Location::Line(self.lines.read());
             let line = std::mem::take(&mut self.buf);
             let event = self.record(line.trim_ascii(), at);
             self.buf = line;
@@ -203,7 +197,7 @@ impl<R: BufRead> TraceRead for DinReader<R> {
     }
 
     fn location(&self) -> Location {
-        Location::Line(self.line)
+        Location::Line(self.lines.read())
     }
 
     fn detached_data(&self) -> bool {

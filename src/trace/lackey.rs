@@ -20,7 +20,7 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::{LineRead, read_line, too_long};
+use super::lines::{LineCount, LineRead, read_line, too_long};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -42,15 +42,12 @@ pub struct LackeyReader<R> {
     /// A line that straddled the end of the input's buffer.
     buf: Vec<u8>,
     lines: Lines,
-    /// The last line, if it has no newline after it.
-    unterminated: Option<u64>,
 }
 
 /// Where the reader is, and what it skipped.
 #[derive(Default)]
 struct Lines {
-    /// Lines read.
-    read: u64,
+    count: LineCount,
     /// Lines that were not trace lines, and the first of them.
     skipped: u64,
     first_skipped: u64,
@@ -62,14 +59,13 @@ impl<R: BufRead> LackeyReader<R> {
             input,
             buf: Vec::with_capacity(64),
             lines: Lines::default(),
-            unterminated: None,
         }
     }
 
     /// The last line, if the input ends inside it (no newline after it):
     /// the trace may have been cut there; for a warning.
     pub fn unterminated(&self) -> Option<u64> {
-        self.unterminated
+        self.lines.count.unterminated()
     }
 
     /// Lines that were not trace lines so far (Valgrind's messages, blank
@@ -90,10 +86,10 @@ pub fn shape(line: &[u8]) -> Option<char> {
 }
 
 impl Lines {
-    /// What `line`, the next line, says: an event, or nothing for a line
-    /// skipped.
+    /// What `line`, the next line with its newline if it had one, says: an
+    /// event, or nothing for a line skipped.
     fn parse(&mut self, line: &[u8]) -> Result<Option<Event>, TraceError> {
-        self.read += 1;
+        self.count.count(line);
         let line = line.trim_ascii_end();
         let access = match shape(line) {
             Some('I') => None,
@@ -102,13 +98,13 @@ impl Lines {
             Some('M') => Some(Access::Modify),
             _ => {
                 if self.skipped == 0 {
-                    self.first_skipped = self.read;
+                    self.first_skipped = self.count.read();
                 }
                 self.skipped += 1;
                 return Ok(None);
             }
         };
-        let (addr, size) = address_and_size(&line[2..], Location::Line(self.read))?;
+        let (addr, size) = address_and_size(&line[2..], Location::Line(self.count.read()))?;
         Ok(Some(match access {
             None => Event::Instr { addr, len: size },
             Some(access) => Event::Data {
@@ -123,7 +119,7 @@ impl Lines {
     /// (every line read was skipped) is not a Lackey trace (read as one by
     /// `--format=lackey`, or told so by Valgrind's messages alone).
     fn end(&self) -> Result<Option<Event>, TraceError> {
-        if self.skipped > 0 && self.skipped == self.read {
+        if self.skipped > 0 && self.skipped == self.count.read() {
             return Err(TraceError::syntax(
                 Location::Line(self.first_skipped),
                 format!(
@@ -143,14 +139,14 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
         loop {
             // Lines are parsed where they lie in the reader's buffer; only
             // one that straddles the buffer's end is copied.
-            let read = self.lines.read;
+            let read = self.lines.count.read();
             let available = self.input.fill_buf().map_err(|err| io(read, err))?;
             if available.is_empty() {
                 return self.lines.end();
             }
             let event = match available.iter().position(|&b| b == b'\n') {
                 Some(end) => {
-                    let event = self.lines.parse(&available[..end]);
+                    let event = self.lines.parse(&available[..=end]);
                     self.input.consume(end + 1);
                     event?
                 }
@@ -162,12 +158,7 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
                             too_long(": not a Lackey trace"),
                         ));
                     }
-                    Ok(_) => {
-                        if self.buf.last() != Some(&b'\n') {
-                            self.unterminated = Some(read + 1);
-                        }
-                        self.lines.parse(&self.buf)?
-                    }
+                    Ok(_) => self.lines.parse(&self.buf)?,
                 },
             };
             if let Some(event) = event {
@@ -177,7 +168,7 @@ impl<R: BufRead> TraceRead for LackeyReader<R> {
     }
 
     fn location(&self) -> Location {
-        Location::Line(self.lines.read)
+        Location::Line(self.lines.count.read())
     }
 
     fn detached_data(&self) -> bool {

@@ -51,18 +51,47 @@ pub fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<Line
     })
 }
 
+/// The lines of a text input read so far, and the last of them if the
+/// input ends inside it (no newline after it: the input may have been cut
+/// there, which a warning tells).
+#[derive(Default)]
+pub struct LineCount {
+    read: u64,
+    unterminated: Option<u64>,
+}
+
+impl LineCount {
+    /// Lines read.
+    pub fn read(&self) -> u64 {
+        self.read
+    }
+
+    /// The last line, if the input ends inside it.
+    pub fn unterminated(&self) -> Option<u64> {
+        self.unterminated
+    }
+
+    /// Counts `line`, just read, with its newline if it had one.
+    pub fn count(&mut self, line: &[u8]) {
+        self.read += 1;
+        if line.last() != Some(&b'\n') {
+            self.unterminated = Some(self.read);
+        }
+    }
+}
+
 /// Reads the next line of a trace into `buf` (newline included) and counts
-/// it in `line`; false at the end of the input.
+/// it in `lines`; false at the end of the input.
 pub fn next_line(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
-    line: &mut u64,
+    lines: &mut LineCount,
 ) -> Result<bool, TraceError> {
-    let at = Location::Line(*line + 1);
+    let at = Location::Line(lines.read() + 1);
     match read_line(input, buf).map_err(|err| TraceError::io(at, err))? {
         LineRead::End => Ok(false),
         LineRead::Line => {
-            *line += 1;
+            lines.count(buf);
             Ok(true)
         }
         LineRead::TooLong => Err(TraceError::syntax(

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::next_line;
+use super::lines::{LineCount, next_line};
 use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
@@ -20,11 +20,9 @@ const DIRECTIVES: &str = "fn, line, plt, object, thread, sp, i, r, w, m, call, r
 /// Streams events from a text trace.
 pub struct TextReader<R> {
     input: R,
-    line: u64,
+    lines: LineCount,
     buf: Vec<u8>,
     header_seen: bool,
-    /// The last line, if it has no newline after it.
-    unterminated: Option<u64>,
 }
 
 impl<R: BufRead> TextReader<R> {
@@ -32,36 +30,32 @@ impl<R: BufRead> TextReader<R> {
     pub fn new(input: R) -> TextReader<R> {
         TextReader {
             input,
-            line: 0,
+            lines: LineCount::default(),
             buf: Vec::with_capacity(128),
             header_seen: false,
-            unterminated: None,
         }
     }
 
     /// The last line, if the input ends inside it (no newline after it):
     /// the trace may have been cut there; for a warning.
     pub fn unterminated(&self) -> Option<u64> {
-        self.unterminated
+        self.lines.unterminated()
     }
 }
 
 impl<R: BufRead> TraceRead for TextReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if !next_line(&mut self.input, &mut self.buf, &mut self.line)? {
+            if !next_line(&mut self.input, &mut self.buf, &mut self.lines)? {
                 if self.header_seen {
                     return Ok(None);
                 }
                 return Err(TraceError::syntax(
-                    Location::Line(self.line + 1),
+                    Location::Line(self.lines.read() + 1),
                     "the trace is empty: expected the header `linegrind-trace text 1`",
                 ));
             }
-            if self.buf.last() != Some(&b'\n') {
-                self.unterminated = Some(self.line);
-            }
-            let at = Location::Line(self.line);
+            let at = Location::Line(self.lines.read());
             let content = match self.buf.iter().position(|&b| b == b'#') {
                 Some(hash) => &self.buf[..hash],
                 None => &self.buf[..],
@@ -79,7 +73,7 @@ impl<R: BufRead> TraceRead for TextReader<R> {
     }
 
     fn location(&self) -> Location {
-        Location::Line(self.line)
+        Location::Line(self.lines.read())
     }
 }
 

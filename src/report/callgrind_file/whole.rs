@@ -4,13 +4,29 @@
 
 use super::{Cost, ParseError, ProfileFile};
 
-/// The first event at which `a` and `b`, costs of `events` events that
-/// leave out trailing zeros, differ.
-fn first_difference<C: Cost>(events: usize, a: &[C], b: &[C]) -> Option<(usize, C, C)> {
+/// The self costs read, `self_total`, against `stated`, the costs a line
+/// states (both leave out trailing zeros): at the first event where they
+/// differ, the error `why(sum, event, stated)` at line `line`.
+fn check_sum<C: Cost>(
+    file: &ProfileFile<C>,
+    self_total: &[C],
+    stated: &[C],
+    line: u64,
+    why: impl FnOnce(C, &str, C) -> String,
+) -> Result<(), ParseError> {
     let at = |costs: &[C], event: usize| costs.get(event).copied().unwrap_or_default();
-    (0..events)
-        .map(|event| (event, at(a, event), at(b, event)))
-        .find(|&(_, a, b)| a != b)
+    let differs = (0..file.events.len()).find(|&event| at(self_total, event) != at(stated, event));
+    match differs {
+        None => Ok(()),
+        Some(event) => Err(ParseError {
+            line,
+            what: why(
+                at(self_total, event),
+                &file.events[event],
+                at(stated, event),
+            ),
+        }),
+    }
 }
 
 /// A file with a `summary:` but no `totals:` line, which Callgrind and
@@ -24,17 +40,12 @@ pub(super) fn check_complete<C: Cost>(
     summary: &[C],
     lines: u64,
 ) -> Result<(), ParseError> {
-    match first_difference(file.events.len(), self_total, summary) {
-        None => Ok(()),
-        Some((at, sum, summary)) => Err(ParseError {
-            line: lines,
-            what: format!(
-                "the file ends without a `totals:` line and its costs add up to {sum} {}, \
-                 not the {summary} of its `summary:` line: it looks cut short",
-                file.events[at]
-            ),
-        }),
-    }
+    check_sum(file, self_total, summary, lines, |sum, event, summary| {
+        format!(
+            "the file ends without a `totals:` line and its costs add up to {sum} {event}, \
+             not the {summary} of its `summary:` line: it looks cut short"
+        )
+    })
 }
 
 /// The `totals:` line, on line `line`, states the sum of the file's self
@@ -46,17 +57,12 @@ pub(super) fn check_totals<C: Cost>(
     totals: &[C],
     line: u64,
 ) -> Result<(), ParseError> {
-    match first_difference(file.events.len(), self_total, totals) {
-        None => Ok(()),
-        Some((at, sum, total)) => Err(ParseError {
-            line,
-            what: format!(
-                "`totals:` gives {total} {}, but the cost lines add up to {sum}: \
-                 the file was cut short or edited",
-                file.events[at]
-            ),
-        }),
-    }
+    check_sum(file, self_total, totals, line, |sum, event, total| {
+        format!(
+            "`totals:` gives {total} {event}, but the cost lines add up to {sum}: \
+             the file was cut short or edited"
+        )
+    })
 }
 
 #[cfg(test)]
