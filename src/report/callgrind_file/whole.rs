@@ -68,7 +68,7 @@ pub(super) fn check_totals<C: Cost>(
 #[cfg(test)]
 mod tests {
     use super::super::ProfileFile;
-    use super::super::tests::{EXAMPLE, signed_error};
+    use super::super::parser::tests::{EXAMPLE, signed_error};
 
     #[test]
     fn totals_that_are_not_the_sum_of_the_costs_are_refused() {
