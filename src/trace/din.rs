@@ -17,7 +17,8 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::{LineCount, next_line};
+use super::hex::parse_hex;
+use super::lines::{LineCount, parse_line};
 use super::{Access, Event, TraceRead};
 
 /// Which of the two forms a reader reads.
@@ -54,15 +55,6 @@ impl<R: BufRead> DinReader<R> {
     }
 }
 
-/// A hex number, with an optional `0x`.
-fn hex(token: &[u8]) -> Option<u64> {
-    let digits = token
-        .strip_prefix(b"0x")
-        .or_else(|| token.strip_prefix(b"0X"))
-        .unwrap_or(token);
-    u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
-}
-
 /// Whether `line` has the shape of a traditional (`LABEL ADDRESS`) or an
 /// extended (`TYPE ADDRESS SIZE`) din record.
 pub fn form_of(line: &[u8]) -> Option<DinForm> {
@@ -70,95 +62,95 @@ pub fn form_of(line: &[u8]) -> Option<DinForm> {
         .split(|b| b.is_ascii_whitespace())
         .filter(|t| !t.is_empty());
     let first = tokens.next()?;
-    let address = tokens.next().and_then(hex)?;
+    let address = tokens.next().and_then(parse_hex)?;
     let _ = address;
     match first {
         [b'r' | b'w' | b'i' | b'm' | b'c' | b'v' | b'R' | b'W' | b'I' | b'M' | b'C' | b'V'] => {
-            tokens.next().and_then(hex).map(|_| DinForm::Extended)
+            tokens.next().and_then(parse_hex).map(|_| DinForm::Extended)
         }
-        _ => hex(first)
+        _ => parse_hex(first)
             .filter(|&label| label <= 4)
             .map(|_| DinForm::Traditional),
     }
 }
 
-impl<R: BufRead> DinReader<R> {
-    fn record(&self, line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
-        let mut tokens = line
-            .split(|b| b.is_ascii_whitespace())
-            .filter(|t| !t.is_empty());
-        // The line as an error shows it, worked out only for an error.
-        let show = || shown(line);
-        let Some(first) = tokens.next() else {
-            return Ok(None);
-        };
-        let address = |token: Option<&[u8]>, what: &str| {
-            token.and_then(hex).ok_or_else(|| {
-                TraceError::syntax(
-                    at,
-                    format!("a missing or bad {what} in `{}`: expected hex", show()),
-                )
-            })
-        };
-        match self.form {
-            DinForm::Traditional => {
-                let label = hex(first).ok_or_else(|| {
-                    TraceError::syntax(at, format!("a bad label in `{}`: expected 0 to 4", show()))
-                })?;
-                let addr = address(tokens.next(), "address")? & !3;
-                Ok(Some(match label {
-                    0 | 3 => read(addr, 4),
-                    1 => write(addr, 4),
-                    2 => Event::Instr { addr, len: 4 },
-                    4 => Event::Flush,
-                    other => {
-                        return Err(TraceError::syntax(
-                            at,
-                            format!(
-                                "unsupported record label {other:x} in `{}`: din labels are \
-                                 0 read, 1 write, 2 instruction fetch, 3 escape (a read), 4 flush",
-                                show()
-                            ),
-                        ));
-                    }
-                }))
-            }
-            DinForm::Extended => {
-                let addr = address(tokens.next(), "address")?;
-                let size = address(tokens.next(), "size")?;
-                let size = u32::try_from(size)
-                    .ok()
-                    .filter(|&size| size > 0)
-                    .ok_or_else(|| {
-                        TraceError::syntax(
-                            at,
-                            format!("size {size:#x} in `{}` is out of range", show()),
-                        )
-                    })?;
-                if addr.checked_add(u64::from(size) - 1).is_none() {
+/// What `line`, a record of the `form` at `at`, says: an event, or `None`
+/// for an empty line or a copyback.
+fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
+    let mut tokens = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    // The line as an error shows it, worked out only for an error.
+    let show = || shown(line);
+    let Some(first) = tokens.next() else {
+        return Ok(None);
+    };
+    let address = |token: Option<&[u8]>, what: &str| {
+        token.and_then(parse_hex).ok_or_else(|| {
+            TraceError::syntax(
+                at,
+                format!("a missing or bad {what} in `{}`: expected hex", show()),
+            )
+        })
+    };
+    match form {
+        DinForm::Traditional => {
+            let label = parse_hex(first).ok_or_else(|| {
+                TraceError::syntax(at, format!("a bad label in `{}`: expected 0 to 4", show()))
+            })?;
+            let addr = address(tokens.next(), "address")? & !3;
+            Ok(Some(match label {
+                0 | 3 => read(addr, 4),
+                1 => write(addr, 4),
+                2 => Event::Instr { addr, len: 4 },
+                4 => Event::Flush,
+                other => {
                     return Err(TraceError::syntax(
                         at,
-                        format!("`{}` runs past the end of the address space", show()),
-                    ));
-                }
-                match first {
-                    b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
-                    b"w" | b"W" => Ok(Some(write(addr, size))),
-                    b"i" | b"I" => Ok(Some(Event::Instr { addr, len: size })),
-                    b"c" | b"C" => Ok(None),
-                    b"v" | b"V" => Err(TraceError::syntax(
-                        at,
-                        format!("invalidate records are not supported: `{}`", show()),
-                    )),
-                    _ => Err(TraceError::syntax(
-                        at,
                         format!(
-                            "unknown access type in `{}`: expected r, w, i, m, c or v \
-                             (for the traditional `LABEL ADDRESS` form, use --format din)",
+                            "unsupported record label {other:x} in `{}`: din labels are \
+                                 0 read, 1 write, 2 instruction fetch, 3 escape (a read), 4 flush",
                             show()
                         ),
-                    )),
+                    ));
                 }
+            }))
+        }
+        DinForm::Extended => {
+            let addr = address(tokens.next(), "address")?;
+            let size = address(tokens.next(), "size")?;
+            let size = u32::try_from(size)
+                .ok()
+                .filter(|&size| size > 0)
+                .ok_or_else(|| {
+                    TraceError::syntax(
+                        at,
+                        format!("size {size:#x} in `{}` is out of range", show()),
+                    )
+                })?;
+            if addr.checked_add(u64::from(size) - 1).is_none() {
+                return Err(TraceError::syntax(
+                    at,
+                    format!("`{}` runs past the end of the address space", show()),
+                ));
+            }
+            match first {
+                b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
+                b"w" | b"W" => Ok(Some(write(addr, size))),
+                b"i" | b"I" => Ok(Some(Event::Instr { addr, len: size })),
+                b"c" | b"C" => Ok(None),
+                b"v" | b"V" => Err(TraceError::syntax(
+                    at,
+                    format!("invalidate records are not supported: `{}`", show()),
+                )),
+                _ => Err(TraceError::syntax(
+                    at,
+                    format!(
+                        "unknown access type in `{}`: expected r, w, i, m, c or v \
+                             (for the traditional `LABEL ADDRESS` form, use --format din)",
+                        show()
+                    ),
+                )),
             }
         }
     }
@@ -182,16 +174,19 @@ fn write(addr: u64, size: u32) -> Event {
 
 impl<R: BufRead> TraceRead for DinReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        let form = self.form;
         loop {
-            if !next_line(&mut self.input, &mut self.buf, &mut self.lines)? {
-                return Ok(None);
-            }
-            let at = Location::Line(self.lines.read());
-            let line = std::mem::take(&mut self.buf);
-            let event = self.record(line.trim_ascii(), at);
-            self.buf = line;
-            if let Some(event) = event? {
-                return Ok(Some(event));
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines,
+                " (is this a binary file?)",
+                |line, at| record(form, line.trim_ascii(), at),
+            )?;
+            match read {
+                None => return Ok(None),
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => {}
             }
         }
     }

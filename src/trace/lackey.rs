@@ -20,7 +20,8 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::{LineCount, LineRead, read_line, too_long};
+use super::hex::{DIGIT, NOT_HEX};
+use super::lines::{LineCount, parse_line};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -85,34 +86,35 @@ pub fn shape(line: &[u8]) -> Option<char> {
     }
 }
 
+/// What `line` says, at `at`: an event, or `None` for a line that is not
+/// a trace line.
+fn parse(line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
+    let line = line.trim_ascii_end();
+    let access = match shape(line) {
+        Some('I') => None,
+        Some('L') => Some(Access::Read),
+        Some('S') => Some(Access::Write),
+        Some('M') => Some(Access::Modify),
+        _ => return Ok(None),
+    };
+    let (addr, size) = address_and_size(&line[2..], at)?;
+    Ok(Some(match access {
+        None => Event::Instr { addr, len: size },
+        Some(access) => Event::Data {
+            access,
+            addr,
+            size: clamped(size),
+        },
+    }))
+}
+
 impl Lines {
-    /// What `line`, the next line with its newline if it had one, says: an
-    /// event, or nothing for a line skipped.
-    fn parse(&mut self, line: &[u8]) -> Result<Option<Event>, TraceError> {
-        self.count.count(line);
-        let line = line.trim_ascii_end();
-        let access = match shape(line) {
-            Some('I') => None,
-            Some('L') => Some(Access::Read),
-            Some('S') => Some(Access::Write),
-            Some('M') => Some(Access::Modify),
-            _ => {
-                if self.skipped == 0 {
-                    self.first_skipped = self.count.read();
-                }
-                self.skipped += 1;
-                return Ok(None);
-            }
-        };
-        let (addr, size) = address_and_size(&line[2..], Location::Line(self.count.read()))?;
-        Ok(Some(match access {
-            None => Event::Instr { addr, len: size },
-            Some(access) => Event::Data {
-                access,
-                addr,
-                size: clamped(size),
-            },
-        }))
+    /// Counts the line just read as skipped.
+    fn skip(&mut self) {
+        if self.skipped == 0 {
+            self.first_skipped = self.count.read();
+        }
+        self.skipped += 1;
     }
 
     /// The end of the input: a file of lines none of which is a trace line
@@ -135,34 +137,18 @@ impl Lines {
 
 impl<R: BufRead> TraceRead for LackeyReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        let io = |line: u64, err| TraceError::io(Location::Line(line + 1), err);
         loop {
-            // Lines are parsed where they lie in the reader's buffer; only
-            // one that straddles the buffer's end is copied.
-            let read = self.lines.count.read();
-            let available = self.input.fill_buf().map_err(|err| io(read, err))?;
-            if available.is_empty() {
-                return self.lines.end();
-            }
-            let event = match available.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    let event = self.lines.parse(&available[..=end]);
-                    self.input.consume(end + 1);
-                    event?
-                }
-                None => match read_line(&mut self.input, &mut self.buf) {
-                    Err(err) => return Err(io(read, err)),
-                    Ok(LineRead::TooLong) => {
-                        return Err(TraceError::syntax(
-                            Location::Line(read + 1),
-                            too_long(": not a Lackey trace"),
-                        ));
-                    }
-                    Ok(_) => self.lines.parse(&self.buf)?,
-                },
-            };
-            if let Some(event) = event {
-                return Ok(Some(event));
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines.count,
+                ": not a Lackey trace",
+                parse,
+            )?;
+            match read {
+                None => return self.lines.end(),
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => self.lines.skip(),
             }
         }
     }
@@ -195,7 +181,7 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
         match bytes.next() {
             Some(b',') => break,
             Some(b) => {
-                let nibble = HEX[usize::from(b)];
+                let nibble = DIGIT[usize::from(b)];
                 if nibble == NOT_HEX || digits == 16 {
                     let comma = text.contains(&b',');
                     return Err(bad(if comma { "a bad address" } else { "no comma" }));
@@ -229,25 +215,6 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
     }
     Ok((addr, size))
 }
-
-const NOT_HEX: u8 = 0xff;
-
-/// The value of each hex digit, [`NOT_HEX`] for other bytes.
-const HEX: [u8; 256] = {
-    let mut table = [NOT_HEX; 256];
-    let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        table[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 mod tests {

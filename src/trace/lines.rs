@@ -80,24 +80,34 @@ impl LineCount {
     }
 }
 
-/// Reads the next line of a trace into `buf` (newline included) and counts
-/// it in `lines`; false at the end of the input.
-pub fn next_line(
+/// Reads the next line of a trace and hands it to `parse`, newline
+/// included, with its location, where it lies in the input's buffer: only
+/// a line that straddles the end of the buffer is copied, into `buf`. The
+/// line is counted in `lines`; `None` at the end of the input. A line
+/// longer than [`MAX_LINE`] is refused with `too_long(what)`.
+pub fn parse_line<T>(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     lines: &mut LineCount,
-) -> Result<bool, TraceError> {
+    what: &str,
+    parse: impl FnOnce(&[u8], Location) -> Result<T, TraceError>,
+) -> Result<Option<T>, TraceError> {
     let at = Location::Line(lines.read() + 1);
+    let available = input.fill_buf().map_err(|err| TraceError::io(at, err))?;
+    if let Some(end) = memchr::memchr(b'\n', available) {
+        let line = &available[..=end];
+        lines.count(line);
+        let parsed = parse(line, at);
+        input.consume(end + 1);
+        return parsed.map(Some);
+    }
     match read_line(input, buf).map_err(|err| TraceError::io(at, err))? {
-        LineRead::End => Ok(false),
+        LineRead::End => Ok(None),
         LineRead::Line => {
             lines.count(buf);
-            Ok(true)
+            parse(buf, at).map(Some)
         }
-        LineRead::TooLong => Err(TraceError::syntax(
-            at,
-            too_long(" (is this a binary file?)"),
-        )),
+        LineRead::TooLong => Err(TraceError::syntax(at, too_long(what))),
     }
 }
 
@@ -130,5 +140,34 @@ mod tests {
         assert_eq!(read_line(&mut lines, &mut buf).unwrap(), LineRead::Line);
         assert_eq!(buf, b"two");
         assert_eq!(read_line(&mut lines, &mut buf).unwrap(), LineRead::End);
+    }
+
+    #[test]
+    fn lines_are_handed_over_whole_where_they_lie_or_straddle_the_buffer() {
+        let text = &b"first line\nb\n\nlast"[..];
+        for capacity in [1, 3, 8, 64] {
+            let mut input = io::BufReader::with_capacity(capacity, text);
+            let (mut buf, mut lines) = (Vec::new(), LineCount::default());
+            let mut read = Vec::new();
+            while let Some(line) = parse_line(&mut input, &mut buf, &mut lines, "", |line, at| {
+                Ok((String::from_utf8(line.to_vec()).unwrap(), at))
+            })
+            .unwrap()
+            {
+                read.push(line);
+            }
+            let lines_at = |n| Location::Line(n);
+            assert_eq!(
+                read,
+                [
+                    ("first line\n".to_string(), lines_at(1)),
+                    ("b\n".to_string(), lines_at(2)),
+                    ("\n".to_string(), lines_at(3)),
+                    ("last".to_string(), lines_at(4)),
+                ],
+                "buffer of {capacity}"
+            );
+            assert_eq!((lines.read(), lines.unterminated()), (4, Some(4)));
+        }
     }
 }

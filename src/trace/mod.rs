@@ -13,6 +13,7 @@ mod code_objects;
 mod convert;
 mod din;
 mod error;
+mod hex;
 mod lackey;
 pub(crate) mod lines;
 mod open;

@@ -8,7 +8,8 @@
 use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
-use super::lines::{LineCount, next_line};
+use super::hex::{hex_digit, parse_hex};
+use super::lines::{LineCount, parse_line};
 use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
@@ -46,29 +47,40 @@ impl<R: BufRead> TextReader<R> {
 impl<R: BufRead> TraceRead for TextReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if !next_line(&mut self.input, &mut self.buf, &mut self.lines)? {
-                if self.header_seen {
-                    return Ok(None);
+            let header_seen = &mut self.header_seen;
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines,
+                " (is this a binary file?)",
+                |line, at| {
+                    let content = match line.iter().position(|&b| b == b'#') {
+                        Some(hash) => &line[..hash],
+                        None => line,
+                    };
+                    let mut tokens = Tokens::new(content, at);
+                    let Some(first) = tokens.next() else {
+                        return Ok(None);
+                    };
+                    if *header_seen {
+                        return directive(first, &mut tokens).map(Some);
+                    }
+                    check_header(first, &mut tokens)?;
+                    *header_seen = true;
+                    Ok(None)
+                },
+            )?;
+            match read {
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => {}
+                None if self.header_seen => return Ok(None),
+                None => {
+                    return Err(TraceError::syntax(
+                        Location::Line(self.lines.read() + 1),
+                        "the trace is empty: expected the header `linegrind-trace text 1`",
+                    ));
                 }
-                return Err(TraceError::syntax(
-                    Location::Line(self.lines.read() + 1),
-                    "the trace is empty: expected the header `linegrind-trace text 1`",
-                ));
             }
-            let at = Location::Line(self.lines.read());
-            let content = match self.buf.iter().position(|&b| b == b'#') {
-                Some(hash) => &self.buf[..hash],
-                None => &self.buf[..],
-            };
-            let mut tokens = Tokens::new(content, at);
-            let Some(first) = tokens.next() else {
-                continue;
-            };
-            if self.header_seen {
-                return directive(first, &mut tokens).map(Some);
-            }
-            check_header(first, &mut tokens)?;
-            self.header_seen = true;
         }
     }
 
@@ -446,25 +458,6 @@ impl<'a> Tokens<'a> {
         String::from_utf8(bytes)
             .map_err(|_| self.error(format!("{what} in `{}` is not valid UTF-8", self.usage)))
     }
-}
-
-fn hex_digit(byte: u8) -> Option<u8> {
-    (byte as char).to_digit(16).map(|digit| digit as u8)
-}
-
-fn parse_hex(token: &[u8]) -> Option<u64> {
-    let digits = token
-        .strip_prefix(b"0x")
-        .or_else(|| token.strip_prefix(b"0X"))
-        .unwrap_or(token);
-    // Leading zeros add no bits.
-    let significant = digits.iter().skip_while(|&&digit| digit == b'0').count();
-    if digits.is_empty() || significant > 16 {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |value, &digit| {
-        Some(value << 4 | u64::from(hex_digit(digit)?))
-    })
 }
 
 fn parse_hex_bytes(text: &[u8]) -> Option<Vec<u8>> {
