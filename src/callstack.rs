@@ -99,6 +99,10 @@ pub struct Context<C> {
     top_sp: Option<u64>,
     /// Frames of inlined code on top of the innermost call.
     inline_depth: usize,
+    /// In a signal handler's context, the stack pointer above which a
+    /// block has left the handler: jumped out of it (`siglongjmp`) into the
+    /// code it interrupted. See [`Threads::leave_jumped_handlers`].
+    handler_top: Option<u64>,
     /// Position in the back-dating tree.
     pub cursor: C,
 }
@@ -116,8 +120,27 @@ impl<C> Context<C> {
             charge_to: None,
             top_sp: None,
             inline_depth: 0,
+            handler_top: None,
             cursor,
         }
+    }
+
+    /// Starts a signal handler's code at its first block, whose stack
+    /// pointer is `sp`. The handler's code runs below `sp + 8`, where the
+    /// signal return trampoline runs once it returned; a block above both
+    /// that and the innermost frame of the context it interrupted has left
+    /// the handler, since the interrupted code's frames lie above the
+    /// signal's frame (unless the handler runs on an alternate stack above
+    /// them: then only a block above the handler's first leaves it).
+    pub fn start_handler(&mut self, sp: u64) {
+        if let Some(top) = self.handler_top {
+            self.handler_top = Some(top.max(sp.saturating_add(8)));
+        }
+    }
+
+    /// Whether a block at stack pointer `sp` has left this signal handler.
+    pub fn left_handler(&self, sp: u64) -> bool {
+        self.handler_top.is_some_and(|top| sp > top)
     }
 
     /// Number of active calls.
@@ -168,14 +191,15 @@ impl<C> Context<C> {
 
     /// Whether the next instruction, starting a block, is reached with no
     /// call or return pending and a stack pointer that leaves no frame (none
-    /// entered below it): then only a jump into another function could
-    /// change the stack.
+    /// entered below it) and no signal handler: then only a jump into
+    /// another function could change the stack.
     #[inline]
     pub fn keeps_frames(&self) -> bool {
         let Some(sp) = self.sp else {
             return false;
         };
-        matches!(self.pending, Pending::None) && self.top_sp.is_none_or(|top_sp| top_sp >= sp)
+        let top = self.top_sp.or(self.handler_top);
+        matches!(self.pending, Pending::None) && top.is_none_or(|top| top >= sp)
     }
 
     /// Takes the stack pointer given for this instruction, if it starts a
@@ -476,9 +500,12 @@ impl<C> Threads<C> {
         }
     }
 
-    /// A signal handler starts in the running thread.
+    /// A signal handler starts in the running thread. Until its first
+    /// block, the innermost frame of the code it interrupts bounds it.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
-        let context = Context::new(backdate.root(now));
+        let interrupted_top = self.current().top_sp;
+        let mut context = Context::new(backdate.root(now));
+        context.handler_top = interrupted_top;
         self.running.push(context);
     }
 
@@ -498,6 +525,22 @@ impl<C> Threads<C> {
             backdate.close(handler.cursor, now);
         }
         Ok(())
+    }
+
+    /// Leaves every signal handler that a block at stack pointer `sp` has
+    /// left by jumping out of it (`siglongjmp`, or an exception thrown
+    /// through it) into the code it interrupted, as at its `sigreturn`,
+    /// which never comes. Callgrind does the same when its unwinding
+    /// reaches below a handler's first frame. The block then leaves the
+    /// interrupted code's frames by the usual rule.
+    pub fn leave_jumped_handlers<B: Backdate<Cursor = C>>(
+        &mut self,
+        sp: u64,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        while self.current().left_handler(sp) && self.leave_handler(arcs, backdate, now).is_ok() {}
     }
 
     /// Ends the run: every open call returns and every context closes,

@@ -17,8 +17,18 @@ impl<B: Backdate> Simulator<B> {
     /// already looked it up.
     pub(super) fn arrive(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
         let now = self.instructions;
-        let context = self.threads.current();
+        let mut context = self.threads.current();
         let sp = context.take_sp();
+        if let Some(sp) = sp {
+            if context.last_instr.is_none() {
+                context.start_handler(sp);
+            } else if context.left_handler(sp) {
+                let backdate = &mut self.charges.backdate;
+                self.threads
+                    .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
+                context = self.threads.current();
+            }
+        }
         // A jump, or a return that is not one, may enter a function: see
         // `entered_by_jump`.
         let mut jumped = false;

@@ -162,3 +162,64 @@ fn without_instr_positions_costs_are_given_per_source_line() {
     assert!(instrs.contains("calls=1 0x401020\n"));
     assert!(instrs.contains("fn=(1) main\n0x401000 1 0 1"));
 }
+
+/// A signal handler that jumps out (`siglongjmp`) to the code it
+/// interrupted never reaches `sigreturn`: the first block whose stack
+/// pointer leaves the interrupted code's innermost frame ends the handler,
+/// and that frame returns, as Callgrind unwinds them. A handler that
+/// returns runs the trampoline just above its own frame and stays on until
+/// `sigreturn`.
+#[test]
+fn a_handler_that_jumps_out_ends_where_the_code_it_interrupted_goes_on() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 f
+         fn 1300 1400 handler
+         fn 1400 1500 h
+         fn 1500 1510 __restore_rt
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 1     # main; a signal comes
+         signal 10
+         sp 7000
+         i 1300 1     # handler: ret, to the trampoline
+         ret
+         sp 7008
+         i 1500 2     # the trampoline
+         sigreturn
+         sp 8ff8
+         i 1101 5     # main: call f
+         call 1200
+         sp 8ff0
+         i 1200 1     # f
+         i 1201 2     # f: a system call, after which a signal comes
+         signal 10
+         sp 7000
+         i 1300 5     # handler: call h
+         call 1400
+         sp 6ff8
+         i 1400 1     # h: ret
+         ret
+         sp 7000
+         i 1305 2     # handler: jmp to main (siglongjmp)
+         sp 8ff8
+         i 1106 1     # main, after the jump: f and the handler are left
+         i 1107 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start",
+        SimConfig::default(),
+    );
+    let main_f = arc(&profile, "main", "f");
+    assert_eq!((main_f.calls, main_f.inclusive[Ir]), (1, 2));
+    // main's four instructions and f's two: the handlers are roots.
+    let start_main = arc(&profile, "start", "main");
+    assert_eq!((start_main.calls, start_main.inclusive[Ir]), (1, 6));
+    assert_eq!(self_cost(&profile, "main")[Ir], 4);
+    assert_eq!(arc(&profile, "handler", "h").inclusive[Ir], 1);
+    assert_eq!(self_cost(&profile, "__restore_rt")[Ir], 1);
+}
