@@ -94,9 +94,11 @@ pub struct Context<C> {
     root_entry: Option<u64>,
     /// The innermost frame's `charge_to`, kept at hand for every event.
     charge_to: Option<InstrId>,
-    /// The innermost frame's stack pointer, kept at hand for every block
-    /// start ([`Context::keeps_frames`]).
-    top_sp: Option<u64>,
+    /// The stack pointer above which a block leaves a frame or the signal
+    /// handler: the innermost frame's, or without frames, the handler's
+    /// `handler_top`; kept at hand for every block start
+    /// ([`Context::keeps_frames`]).
+    leave_above: Option<u64>,
     /// Frames of inlined code on top of the innermost call.
     inline_depth: usize,
     /// In a signal handler's context, the stack pointer above which a
@@ -118,7 +120,7 @@ impl<C> Context<C> {
             sp: None,
             root_entry: None,
             charge_to: None,
-            top_sp: None,
+            leave_above: None,
             inline_depth: 0,
             handler_top: None,
             cursor,
@@ -135,6 +137,7 @@ impl<C> Context<C> {
     pub fn start_handler(&mut self, sp: u64) {
         if let Some(top) = self.handler_top {
             self.handler_top = Some(top.max(sp.saturating_add(8)));
+            self.leave_above = self.top_sp().or(self.handler_top);
         }
     }
 
@@ -198,8 +201,7 @@ impl<C> Context<C> {
         let Some(sp) = self.sp else {
             return false;
         };
-        let top = self.top_sp.or(self.handler_top);
-        matches!(self.pending, Pending::None) && top.is_none_or(|top| top >= sp)
+        matches!(self.pending, Pending::None) && self.leave_above.is_none_or(|top| top >= sp)
     }
 
     /// Takes the stack pointer given for this instruction, if it starts a
@@ -238,7 +240,7 @@ impl<C> Context<C> {
 
     /// The stack pointer of the innermost frame, when the trace gives it.
     pub fn top_sp(&self) -> Option<u64> {
-        self.top_sp
+        self.frames.last().and_then(|frame| frame.sp)
     }
 
     /// Leaves the innermost frame, as Callgrind does when the runtime
@@ -370,7 +372,7 @@ impl<C> Context<C> {
             charge_to,
         };
         // The frame of inlined code shares its function's stack pointer.
-        self.push_frame(call, self.top_sp, false, Some(func), backdate, now);
+        self.push_frame(call, self.top_sp(), false, Some(func), backdate, now);
     }
 
     fn push_frame<B: Backdate<Cursor = C>>(
@@ -386,7 +388,7 @@ impl<C> Context<C> {
             backdate.enter(&mut self.cursor, arc, now);
         }
         self.charge_to = call.charge_to;
-        self.top_sp = sp;
+        self.leave_above = sp.or(self.handler_top);
         self.inline_depth = match inlined {
             Some(_) => self.inline_depth + 1,
             None => 0,
@@ -424,7 +426,7 @@ impl<C> Context<C> {
             backdate.leave(&mut self.cursor, now);
         }
         self.charge_to = self.frames.last().and_then(|f| f.call.charge_to);
-        self.top_sp = self.frames.last().and_then(|f| f.sp);
+        self.leave_above = self.top_sp().or(self.handler_top);
         self.inline_depth = match frame.inlined {
             Some(_) => self.inline_depth - 1,
             // Back in the caller: its frames of inlined code are on top.
@@ -503,9 +505,10 @@ impl<C> Threads<C> {
     /// A signal handler starts in the running thread. Until its first
     /// block, the innermost frame of the code it interrupts bounds it.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
-        let interrupted_top = self.current().top_sp;
+        let interrupted_top = self.current().leave_above;
         let mut context = Context::new(backdate.root(now));
         context.handler_top = interrupted_top;
+        context.leave_above = interrupted_top;
         self.running.push(context);
     }
 

@@ -20,12 +20,8 @@ impl<B: Backdate> Simulator<B> {
         let mut context = self.threads.current();
         let sp = context.take_sp();
         if let Some(sp) = sp {
-            if context.last_instr.is_none() {
-                context.start_handler(sp);
-            } else if context.left_handler(sp) {
-                let backdate = &mut self.charges.backdate;
-                self.threads
-                    .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
+            if context.last_instr.is_none() || context.left_handler(sp) {
+                self.start_or_leave_handler(sp);
                 context = self.threads.current();
             }
         }
@@ -129,6 +125,23 @@ impl<B: Backdate> Simulator<B> {
             }
         }
         instr
+    }
+
+    /// At the first block of a context, with stack pointer `sp`: a signal
+    /// handler starts there. At a later one: the signal handlers it left
+    /// by jumping out of them end.
+    #[cold]
+    #[inline(never)]
+    fn start_or_leave_handler(&mut self, sp: u64) {
+        let context = self.threads.current();
+        if context.last_instr.is_none() {
+            context.start_handler(sp);
+        } else {
+            let backdate = &mut self.charges.backdate;
+            let now = self.instructions;
+            self.threads
+                .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
+        }
     }
 
     pub(super) fn call(&mut self, target: u64) -> Result<(), SimError> {
