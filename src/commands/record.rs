@@ -1,14 +1,18 @@
 //! `linegrind record`: record a program into a binary trace.
 
+use std::ffi::OsStr;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
-use crate::output::{Progress, bytes_per_event, grouped};
+use super::same_path::same_path;
+use crate::output::{Progress, bytes_per_event, check_writable, grouped};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
 pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
+    check_output(job)?;
     let progress = Progress::new("recording", None, !job.quiet);
     let shown = progress.clone();
     let recorded = record::record(job, move |events| shown.set(events));
@@ -35,6 +39,34 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     )
     .other("cannot write the report")?;
     Ok(exit_code(recording.status))
+}
+
+/// Checks, before the program runs, that the trace can be written and
+/// would not replace the program.
+fn check_output(job: &RecordJob) -> Result<(), Failure> {
+    let output = &job.output;
+    if let Some(program) = job.program.first().and_then(|name| program_file(name)) {
+        if same_path(&program, output) {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "the trace {} would replace the program it records: name another (-o)",
+                output.display()
+            )));
+        }
+    }
+    check_writable(output).other(format!("cannot write {}", output.display()))
+}
+
+/// The file Valgrind runs for the program `name`: the path itself if it
+/// has a folder part (`./app`), else the first match on `PATH`.
+fn program_file(name: &OsStr) -> Option<PathBuf> {
+    let path = Path::new(name);
+    if path.components().count() > 1 {
+        return Some(path.to_path_buf());
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|dir| dir.join(path))
+        .find(|candidate| candidate.is_file())
 }
 
 /// The program's exit code, or 128 + the signal that ended it, as a shell

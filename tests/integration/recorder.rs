@@ -304,3 +304,41 @@ fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
     assert!(output.status.success(), "{output:?}");
     assert!(std::fs::read(&raw).unwrap().starts_with(b"LGR1"));
 }
+
+#[test]
+fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("prog");
+    std::fs::copy("/bin/true", &program).unwrap();
+    let output = linegrind(dir.path(), &["record", "-q", "-o", "prog", "--", "./prog"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the trace prog would replace the program it records"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&program).unwrap(),
+        std::fs::read("/bin/true").unwrap()
+    );
+
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    let args = [
+        "record",
+        "-q",
+        "-o",
+        "folder",
+        "--",
+        "/bin/sh",
+        "-c",
+        "touch ran",
+    ];
+    let output = linegrind(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot write folder: it is a folder"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("ran").exists(), "the program ran");
+}
