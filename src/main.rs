@@ -18,8 +18,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stdout = io::stdout();
-    let mut stdout = stdout.lock();
+    let mut stdout = Stdout {
+        out: io::stdout().lock(),
+        closed: false,
+    };
     let result = match &job {
         cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()).map(|()| 0),
         cli::Job::Record(job) => commands::record(job, &mut io::stderr()),
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
     };
     match result.and_then(flushed) {
         Ok(code) => ExitCode::from(code),
-        Err(failure) if is_closed_pipe(&failure) => ExitCode::SUCCESS,
+        Err(failure) if stdout.closed && is_closed_pipe(&failure) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("linegrind: {failure}");
             ExitCode::from(failure.exit_code())
@@ -45,8 +47,39 @@ fn main() -> ExitCode {
     }
 }
 
-/// A reader that stops reading our output (`linegrind sim t | head`) is
-/// not an error.
+/// Standard output, noting whether its reader went away.
+struct Stdout<W> {
+    out: W,
+    closed: bool,
+}
+
+impl<W: Write> Stdout<W> {
+    fn noted<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        if result
+            .as_ref()
+            .is_err_and(|err| err.kind() == io::ErrorKind::BrokenPipe)
+        {
+            self.closed = true;
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for Stdout<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.out.write(buf);
+        self.noted(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.out.flush();
+        self.noted(result)
+    }
+}
+
+/// A reader that stops reading what a command prints (`linegrind report
+/// p | head`) is not an error; one that stops reading an output file
+/// (`-o /dev/stdout`) left that file short, which is.
 fn is_closed_pipe(failure: &Failure) -> bool {
     failure.error().chain().any(|cause| {
         cause

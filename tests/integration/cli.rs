@@ -538,3 +538,32 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
     );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// `linegrind ARGS` with standard output a pipe whose reader is gone.
+fn into_closed_pipe(args: &[&str]) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(root())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_a_report_quietly_but_fails_an_output_file_written_into_it() {
+    let output = into_closed_pipe(&["info", "traces/hydro.lgt"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    let args = ["convert", "traces/hydro.lgt", "/dev/stdout", "--to", "text"];
+    let output = into_closed_pipe(&args);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("cannot write /dev/stdout: Broken pipe"),
+        "{}",
+        stderr(&output)
+    );
+}
