@@ -1,7 +1,10 @@
 //! Whether two paths name one file, for commands that must not write an
-//! output over one of their inputs.
+//! output over one of their inputs, or two outputs into one file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Symbolic links followed at most, as the kernel follows them.
+const MAX_LINKS: usize = 40;
 
 /// The regular file at `path`, if there is one: only such a file can be
 /// overwritten (and a pipe is not opened).
@@ -12,11 +15,54 @@ fn existing_file(path: &Path) -> Option<same_file::Handle> {
     }
 }
 
+/// Where a file at `path` is or would be made: symbolic links to it
+/// followed (one may name a file not made yet), and its folder resolved
+/// (`..`, links); `None` when the folder does not exist.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let Ok(target) = std::fs::read_link(&at) else {
+            break;
+        };
+        // A relative target is relative to the link's folder.
+        at = at.parent().unwrap_or(Path::new("")).join(target);
+    }
+    let name = at.file_name()?;
+    let folder = match at.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(folder).ok()?.join(name))
+}
+
 /// Whether `a` and `b` name the same file: the same existing file, or the
-/// same path once made absolute.
+/// same place for a file not made yet.
 pub fn same_path(a: &Path, b: &Path) -> bool {
     match (existing_file(a), existing_file(b)) {
         (Some(a), Some(b)) => a == b,
-        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+        _ => match (resolved(a), resolved(b)) {
+            (Some(a), Some(b)) => a == b,
+            _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_to_one_file_not_made_yet_are_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let out = dir.path().join("x.out");
+        assert!(same_path(&out, &sub.join("../x.out")));
+        std::os::unix::fs::symlink("x.out", dir.path().join("link.out")).unwrap();
+        assert!(same_path(&out, &dir.path().join("link.out")));
+        assert!(!same_path(&out, &sub.join("x.out")));
+        std::fs::write(&out, "made").unwrap();
+        assert!(same_path(&out, &dir.path().join("link.out")));
+        assert!(same_path(&sub.join("../x.out"), &out));
     }
 }

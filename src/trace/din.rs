@@ -36,6 +36,8 @@ pub struct DinReader<R> {
     form: DinForm,
     lines: LineCount,
     buf: Vec<u8>,
+    /// Whether a line held a record.
+    records: bool,
 }
 
 impl<R: BufRead> DinReader<R> {
@@ -45,6 +47,7 @@ impl<R: BufRead> DinReader<R> {
             form,
             lines: LineCount::default(),
             buf: Vec::with_capacity(64),
+            records: false,
         }
     }
 
@@ -174,16 +177,26 @@ fn write(addr: u64, size: u32) -> Event {
 
 impl<R: BufRead> TraceRead for DinReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        let form = self.form;
+        let (form, records) = (self.form, &mut self.records);
         loop {
             let read = parse_line(
                 &mut self.input,
                 &mut self.buf,
                 &mut self.lines,
                 " (is this a binary file?)",
-                |line, at| record(form, line.trim_ascii(), at),
+                |line, at| {
+                    let line = line.trim_ascii();
+                    *records |= !line.is_empty();
+                    record(form, line, at)
+                },
             )?;
             match read {
+                None if !*records => {
+                    return Err(TraceError::syntax(
+                        Location::Line(1),
+                        "the file holds no Dinero record: it is empty or blank",
+                    ));
+                }
                 None => return Ok(None),
                 Some(Some(event)) => return Ok(Some(event)),
                 Some(None) => {}
@@ -286,6 +299,13 @@ mod tests {
         assert!(error("r 10\n", DinForm::Extended).contains("bad size"));
         assert!(error("r 10 0\n", DinForm::Extended).contains("out of range"));
         assert!(error("x 10 4\n", DinForm::Extended).contains("unknown access type"));
+        for blank in ["", "\n \n"] {
+            assert_eq!(
+                error(blank, DinForm::Traditional),
+                "line 1: the file holds no Dinero record: it is empty or blank"
+            );
+        }
+        assert_eq!(events("c 10 4\n", DinForm::Extended).unwrap(), []);
     }
 
     #[test]

@@ -117,11 +117,17 @@ impl Lines {
         self.skipped += 1;
     }
 
-    /// The end of the input: a file of lines none of which is a trace line
-    /// (every line read was skipped) is not a Lackey trace (read as one by
+    /// The end of the input: an empty file, or one of lines none of which
+    /// is a trace line (every line read was skipped), is not a Lackey trace (read as one by
     /// `--format=lackey`, or told so by Valgrind's messages alone).
     fn end(&self) -> Result<Option<Event>, TraceError> {
-        if self.skipped > 0 && self.skipped == self.count.read() {
+        if self.count.read() == 0 {
+            return Err(TraceError::syntax(
+                Location::Line(1),
+                "the file is empty: expected Lackey trace lines",
+            ));
+        }
+        if self.skipped == self.count.read() {
             return Err(TraceError::syntax(
                 Location::Line(self.first_skipped),
                 format!(
@@ -290,7 +296,10 @@ mod tests {
             "line 1: none of the 2 lines is a Lackey trace line (`I  ADDR,SIZE`, \
              ` L ADDR,SIZE`, ` S ...`, ` M ...`)"
         );
-        assert_eq!(events("").unwrap(), []);
+        assert_eq!(
+            error(""),
+            "line 1: the file is empty: expected Lackey trace lines"
+        );
     }
 
     #[test]

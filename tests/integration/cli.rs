@@ -348,6 +348,14 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
         "{message}"
     );
     assert!(!dir.path().join("out").exists());
+    // Also through another path to a file not made yet.
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", "chain.lgt", "-o", "out", "--json", "sub/../out"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(!dir.path().join("out").exists());
 
     // The program a Lackey trace is read with is an input too.
     fs::copy(
