@@ -105,6 +105,10 @@ pub struct Context<C> {
     /// block has left the handler: jumped out of it (`siglongjmp`) into the
     /// code it interrupted. See [`Threads::leave_jumped_handlers`].
     handler_top: Option<u64>,
+    /// How many frames entered without a stack pointer return to each
+    /// address, so that a `ret` to none of them pops the innermost frame
+    /// without a search of the whole stack.
+    return_addrs: FxHashMap<u64, u32>,
     /// Position in the back-dating tree.
     pub cursor: C,
 }
@@ -123,6 +127,7 @@ impl<C> Context<C> {
             leave_above: None,
             inline_depth: 0,
             handler_top: None,
+            return_addrs: FxHashMap::default(),
             cursor,
         }
     }
@@ -315,7 +320,9 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        let keep = match self.frames.iter().rposition(|f| f.call.return_addr == addr) {
+        let open = self.return_addrs.contains_key(&addr);
+        let matched = || self.frames.iter().rposition(|f| f.call.return_addr == addr);
+        let keep = match open.then(matched).flatten() {
             Some(index) => index,
             None => self.frames.len().saturating_sub(1),
         };
@@ -389,6 +396,9 @@ impl<C> Context<C> {
         }
         self.charge_to = call.charge_to;
         self.leave_above = sp.or(self.handler_top);
+        if sp.is_none() {
+            *self.return_addrs.entry(call.return_addr).or_default() += 1;
+        }
         self.inline_depth = match inlined {
             Some(_) => self.inline_depth + 1,
             None => 0,
@@ -421,6 +431,14 @@ impl<C> Context<C> {
         let Some(frame) = self.frames.pop() else {
             return false;
         };
+        if frame.sp.is_none() {
+            if let Some(count) = self.return_addrs.get_mut(&frame.call.return_addr) {
+                *count -= 1;
+                if *count == 0 {
+                    self.return_addrs.remove(&frame.call.return_addr);
+                }
+            }
+        }
         if let Some(arc) = frame.call.arc {
             arcs.get_mut(arc).inclusive += &(&self.cost - &frame.enter);
             backdate.leave(&mut self.cursor, now);
@@ -557,5 +575,53 @@ impl<C> Threads<C> {
                 backdate.close(context.cursor, now);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backdate::NoBackdate;
+
+    /// Enters a call without a stack pointer or an arc, returning to
+    /// `return_addr`.
+    fn push(context: &mut Context<()>, return_addr: u64) {
+        let call = Call {
+            site: InstrId(0),
+            arc: None,
+            return_addr,
+            entry: 0x1000,
+            charge_to: None,
+        };
+        context.push(call, None, false, &mut NoBackdate, 0);
+    }
+
+    #[test]
+    fn without_stack_pointers_a_return_matches_an_open_return_address_or_pops_one_call() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut context = Context::new(());
+        // Two calls return to 0x45 (a recursion), one above them to 0x99.
+        push(&mut context, 0x05);
+        push(&mut context, 0x45);
+        push(&mut context, 0x45);
+        push(&mut context, 0x99);
+        // Reaching no open call's return address: the innermost returns.
+        context.return_to(0x77, &mut arcs, &mut backdate, 0);
+        assert_eq!(context.depth(), 3);
+        // Reaching 0x45: the innermost call that returns there, alone.
+        context.return_to(0x45, &mut arcs, &mut backdate, 0);
+        assert_eq!(context.depth(), 2);
+        // The other call to 0x45 is still open, under one to 0x99.
+        push(&mut context, 0x99);
+        context.return_to(0x45, &mut arcs, &mut backdate, 0);
+        assert_eq!(context.depth(), 1);
+        // None is left to 0x45 or 0x99.
+        push(&mut context, 0x99);
+        push(&mut context, 0x55);
+        context.return_to(0x45, &mut arcs, &mut backdate, 0);
+        assert_eq!(context.depth(), 2);
+        context.return_to(0x05, &mut arcs, &mut backdate, 0);
+        assert_eq!(context.depth(), 0);
+        assert!(context.return_addrs.is_empty());
     }
 }
