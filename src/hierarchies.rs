@@ -127,6 +127,17 @@ pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyE
     parse_file(&text, &name.to_string(), base)
 }
 
+/// The longest name of a hierarchy.
+const MAX_NAME: usize = 64;
+
+/// Whether `name` can name a hierarchy: it becomes part of file names.
+fn is_name(name: &str) -> bool {
+    name.chars().count() <= MAX_NAME
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+}
+
 /// The hierarchies of a configuration file's `text` (see the module
 /// documentation); `file` names it in errors.
 fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
@@ -138,9 +149,16 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         let Some(name) = words.next() else {
             continue;
         };
-        if name.contains('=') || name.contains('/') {
+        if name.contains('=') {
             return Err(bad(format!(
                 "a line starts with the hierarchy's name, not `{name}`"
+            )));
+        }
+        if !is_name(name) {
+            return Err(bad(format!(
+                "`{}` cannot name a hierarchy: its outputs' file names end in it, so \
+                 a name is at most {MAX_NAME} letters, digits, `-`, `_`, `.` and `+`",
+                name.escape_debug()
             )));
         }
         if hierarchies.iter().any(|other| other.name == name) {
@@ -270,6 +288,13 @@ mod tests {
             "h.conf: line 1: `D1` is given twice"
         );
         assert!(error("LL=1M,16,64\n").contains("starts with the hierarchy's name"));
+        for bad in ["a/b", "a\0b", "a:b", &"x".repeat(MAX_NAME + 1)] {
+            let message = error(&format!("ok\n{bad} LL=1M,16,64\n"));
+            assert!(message.contains("line 2: `"), "{message}");
+            assert!(message.contains("` cannot name a hierarchy"), "{message}");
+        }
+        let odd = parse_file("big-ll_2.0+\n", "h.conf", base()).unwrap();
+        assert_eq!(odd[0].name, "big-ll_2.0+");
         assert!(error("a LL=1M,3,64\n").contains("line 1"));
         assert_eq!(error("# nothing\n"), "h.conf: no hierarchy in it");
     }

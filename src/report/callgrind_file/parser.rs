@@ -61,7 +61,13 @@ const FUNCTIONS: usize = 2;
 /// What a file starting with `start` is when it is one of linegrind's
 /// other files rather than a profile: the mistakes worth naming.
 fn not_a_profile(start: &[u8]) -> Option<&'static str> {
-    if is_binary(start) || start.starts_with(b"linegrind-trace") {
+    // A text trace may open with comments, as a profile does.
+    let first_line = start
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|line| !line.is_empty() && !line.starts_with(b"#"))
+        .unwrap_or_default();
+    if is_binary(start) || first_line.starts_with(b"linegrind-trace") {
         Some(
             "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)",
         )
@@ -366,11 +372,20 @@ impl<C: Cost> Parser<C> {
 
     /// `key: value` lines of the header (and `totals:` at the end).
     fn header(&mut self, key: &str, value: &str, number: u64) -> Result<(), ParseError> {
+        let error = |what: String| ParseError { line: number, what };
+        let events = self.file.events.len();
         let costs = |value: &str| -> Result<Vec<C>, ParseError> {
-            value
+            let costs: Vec<C> = value
                 .split_ascii_whitespace()
-                .map(|token| parse_cost(token).map_err(|what| ParseError { line: number, what }))
-                .collect()
+                .map(|token| parse_cost(token).map_err(error))
+                .collect::<Result<_, _>>()?;
+            if events > 0 && costs.len() > events {
+                return Err(error(format!(
+                    "{} costs for {events} events in `{key}:`",
+                    costs.len()
+                )));
+            }
+            Ok(costs)
         };
         match key {
             "events" => {
@@ -399,6 +414,13 @@ impl<C: Cost> Parser<C> {
             }
             "positions" => {
                 self.file.positions = value.split_ascii_whitespace().map(str::to_string).collect();
+                let positions = &self.file.positions;
+                if let Some(unknown) = positions.iter().find(|p| *p != "instr" && *p != "line") {
+                    return Err(error(format!(
+                        "unknown position `{}`: a profile's positions are `instr` and `line`",
+                        shown(unknown.as_bytes())
+                    )));
+                }
                 self.last = vec![0; self.file.positions.len()];
             }
             "creator" => self.file.creator = Some(value.to_string()),
@@ -521,6 +543,21 @@ totals: 39 10
     }
 
     #[test]
+    fn header_lines_must_fit_the_events_and_name_known_positions() {
+        let err = signed_error(&EXAMPLE.replace("positions: instr line", "positions: instr foo"));
+        assert_eq!(
+            err,
+            "line 5: unknown position `foo`: a profile's positions are `instr` and `line`"
+        );
+        let totals = EXAMPLE.lines().find(|l| l.starts_with("totals:")).unwrap();
+        let err = signed_error(&EXAMPLE.replace(totals, &format!("{totals} 1")));
+        assert!(
+            err.ends_with(": 3 costs for 2 events in `totals:`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_file_cut_short_in_its_header_or_given_a_second_events_line_is_refused() {
         let cut = EXAMPLE.find("fl=").unwrap();
         for end in [EXAMPLE.find("events:").unwrap() + 10, cut] {
@@ -555,11 +592,16 @@ totals: 39 10
     fn names_the_other_linegrind_files_it_is_given() {
         let json = signed_error("{\n  \"events\": [\"Ir\"]\n}\n");
         assert!(json.contains("line 1: this is JSON"), "{json}");
-        let text_trace = signed_error("linegrind-trace text 1\n");
-        assert!(
-            text_trace.contains("this is a linegrind trace"),
-            "{text_trace}"
-        );
+        for text in [
+            "linegrind-trace text 1\n",
+            "# a trace\n\n  linegrind-trace text 1\n",
+        ] {
+            let text_trace = signed_error(text);
+            assert!(
+                text_trace.contains("this is a linegrind trace"),
+                "{text_trace}"
+            );
+        }
         let binary = ProfileFile::<i64>::parse(&b"LGTRACE\0\x01\0\0\0"[..]).unwrap_err();
         assert!(
             binary.to_string().contains("this is a linegrind trace"),
