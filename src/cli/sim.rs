@@ -33,7 +33,8 @@ pub struct SimArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Level-1 instruction cache, as Callgrind's --I1 (example: --I1=65536,8,64).
+    /// Level-1 instruction cache, as Callgrind's --I1; SIZE may end in K, M
+    /// or G (example: --I1=65536,8,64 or --I1=64K,8,64).
     #[arg(
         long = "I1",
         value_name = "SIZE,ASSOC,LINE",
@@ -41,7 +42,8 @@ pub struct SimArgs {
     )]
     i1: CacheGeometry,
 
-    /// Level-1 data cache, as Callgrind's --D1 (example: --D1=49152,12,64).
+    /// Level-1 data cache, as Callgrind's --D1; SIZE may end in K, M or G
+    /// (example: --D1=49152,12,64 or --D1=48K,12,64).
     #[arg(
         long = "D1",
         value_name = "SIZE,ASSOC,LINE",

@@ -136,10 +136,11 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 /// Checks, before a long run, that `path` can be written: its folder takes
 /// a new file (made and removed at once), or it is a device or a pipe.
 pub fn check_writable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
+    use std::os::unix::ffi::OsStrExt;
+    if path.is_dir() || path.as_os_str().as_bytes().ends_with(b"/") {
         return Err(io::Error::new(
             io::ErrorKind::IsADirectory,
-            "it is a folder; name a file in it",
+            "it names a folder; name a file in it",
         ));
     }
     match replaced(path) {
@@ -210,8 +211,12 @@ mod tests {
         assert!(!err.contains(".linegrind-"), "{err}");
         check_writable(&dir.path().join("out.txt")).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        let err = check_writable(&dir.path().join("new/"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("it names a folder"), "{err}");
         let err = check_writable(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("is a folder"), "{err}");
+        assert!(err.contains("names a folder"), "{err}");
     }
 
     #[test]

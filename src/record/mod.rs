@@ -129,12 +129,9 @@ pub fn record(
         .open(&fifo)
         .map_err(io_error("cannot open the FIFO"))?;
 
-    let output = OutputFile::create(&job.output)
-        .map_err(io_error(format!("cannot write {}", job.output.display())))?;
-    let file = output
-        .file()
-        .try_clone()
-        .map_err(io_error("cannot write the trace"))?;
+    let cannot_write = format!("cannot write {}", job.output.display());
+    let output = OutputFile::create(&job.output).map_err(io_error(&cannot_write))?;
+    let file = output.file().try_clone().map_err(io_error(&cannot_write))?;
     let cmd: Vec<String> = job
         .program
         .iter()
@@ -147,9 +144,10 @@ pub fn record(
             format!("linegrind-{}", env!("CARGO_PKG_VERSION")),
         ),
     ];
+    let writer_cannot_write = cannot_write.clone();
     let convert = thread::spawn(move || {
         let mut writer = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
-            .map_err(io_error("cannot write the trace"))?;
+            .map_err(io_error(writer_cannot_write))?;
         let recorded = raw::convert(reader, &mut writer, progress).map_err(RecordError::Raw)?;
         Ok::<_, RecordError>((writer, recorded))
     });
@@ -192,9 +190,9 @@ pub fn record(
     };
     let file = writer
         .finish(&symbols, exit_code)
-        .map_err(io_error("cannot write the trace"))?;
+        .map_err(io_error(&cannot_write))?;
     file.into_inner()
-        .map_err(|err| RecordError::Io("cannot write the trace".into(), err.into_error()))?;
+        .map_err(|err| RecordError::Io(cannot_write, err.into_error()))?;
     let bytes = output.written();
     output
         .commit()

@@ -337,7 +337,7 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("cannot write folder: it is a folder"),
+        stderr.contains("cannot write folder: it names a folder"),
         "{stderr}"
     );
     assert!(!dir.path().join("ran").exists(), "the program ran");
