@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// A progress display, or nothing. Clones show the same display.
 #[derive(Clone)]
@@ -26,14 +26,23 @@ impl Progress {
         let rate = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
             let _ = write!(out, "{:.1}M/s", state.per_sec() / 1e6);
         };
+        // The time left at the rate shown; none before a rate is known.
+        let left = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+            let (rate, to_do) = (state.per_sec(), state.len().unwrap_or(0) - state.pos());
+            if rate > 0.0 && state.pos() > 0 {
+                let left = Duration::from_secs_f64(to_do as f64 / rate);
+                let _ = write!(out, "{} left", HumanDuration(left));
+            }
+        };
         let template = match total {
-            Some(_) => "{msg} [{bar:24}] {percent:>3}%  {done}  {rate}  {eta} left",
+            Some(_) => "{msg} [{bar:24}] {percent:>3}%  {done}  {rate}  {left}",
             None => "{msg} {spinner}  {done}  {rate}",
         };
         let style = ProgressStyle::with_template(template)
             .expect("the template is valid")
             .with_key("done", done)
             .with_key("rate", rate)
+            .with_key("left", left)
             .progress_chars("=> ");
         let bar = match total {
             Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()),
@@ -45,9 +54,15 @@ impl Progress {
         Progress { bar: Some(bar) }
     }
 
-    /// `events` are done.
+    /// `events` are done. The rate and the time left count from the first
+    /// events done, not from the display's start: what comes before (a
+    /// sweep's caches made, gigabytes of them) says nothing of the rate.
     pub fn set(&self, events: u64) {
         if let Some(bar) = &self.bar {
+            if bar.position() == 0 && events > 0 {
+                bar.reset_elapsed();
+                bar.reset_eta();
+            }
             bar.set_position(events);
         }
     }
