@@ -107,8 +107,12 @@ pub struct Context<C> {
     handler_top: Option<u64>,
     /// How many frames entered without a stack pointer return to each
     /// address, so that a `ret` to none of them pops the innermost frame
-    /// without a search of the whole stack.
+    /// without a search of the whole stack...
     return_addrs: FxHashMap<u64, u32>,
+    /// ...unless frames entered with one are open too (a trace that gives
+    /// stack pointers at some blocks only), whose return addresses are
+    /// not counted.
+    frames_with_sp: usize,
     /// Position in the back-dating tree.
     pub cursor: C,
 }
@@ -128,6 +132,7 @@ impl<C> Context<C> {
             inline_depth: 0,
             handler_top: None,
             return_addrs: FxHashMap::default(),
+            frames_with_sp: 0,
             cursor,
         }
     }
@@ -139,9 +144,10 @@ impl<C> Context<C> {
     /// the handler, since the interrupted code's frames lie above the
     /// signal's frame (unless the handler runs on an alternate stack above
     /// them: then only a block above the handler's first leaves it).
-    pub fn start_handler(&mut self, sp: u64) {
+    /// Without `sp` the handler's stack is unknown, and no block leaves it.
+    pub fn start_handler(&mut self, sp: Option<u64>) {
         if let Some(top) = self.handler_top {
-            self.handler_top = Some(top.max(sp.saturating_add(8)));
+            self.handler_top = sp.map(|sp| top.max(sp.saturating_add(8)));
             self.leave_above = self.top_sp().or(self.handler_top);
         }
     }
@@ -320,7 +326,7 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        let open = self.return_addrs.contains_key(&addr);
+        let open = self.frames_with_sp > 0 || self.return_addrs.contains_key(&addr);
         let matched = || self.frames.iter().rposition(|f| f.call.return_addr == addr);
         let keep = match open.then(matched).flatten() {
             Some(index) => index,
@@ -396,8 +402,9 @@ impl<C> Context<C> {
         }
         self.charge_to = call.charge_to;
         self.leave_above = sp.or(self.handler_top);
-        if sp.is_none() {
-            *self.return_addrs.entry(call.return_addr).or_default() += 1;
+        match sp {
+            Some(_) => self.frames_with_sp += 1,
+            None => *self.return_addrs.entry(call.return_addr).or_default() += 1,
         }
         self.inline_depth = match inlined {
             Some(_) => self.inline_depth + 1,
@@ -431,12 +438,12 @@ impl<C> Context<C> {
         let Some(frame) = self.frames.pop() else {
             return false;
         };
-        if frame.sp.is_none() {
-            if let Some(count) = self.return_addrs.get_mut(&frame.call.return_addr) {
-                *count -= 1;
-                if *count == 0 {
-                    self.return_addrs.remove(&frame.call.return_addr);
-                }
+        if frame.sp.is_some() {
+            self.frames_with_sp -= 1;
+        } else if let Some(count) = self.return_addrs.get_mut(&frame.call.return_addr) {
+            *count -= 1;
+            if *count == 0 {
+                self.return_addrs.remove(&frame.call.return_addr);
             }
         }
         if let Some(arc) = frame.call.arc {
@@ -587,13 +594,21 @@ mod tests {
     /// `return_addr`.
     fn push(context: &mut Context<()>, return_addr: u64) {
         let call = Call {
-            site: InstrId(0),
-            arc: None,
             return_addr,
-            entry: 0x1000,
-            charge_to: None,
+            ..call_to(0x1000)
         };
         context.push(call, None, false, &mut NoBackdate, 0);
+    }
+
+    /// A call to `entry` with no arc.
+    fn call_to(entry: u64) -> Call {
+        Call {
+            site: InstrId(0),
+            arc: None,
+            return_addr: 0,
+            entry,
+            charge_to: None,
+        }
     }
 
     #[test]
@@ -623,5 +638,16 @@ mod tests {
         context.return_to(0x05, &mut arcs, &mut backdate, 0);
         assert_eq!(context.depth(), 0);
         assert!(context.return_addrs.is_empty());
+        // A frame entered with a stack pointer is matched by its address
+        // too, though its address is not counted.
+        let call = Call {
+            return_addr: 0x33,
+            ..call_to(0x1000)
+        };
+        context.push(call, Some(0x7000), false, &mut backdate, 0);
+        push(&mut context, 0x44);
+        push(&mut context, 0x55);
+        context.return_to(0x33, &mut arcs, &mut backdate, 0);
+        assert_eq!((context.depth(), context.frames_with_sp), (0, 0));
     }
 }

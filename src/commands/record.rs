@@ -57,16 +57,22 @@ fn check_output(job: &RecordJob) -> Result<(), Failure> {
 }
 
 /// The file Valgrind runs for the program `name`: the path itself if it
-/// has a folder part (`./app`), else the first match on `PATH`.
+/// has a folder part (`./app`), else the first executable file of that
+/// name on `PATH`.
 fn program_file(name: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
     let path = Path::new(name);
     if path.components().count() > 1 {
         return Some(path.to_path_buf());
     }
+    let executable = |candidate: &PathBuf| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
     let dirs = std::env::var_os("PATH")?;
     std::env::split_paths(&dirs)
         .map(|dir| dir.join(path))
-        .find(|candidate| candidate.is_file())
+        .find(executable)
 }
 
 /// The program's exit code, or 128 + the signal that ended it, as a shell

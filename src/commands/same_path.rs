@@ -36,14 +36,17 @@ fn resolved(path: &Path) -> Option<PathBuf> {
 }
 
 /// Whether `a` and `b` name the same file: the same existing file, or the
-/// same place for a file not made yet.
+/// same place for a file not made yet. Devices and pipes (`/dev/stdout`
+/// and `/dev/stderr` on one terminal) are the same only by name.
 pub fn same_path(a: &Path, b: &Path) -> bool {
+    let missing = |path: &Path| std::fs::metadata(path).is_err();
     match (existing_file(a), existing_file(b)) {
         (Some(a), Some(b)) => a == b,
-        _ => match (resolved(a), resolved(b)) {
+        _ if missing(a) && missing(b) => match (resolved(a), resolved(b)) {
             (Some(a), Some(b)) => a == b,
-            _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+            _ => false,
         },
+        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
     }
 }
 
@@ -64,5 +67,9 @@ mod tests {
         std::fs::write(&out, "made").unwrap();
         assert!(same_path(&out, &dir.path().join("link.out")));
         assert!(same_path(&sub.join("../x.out"), &out));
+        // Devices are told apart by name, though both may be one terminal.
+        let (stdout, stderr) = (Path::new("/dev/stdout"), Path::new("/dev/stderr"));
+        assert!(!same_path(stdout, stderr));
+        assert!(same_path(stdout, stdout));
     }
 }

@@ -28,7 +28,10 @@ impl Progress {
         };
         // The time left at the rate shown; none before a rate is known.
         let left = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
-            let (rate, to_do) = (state.per_sec(), state.len().unwrap_or(0) - state.pos());
+            let (rate, to_do) = (
+                state.per_sec(),
+                state.len().unwrap_or(0).saturating_sub(state.pos()),
+            );
             if rate > 0.0 && state.pos() > 0 {
                 let left = Duration::from_secs_f64(to_do as f64 / rate);
                 let _ = write!(out, "{} left", HumanDuration(left));

@@ -19,11 +19,9 @@ impl<B: Backdate> Simulator<B> {
         let now = self.instructions;
         let mut context = self.threads.current();
         let sp = context.take_sp();
-        if let Some(sp) = sp {
-            if context.last_instr.is_none() || context.left_handler(sp) {
-                self.start_or_leave_handler(sp);
-                context = self.threads.current();
-            }
+        if context.last_instr.is_none() || sp.is_some_and(|sp| context.left_handler(sp)) {
+            self.start_or_leave_handler(sp);
+            context = self.threads.current();
         }
         // A jump, or a return that is not one, may enter a function: see
         // `entered_by_jump`.
@@ -128,19 +126,21 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// At the first block of a context, with stack pointer `sp`: a signal
-    /// handler starts there. At a later one: the signal handlers it left
-    /// by jumping out of them end.
+    /// handler starts there. At a later one, which has `sp`: the signal
+    /// handlers it left by jumping out of them end.
     #[cold]
     #[inline(never)]
-    fn start_or_leave_handler(&mut self, sp: u64) {
+    fn start_or_leave_handler(&mut self, sp: Option<u64>) {
         let context = self.threads.current();
-        if context.last_instr.is_none() {
-            context.start_handler(sp);
-        } else {
-            let backdate = &mut self.charges.backdate;
-            let now = self.instructions;
-            self.threads
-                .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
+        match sp {
+            _ if context.last_instr.is_none() => context.start_handler(sp),
+            Some(sp) => {
+                let backdate = &mut self.charges.backdate;
+                let now = self.instructions;
+                self.threads
+                    .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
+            }
+            None => {}
         }
     }
 

@@ -223,3 +223,36 @@ fn a_handler_that_jumps_out_ends_where_the_code_it_interrupted_goes_on() {
     assert_eq!(arc(&profile, "handler", "h").inclusive[Ir], 1);
     assert_eq!(self_cost(&profile, "__restore_rt")[Ir], 1);
 }
+
+/// A handler on an alternate signal stack above the interrupted code's
+/// frames is not taken for one that jumped out, whether its first block
+/// gives its stack pointer or not.
+#[test]
+fn a_handler_on_a_stack_above_the_interrupted_code_runs_until_sigreturn() {
+    for first_sp in ["sp 9000", ""] {
+        let profile = simulate_text(
+            &format!(
+                "linegrind-trace text 1
+                 fn 1000 1100 main
+                 fn 2000 2100 f
+                 fn 3000 3100 handler
+                 sp 7000
+                 i 1000 4     # main: call f
+                 call 2000
+                 sp 6f00
+                 i 2000 4     # f; a signal comes
+                 signal 10
+                 {first_sp}
+                 i 3000 4     # handler, on its own stack
+                 sp 9000
+                 i 3004 4
+                 sigreturn
+                 sp 6f00
+                 i 2004 1     # f"
+            ),
+            SimConfig::default(),
+        );
+        assert_eq!(self_cost(&profile, "handler")[Ir], 2, "{first_sp:?}");
+        assert_eq!(arc(&profile, "main", "f").inclusive[Ir], 2, "{first_sp:?}");
+    }
+}

@@ -549,16 +549,22 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
 
 /// `linegrind ARGS` with standard output a pipe whose reader is gone.
 fn into_closed_pipe(args: &[&str]) -> std::process::Output {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+    use std::os::fd::FromRawFd;
+    use std::process::Command;
+    let mut ends = [0; 2];
+    // SAFETY: `pipe` fills `ends` with two new descriptors, each owned
+    // once: the read end closed at once, the write end by a `File`.
+    let writer = unsafe {
+        assert_eq!(libc::pipe(ends.as_mut_ptr()), 0);
+        libc::close(ends[0]);
+        fs::File::from_raw_fd(ends[1])
+    };
+    Command::new(env!("CARGO_BIN_EXE_linegrind"))
         .current_dir(root())
         .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    child.wait_with_output().unwrap()
+        .stdout(writer)
+        .output()
+        .unwrap()
 }
 
 #[test]
