@@ -98,6 +98,15 @@ impl Args {
     }
 }
 
+/// A file to write: any path but `-`, which many tools read as standard
+/// output and linegrind would take for a file named `-`.
+fn output_file(text: &str) -> Result<std::path::PathBuf, String> {
+    match text {
+        "-" => Err("`-` is not standard output here: name a file, or /dev/stdout".into()),
+        _ => Ok(text.into()),
+    }
+}
+
 fn yes_no(text: &str) -> Result<bool, String> {
     match text {
         "yes" => Ok(true),

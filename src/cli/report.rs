@@ -7,7 +7,7 @@ use linegrind::report::TreeDirection;
 use linegrind::report::check::Limit;
 use linegrind::report::diff::{Renames, Rewrite};
 
-use super::{color, yes_no};
+use super::{color, output_file, yes_no};
 
 pub const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -130,7 +130,7 @@ pub struct DiffArgs {
 
     /// Also write B minus A as a callgrind file; needs two callgrind files
     /// (example: --out callgrind.out.diff).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = output_file)]
     out: Option<PathBuf>,
 
     /// No colours, even on a terminal (example: --no-color).

@@ -11,7 +11,7 @@ use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
 use super::trace::InputArgs;
-use super::yes_no;
+use super::{output_file, yes_no};
 
 pub const SIM_EXAMPLES: &str = "\
 Examples:
@@ -30,7 +30,7 @@ pub struct SimArgs {
 
     /// Write the profile here [default: callgrind.out.<trace file stem>]
     /// (example: -o app.out).
-    #[arg(short, long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE", value_parser = output_file)]
     output: Option<PathBuf>,
 
     /// Level-1 instruction cache, as Callgrind's --I1; SIZE may end in K, M
@@ -113,13 +113,13 @@ pub struct SimArgs {
 
     /// Also write the JSON summary (totals, derived figures, per-function
     /// costs) that `check` and `diff` compare (example: --json app.json).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = output_file)]
     json: Option<PathBuf>,
 
     /// Also write a Firefox Profiler profile: bytes loaded, used and wasted
     /// per loading call stack, one track each, and the trace's marks
     /// (example: --profile app.profile.json).
-    #[arg(long = "profile", value_name = "FILE")]
+    #[arg(long = "profile", value_name = "FILE", value_parser = output_file)]
     firefox: Option<PathBuf>,
 
     /// No progress display and no summary; only warnings and errors

@@ -8,7 +8,7 @@ use linegrind::commands::{ConvertJob, TraceInput};
 use linegrind::record::RecordJob;
 use linegrind::trace::{Binary, Format};
 
-use super::yes_no;
+use super::{output_file, yes_no};
 
 pub const RECORD_EXAMPLES: &str = "\
 Examples:
@@ -26,7 +26,7 @@ Examples:
 pub struct RecordArgs {
     /// Write the trace here [default: <program file stem>.lgt]
     /// (example: -o app.lgt).
-    #[arg(short, long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE", value_parser = output_file)]
     output: Option<PathBuf>,
 
     /// Record from the start, or only from the program's
@@ -89,6 +89,7 @@ pub struct ConvertArgs {
     #[command(flatten)]
     input: InputArgs,
     /// The trace to write.
+    #[arg(value_parser = output_file)]
     output: PathBuf,
     /// The output format, text or binary [default: text for a binary trace,
     /// binary for any other] (example: --to text).

@@ -581,3 +581,25 @@ fn a_closed_pipe_ends_a_report_quietly_but_fails_an_output_file_written_into_it(
         stderr(&output)
     );
 }
+
+#[test]
+fn a_dash_is_refused_as_an_output_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let trace = trace.to_str().unwrap();
+    for args in [
+        &["sim", trace, "-o", "-"][..],
+        &["sim", trace, "--json", "-"],
+        &["convert", trace, "-"],
+        &["record", "-o", "-", "--", "/bin/true"],
+    ] {
+        let output = linegrind(dir.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("`-` is not standard output here"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
