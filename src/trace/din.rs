@@ -18,7 +18,7 @@ use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
 use super::hex::parse_hex;
-use super::lines::{LineCount, next_record};
+use super::lines::{LineCount, parse_line};
 use super::{Access, Event, TraceRead};
 
 /// Which of the two forms a reader reads.
@@ -178,24 +178,30 @@ fn write(addr: u64, size: u32) -> Event {
 impl<R: BufRead> TraceRead for DinReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         let (form, records) = (self.form, &mut self.records);
-        let record = next_record(
-            &mut self.input,
-            &mut self.buf,
-            &mut self.lines,
-            " (is this a binary file?)",
-            |line, at| {
-                let line = line.trim_ascii();
-                *records |= !line.is_empty();
-                record(form, line, at)
-            },
-        )?;
-        if record.is_none() && !*records {
-            return Err(TraceError::syntax(
-                Location::Line(1),
-                "the file holds no Dinero record: it is empty or blank",
-            ));
+        loop {
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines,
+                " (is this a binary file?)",
+                |line, at| {
+                    let line = line.trim_ascii();
+                    *records |= !line.is_empty();
+                    record(form, line, at)
+                },
+            )?;
+            match read {
+                None if !*records => {
+                    return Err(TraceError::syntax(
+                        Location::Line(1),
+                        "the file holds no Dinero record: it is empty or blank",
+                    ));
+                }
+                None => return Ok(None),
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => {}
+            }
         }
-        Ok(record)
     }
 
     fn location(&self) -> Location {

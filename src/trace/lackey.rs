@@ -21,7 +21,7 @@ use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
 use super::hex::{DIGIT, NOT_HEX};
-use super::lines::{LineCount, next_record};
+use super::lines::{LineCount, parse_line};
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
@@ -42,15 +42,16 @@ pub struct LackeyReader<R> {
     input: R,
     /// A line that straddled the end of the input's buffer.
     buf: Vec<u8>,
-    lines: LineCount,
-    skipped: Skipped,
+    lines: Lines,
 }
 
-/// Lines that were not trace lines, and where the first was.
+/// Where the reader is, and what it skipped.
 #[derive(Default)]
-struct Skipped {
-    count: u64,
-    first: Option<Location>,
+struct Lines {
+    count: LineCount,
+    /// Lines that were not trace lines, and the first of them.
+    skipped: u64,
+    first_skipped: u64,
 }
 
 impl<R: BufRead> LackeyReader<R> {
@@ -58,21 +59,21 @@ impl<R: BufRead> LackeyReader<R> {
         LackeyReader {
             input,
             buf: Vec::with_capacity(64),
-            lines: LineCount::default(),
-            skipped: Skipped::default(),
+            lines: Lines::default(),
         }
     }
 
     /// The last line, if the input ends inside it (no newline after it):
     /// the trace may have been cut there; for a warning.
     pub fn unterminated(&self) -> Option<u64> {
-        self.lines.unterminated()
+        self.lines.count.unterminated()
     }
 
     /// Lines that were not trace lines so far (Valgrind's messages, blank
-    /// lines), with the place of the first; for a warning.
-    pub fn skipped(&self) -> Option<(u64, Location)> {
-        Some((self.skipped.count, self.skipped.first?))
+    /// lines), with the number of the first; for a warning.
+    pub fn skipped(&self) -> Option<(u64, u64)> {
+        let lines = &self.lines;
+        (lines.skipped > 0).then_some((lines.skipped, lines.first_skipped))
     }
 }
 
@@ -107,55 +108,59 @@ fn parse(line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
     }))
 }
 
-impl<R: BufRead> LackeyReader<R> {
+impl Lines {
+    /// Counts the line just read as skipped.
+    fn skip(&mut self) {
+        if self.skipped == 0 {
+            self.first_skipped = self.count.read();
+        }
+        self.skipped += 1;
+    }
+
     /// The end of the input: an empty file, or one of lines none of which
-    /// is a trace line (every line read was skipped), is not a Lackey
-    /// trace (read as one by `--format=lackey`, or told so by Valgrind's
-    /// messages alone).
+    /// is a trace line (every line read was skipped), is not a Lackey trace (read as one by
+    /// `--format=lackey`, or told so by Valgrind's messages alone).
     fn end(&self) -> Result<Option<Event>, TraceError> {
-        match self.skipped.first {
-            None if self.lines.read() == 0 => Err(TraceError::syntax(
+        if self.count.read() == 0 {
+            return Err(TraceError::syntax(
                 Location::Line(1),
                 "the file is empty: expected Lackey trace lines",
-            )),
-            Some(first) if self.skipped.count == self.lines.read() => Err(TraceError::syntax(
-                first,
+            ));
+        }
+        if self.skipped == self.count.read() {
+            return Err(TraceError::syntax(
+                Location::Line(self.first_skipped),
                 format!(
                     "none of the {} lines is a Lackey trace line (`I  ADDR,SIZE`, \
                      ` L ADDR,SIZE`, ` S ...`, ` M ...`)",
-                    self.skipped.count
+                    self.skipped
                 ),
-            )),
-            _ => Ok(None),
+            ));
         }
+        Ok(None)
     }
 }
 
 impl<R: BufRead> TraceRead for LackeyReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        let skipped = &mut self.skipped;
-        let event = next_record(
-            &mut self.input,
-            &mut self.buf,
-            &mut self.lines,
-            ": not a Lackey trace",
-            |line, at| {
-                let event = parse(line, at)?;
-                if event.is_none() {
-                    skipped.count += 1;
-                    skipped.first.get_or_insert(at);
-                }
-                Ok(event)
-            },
-        )?;
-        match event {
-            None => self.end(),
-            event => Ok(event),
+        loop {
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines.count,
+                ": not a Lackey trace",
+                parse,
+            )?;
+            match read {
+                None => return self.lines.end(),
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => self.lines.skip(),
+            }
         }
     }
 
     fn location(&self) -> Location {
-        Location::Line(self.lines.read())
+        Location::Line(self.lines.count.read())
     }
 
     fn detached_data(&self) -> bool {
@@ -274,7 +279,7 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(reader.skipped(), Some((2, Location::Line(1))));
+        assert_eq!(reader.skipped(), Some((2, 1)));
     }
 
     #[test]

@@ -80,43 +80,34 @@ impl LineCount {
     }
 }
 
-/// Reads lines of a trace until `parse` makes a record of one, handing it
-/// each line, newline included, with its location, where it lies in the
-/// input's buffer: only a line that straddles the end of the buffer is
-/// copied, into `buf`. `parse` gives `None` for a line it passes over
-/// (blank, a comment). Lines are counted in `lines`; `None` at the end of
-/// the input. A line longer than [`MAX_LINE`] is refused with
-/// `too_long(what)`.
-pub fn next_record<T>(
+/// Reads the next line of a trace and hands it to `parse`, newline
+/// included, with its location, where it lies in the input's buffer: only
+/// a line that straddles the end of the buffer is copied, into `buf`. The
+/// line is counted in `lines`; `None` at the end of the input. A line
+/// longer than [`MAX_LINE`] is refused with `too_long(what)`.
+pub fn parse_line<T>(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     lines: &mut LineCount,
     what: &str,
-    mut parse: impl FnMut(&[u8], Location) -> Result<Option<T>, TraceError>,
+    parse: impl FnOnce(&[u8], Location) -> Result<T, TraceError>,
 ) -> Result<Option<T>, TraceError> {
-    loop {
-        let at = Location::Line(lines.read() + 1);
-        let available = input.fill_buf().map_err(|err| TraceError::io(at, err))?;
-        let record = match memchr::memchr(b'\n', available) {
-            Some(end) => {
-                let line = &available[..=end];
-                lines.count(line);
-                let record = parse(line, at);
-                input.consume(end + 1);
-                record?
-            }
-            None => match read_line(input, buf).map_err(|err| TraceError::io(at, err))? {
-                LineRead::End => return Ok(None),
-                LineRead::Line => {
-                    lines.count(buf);
-                    parse(buf, at)?
-                }
-                LineRead::TooLong => return Err(TraceError::syntax(at, too_long(what))),
-            },
-        };
-        if record.is_some() {
-            return Ok(record);
+    let at = Location::Line(lines.read() + 1);
+    let available = input.fill_buf().map_err(|err| TraceError::io(at, err))?;
+    if let Some(end) = memchr::memchr(b'\n', available) {
+        let line = &available[..=end];
+        lines.count(line);
+        let parsed = parse(line, at);
+        input.consume(end + 1);
+        return parsed.map(Some);
+    }
+    match read_line(input, buf).map_err(|err| TraceError::io(at, err))? {
+        LineRead::End => Ok(None),
+        LineRead::Line => {
+            lines.count(buf);
+            parse(buf, at).map(Some)
         }
+        LineRead::TooLong => Err(TraceError::syntax(at, too_long(what))),
     }
 }
 
@@ -158,8 +149,8 @@ mod tests {
             let mut input = io::BufReader::with_capacity(capacity, text);
             let (mut buf, mut lines) = (Vec::new(), LineCount::default());
             let mut read = Vec::new();
-            while let Some(line) = next_record(&mut input, &mut buf, &mut lines, "", |line, at| {
-                Ok(Some((String::from_utf8(line.to_vec()).unwrap(), at)))
+            while let Some(line) = parse_line(&mut input, &mut buf, &mut lines, "", |line, at| {
+                Ok((String::from_utf8(line.to_vec()).unwrap(), at))
             })
             .unwrap()
             {

@@ -265,11 +265,11 @@ impl AnyReader {
         Some(match lines {
             1 => format!(
                 "a line that is not a Lackey trace line (one of Valgrind's messages or the \
-                 like) was skipped: {first}"
+                 like) was skipped: line {first}"
             ),
             _ => format!(
                 "{lines} lines that are not Lackey trace lines (Valgrind's messages and the \
-                 like) were skipped, the first at {first}"
+                 like) were skipped, the first at line {first}"
             ),
         })
     }

@@ -9,7 +9,7 @@ use std::io::BufRead;
 
 use super::error::{Location, TraceError, shown};
 use super::hex::{hex_digit, parse_hex};
-use super::lines::{LineCount, next_record};
+use super::lines::{LineCount, parse_line};
 use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 
@@ -46,36 +46,42 @@ impl<R: BufRead> TextReader<R> {
 
 impl<R: BufRead> TraceRead for TextReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        let header_seen = &mut self.header_seen;
-        let event = next_record(
-            &mut self.input,
-            &mut self.buf,
-            &mut self.lines,
-            " (is this a binary file?)",
-            |line, at| {
-                let content = match line.iter().position(|&b| b == b'#') {
-                    Some(hash) => &line[..hash],
-                    None => line,
-                };
-                let mut tokens = Tokens::new(content, at);
-                let Some(first) = tokens.next() else {
-                    return Ok(None);
-                };
-                if *header_seen {
-                    return directive(first, &mut tokens).map(Some);
+        loop {
+            let header_seen = &mut self.header_seen;
+            let read = parse_line(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.lines,
+                " (is this a binary file?)",
+                |line, at| {
+                    let content = match line.iter().position(|&b| b == b'#') {
+                        Some(hash) => &line[..hash],
+                        None => line,
+                    };
+                    let mut tokens = Tokens::new(content, at);
+                    let Some(first) = tokens.next() else {
+                        return Ok(None);
+                    };
+                    if *header_seen {
+                        return directive(first, &mut tokens).map(Some);
+                    }
+                    check_header(first, &mut tokens)?;
+                    *header_seen = true;
+                    Ok(None)
+                },
+            )?;
+            match read {
+                Some(Some(event)) => return Ok(Some(event)),
+                Some(None) => {}
+                None if self.header_seen => return Ok(None),
+                None => {
+                    return Err(TraceError::syntax(
+                        Location::Line(self.lines.read() + 1),
+                        "the trace is empty: expected the header `linegrind-trace text 1`",
+                    ));
                 }
-                check_header(first, &mut tokens)?;
-                *header_seen = true;
-                Ok(None)
-            },
-        )?;
-        if event.is_none() && !self.header_seen {
-            return Err(TraceError::syntax(
-                Location::Line(self.lines.read() + 1),
-                "the trace is empty: expected the header `linegrind-trace text 1`",
-            ));
+            }
         }
-        Ok(event)
     }
 
     fn location(&self) -> Location {
