@@ -19,8 +19,10 @@ impl<B: Backdate> Simulator<B> {
         let now = self.instructions;
         let mut context = self.threads.current();
         let sp = context.take_sp();
-        if context.last_instr.is_none() || sp.is_some_and(|sp| context.left_handler(sp)) {
-            self.start_or_leave_handler(sp);
+        if context.last_instr.is_none() {
+            context.start_handler(sp);
+        } else if let Some(sp) = sp.filter(|&sp| context.left_handler(sp)) {
+            self.leave_jumped_handlers(sp);
             context = self.threads.current();
         }
         // A jump, or a return that is not one, may enter a function: see
@@ -125,23 +127,15 @@ impl<B: Backdate> Simulator<B> {
         instr
     }
 
-    /// At the first block of a context, with stack pointer `sp`: a signal
-    /// handler starts there. At a later one, which has `sp`: the signal
-    /// handlers it left by jumping out of them end.
+    /// Ends the signal handlers a block at stack pointer `sp` left by
+    /// jumping out of them.
     #[cold]
     #[inline(never)]
-    fn start_or_leave_handler(&mut self, sp: Option<u64>) {
-        let context = self.threads.current();
-        match sp {
-            _ if context.last_instr.is_none() => context.start_handler(sp),
-            Some(sp) => {
-                let backdate = &mut self.charges.backdate;
-                let now = self.instructions;
-                self.threads
-                    .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
-            }
-            None => {}
-        }
+    fn leave_jumped_handlers(&mut self, sp: u64) {
+        let backdate = &mut self.charges.backdate;
+        let now = self.instructions;
+        self.threads
+            .leave_jumped_handlers(sp, &mut self.arcs, backdate, now);
     }
 
     pub(super) fn call(&mut self, target: u64) -> Result<(), SimError> {
