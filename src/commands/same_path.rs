@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Symbolic links followed at most, as the kernel follows them.
-const MAX_LINKS: usize = 40;
+use crate::output::link_chain;
 
 /// The regular file at `path`, if there is one: only such a file can be
 /// overwritten (and a pipe is not opened).
@@ -19,14 +18,7 @@ fn existing_file(path: &Path) -> Option<same_file::Handle> {
 /// followed (one may name a file not made yet), and its folder resolved
 /// (`..`, links); `None` when the folder does not exist.
 fn resolved(path: &Path) -> Option<PathBuf> {
-    let mut at = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        let Ok(target) = std::fs::read_link(&at) else {
-            break;
-        };
-        // A relative target is relative to the link's folder.
-        at = at.parent().unwrap_or(Path::new("")).join(target);
-    }
+    let at = link_chain(path).last()?;
     let name = at.file_name()?;
     let folder = match at.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,

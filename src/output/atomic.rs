@@ -152,6 +152,20 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
 /// Symbolic links followed at most, as the kernel follows them.
 const MAX_LINKS: usize = 40;
 
+/// `path`, then each file the symbolic links from it lead to in turn, as
+/// far as the kernel would follow them.
+pub fn link_chain(path: &Path) -> impl Iterator<Item = PathBuf> {
+    let mut next = Some(path.to_path_buf());
+    std::iter::from_fn(move || {
+        let at = next.take()?;
+        // A relative target is relative to the link's folder.
+        let folder = at.parent().unwrap_or(Path::new(""));
+        next = fs::read_link(&at).ok().map(|target| folder.join(target));
+        Some(at)
+    })
+    .take(MAX_LINKS + 1)
+}
+
 /// The file a new output at `path` replaces, through symbolic links (a
 /// rename onto the link would replace the link and leave its target as it
 /// was); `None` for a file written in place: a device or a pipe
@@ -161,24 +175,18 @@ fn replaced(path: &Path) -> Option<PathBuf> {
     if fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
         return None;
     }
-    let mut at = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        let folder = at.parent().unwrap_or(Path::new(""));
-        let real_folder = fs::canonicalize(if folder.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            folder
-        });
-        if real_folder.is_ok_and(|real| real.starts_with("/proc")) {
+    let mut replaced = None;
+    for at in link_chain(path) {
+        let folder = match at.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        if fs::canonicalize(folder).is_ok_and(|real| real.starts_with("/proc")) {
             return None;
         }
-        let Ok(target) = fs::read_link(&at) else {
-            break;
-        };
-        // A relative target is relative to the link's folder.
-        at = folder.join(target);
+        replaced = Some(at);
     }
-    Some(at)
+    replaced
 }
 
 #[cfg(test)]
