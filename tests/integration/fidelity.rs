@@ -1,17 +1,20 @@
-//! Fidelity against real Callgrind: small C and C++ programs are compiled,
-//! recorded and simulated, and compared with `valgrind --tool=callgrind
-//! --cacheuse=yes` on the same cache configuration, run with the same
-//! environment (the recorder's Valgrind folder), so the program does the
-//! same work under both.
+//! Fidelity against real Callgrind: small C and C++ programs, and the
+//! system's stripped `gzip`, are recorded and simulated, and compared with
+//! `valgrind --tool=callgrind --cacheuse=yes` on the same cache
+//! configuration, run with the same environment (the recorder's Valgrind
+//! folder), so the program does the same work under both.
 //!
-//! Compared: totals of Ir, Dr and Dw; per function, for functions above 1%
-//! of all Ir, self Ir within 0.5% and L1 misses within 3%; the call arcs
-//! between the program's own functions with their call counts; and the
-//! inclusive Ir of the program's own functions.
+//! Compared: the totals of Callgrind's nine events, equal but for what
+//! `allowed_total` explains; per function above 1% of all Ir, the nine
+//! self costs, equal but for what the program's run varies by, the
+//! instructions Callgrind does not count and (for stripped code) what it
+//! charges to another frame; the call arcs between the program's own
+//! functions with their call counts; and the inclusive Ir of the program's
+//! own functions.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use linegrind::config::SimConfig;
 use linegrind::output::{Positions, Source, write_callgrind};
@@ -19,7 +22,7 @@ use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{compile_program, record, valgrind_as_recorder};
+use crate::support::{compile_program, record_command, valgrind_as_recorder};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -33,6 +36,12 @@ struct Program {
     uncounted: u64,
     /// How much the totals vary from one run of the program to the next.
     varies: u64,
+    /// Millionths of a function's self cost that may belong to another
+    /// function in Callgrind's profile: code without symbols, charged to
+    /// the function that first ran it, where Callgrind charges it to the
+    /// frame that runs it (a jump to a stripped function's first
+    /// instruction stays in the jumping frame there).
+    moved: u64,
 }
 
 const PROGRAMS: &[Program] = &[
@@ -42,6 +51,7 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "fib", "is_even", "is_odd"],
         uncounted: 0,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "libc_calls.c",
@@ -49,6 +59,7 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "fill", "compare"],
         uncounted: 0,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "longjmp.c",
@@ -56,6 +67,7 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "level1", "level2", "level3", "leaf"],
         uncounted: 0,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "exception.cpp",
@@ -63,6 +75,7 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "outer(int)", "middle(int)", "thrower(int)"],
         uncounted: 0,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "threads.c",
@@ -74,6 +87,7 @@ const PROGRAMS: &[Program] = &[
         // few hundred instructions and accesses, differing between any two
         // runs, Callgrind's included.
         varies: 1000,
+        moved: 0,
     },
     Program {
         source: "signal.c",
@@ -84,6 +98,7 @@ const PROGRAMS: &[Program] = &[
         // 300 handlers; Callgrind does not count them, the trace has them.
         uncounted: 2 * 300,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "siglongjmp.c",
@@ -103,6 +118,7 @@ const PROGRAMS: &[Program] = &[
         // jump that is main's.
         uncounted: 5 * 100,
         varies: 0,
+        moved: 0,
     },
     Program {
         source: "tailcall.c",
@@ -110,6 +126,7 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "dispatch", "step"],
         uncounted: 0,
         varies: 0,
+        moved: 0,
     },
 ];
 
@@ -133,9 +150,9 @@ fn missing_tools() -> Option<String> {
     None
 }
 
-/// Our profile of `binary`, recorded and simulated, read back.
-fn ours(binary: &Path, dir: &Path) -> ProfileFile {
-    let trace = record(binary, dir);
+/// Our profile of `command`, recorded and simulated, read back.
+fn ours(command: &[&str], dir: &Path) -> ProfileFile {
+    let trace = record_command(command, dir);
     let g = |arg: &str| arg.split_once('=').unwrap().1.parse().unwrap();
     let config = SimConfig::new(g(CACHES[0]), g(CACHES[1]), g(CACHES[2]), true, true).unwrap();
     let file = std::fs::File::open(&trace).unwrap();
@@ -151,10 +168,10 @@ fn ours(binary: &Path, dir: &Path) -> ProfileFile {
     ProfileFile::parse(&out[..]).unwrap()
 }
 
-/// Callgrind's profile of `binary`, run as the recorder runs its tool (so
+/// Callgrind's profile of `command`, run as the recorder runs its tool (so
 /// the mutual recursion's stack lines are first touched by the same
 /// functions).
-fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
+fn callgrinds(command: &[&str], dir: &Path) -> ProfileFile {
     let out = dir.join("callgrind.out");
     let status = valgrind_as_recorder(dir)
         .args([
@@ -165,7 +182,8 @@ fn callgrinds(binary: &Path, dir: &Path) -> ProfileFile {
         ])
         .args(CACHES)
         .arg(format!("--callgrind-out-file={}", out.display()))
-        .arg(binary)
+        .args(command)
+        .stdout(Stdio::null())
         .status()
         .unwrap();
     assert!(status.code().is_some(), "callgrind ran");
@@ -240,38 +258,46 @@ fn differences(ours: &ProfileFile, theirs: &ProfileFile) -> String {
     rows.into_iter().take(12).map(|row| row.1 + "\n").collect()
 }
 
+/// Callgrind's nine events, as both profiles name them.
+const CALLGRIND_EVENTS: [&str; 9] = [
+    "Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw",
+];
+
+/// How far a total of `event` may differ from Callgrind's: by what the
+/// program's runs vary, by the instructions Callgrind leaves out (see
+/// `Program::uncounted`), and by the last block of every run, which
+/// Callgrind never counts: it takes a block's count when the next block of
+/// its context starts, and none starts after `_exit`'s `exit_group` system
+/// call (`mov %esi,%eax; syscall`: two instructions, and the I1 and LL miss
+/// of their line when it is a new one).
+fn allowed_total(program: &Program, event: &str) -> u64 {
+    program.varies
+        + match event {
+            "Ir" => 2 + program.uncounted,
+            "I1mr" | "ILmr" => 1,
+            _ => 0,
+        }
+}
+
 fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
     let name = program.source;
-    for event_name in ["Ir", "Dr", "Dw"] {
+    for event_name in CALLGRIND_EVENTS {
         let (a, b) = (
             ours.totals[event(ours, event_name)],
             theirs.totals[event(theirs, event_name)],
         );
-        // Callgrind starts counting a few instructions into the run and
-        // stops a few before its end (Valgrind's own startup and exit code
-        // paths); a residual of a few dozen out of millions.
-        let residual = a.abs_diff(b);
-        let allowed = 64
-            + program.varies
-            + if event_name == "Ir" {
-                program.uncounted
-            } else {
-                0
-            };
         assert!(
-            residual <= allowed,
+            a + program.varies >= b && a.abs_diff(b) <= allowed_total(program, event_name),
             "{name}: total {event_name} {a} against Callgrind's {b}\n{}",
             differences(ours, theirs)
         );
     }
+    // Every function above 1% of the instructions costs what it costs in
+    // Callgrind, event for event; below that, start-up code that Callgrind
+    // names after raw addresses (objects it has not read yet) and symbol
+    // aliases it picks differently move a few costs between names.
     let total_ir = theirs.totals[event(theirs, "Ir")] as f64;
     let (ours_by, theirs_by) = (by_name(ours), by_name(theirs));
-    let misses = |file: &ProfileFile, cost: &[u64]| -> u64 {
-        ["I1mr", "D1mr", "D1mw"]
-            .iter()
-            .map(|e| cost[event(file, e)])
-            .sum()
-    };
     for (function, their_cost) in &theirs_by {
         let their_ir = their_cost[event(theirs, "Ir")];
         if (their_ir as f64) < total_ir * 0.01 {
@@ -280,17 +306,24 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
         let our_cost = ours_by
             .get(function)
             .unwrap_or_else(|| panic!("{name}: no function {function} in our profile"));
-        let our_ir = our_cost[event(ours, "Ir")];
-        assert!(
-            our_ir.abs_diff(their_ir) as f64 <= their_ir as f64 * 0.005,
-            "{name}: {function} self Ir {our_ir} against Callgrind's {their_ir}\n{}",
-            differences(ours, theirs)
-        );
-        let (a, b) = (misses(ours, our_cost), misses(theirs, their_cost));
-        assert!(
-            a.abs_diff(b) as f64 <= (b as f64 * 0.03).max(3.0),
-            "{name}: {function} L1 misses {a} against Callgrind's {b}"
-        );
+        for event_name in CALLGRIND_EVENTS {
+            let (a, b) = (
+                our_cost[event(ours, event_name)],
+                their_cost[event(theirs, event_name)],
+            );
+            let allowed = program.varies
+                + b * program.moved / 1_000_000
+                + if event_name == "Ir" {
+                    program.uncounted
+                } else {
+                    0
+                };
+            assert!(
+                a.abs_diff(b) <= allowed,
+                "{name}: {function} self {event_name} {a} against Callgrind's {b}\n{}",
+                differences(ours, theirs)
+            );
+        }
     }
     assert_eq!(
         arcs(ours, program.functions),
@@ -300,9 +333,8 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
     let ours_inclusive = inclusive_ir(ours, program.functions);
     for (function, their_ir) in inclusive_ir(theirs, program.functions) {
         let our_ir = ours_inclusive.get(&function).copied().unwrap_or(0);
-        let allowed = their_ir as f64 * 0.005 + (64 + program.varies + program.uncounted) as f64;
         assert!(
-            our_ir.abs_diff(their_ir) as f64 <= allowed,
+            our_ir.abs_diff(their_ir) <= allowed_total(program, "Ir"),
             "{name}: {function} inclusive Ir {our_ir} against Callgrind's {their_ir}"
         );
     }
@@ -318,8 +350,72 @@ fn recordings_simulate_like_callgrind() {
         let dir = tempfile::tempdir().unwrap();
         let source = format!("fidelity/{}", program.source);
         let binary = compile_program(&source, program.flags, dir.path());
-        let ours = ours(&binary, dir.path());
-        let theirs = callgrinds(&binary, dir.path());
+        let command = [binary.to_str().unwrap()];
+        let ours = ours(&command, dir.path());
+        let theirs = callgrinds(&command, dir.path());
         compare(program, &ours, &theirs);
     }
+}
+
+/// A program as users meet it: the system's `gzip`, stripped (its
+/// functions are named after their addresses, as Callgrind names them),
+/// compressing 256 KiB of made-up text.
+#[test]
+fn a_stripped_system_program_simulates_like_callgrind() {
+    if let Some(why) = missing_tools() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let Ok(gzip) = which("gzip") else {
+        eprintln!("skipped: no gzip");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("input.txt"), made_up_text(256 * 1024)).unwrap();
+    let command = [gzip.as_str(), "-9", "-c", "input.txt"];
+    let ours = ours(&command, dir.path());
+    let theirs = callgrinds(&command, dir.path());
+    let program = Program {
+        source: "gzip",
+        flags: &[],
+        functions: &[],
+        uncounted: 0,
+        varies: 0,
+        moved: 100,
+    };
+    compare(&program, &ours, &theirs);
+}
+
+/// The full path of `program` on `PATH`.
+fn which(program: &str) -> Result<String, String> {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map_err(|err| err.to_string())?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && path.starts_with('/') {
+        Ok(path)
+    } else {
+        Err(format!("no {program} on PATH"))
+    }
+}
+
+/// `len` bytes of words drawn from a small vocabulary by a fixed
+/// generator: text that compresses like text, the same on every run.
+fn made_up_text(len: usize) -> Vec<u8> {
+    const WORDS: [&str; 16] = [
+        "cache", "line", "miss", "hit", "set", "way", "evict", "load", "store", "byte", "stack",
+        "call", "tree", "node", "cost", "use",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut text = Vec::with_capacity(len + 16);
+    while text.len() < len {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        text.extend_from_slice(WORDS[(state >> 60) as usize].as_bytes());
+        text.push(if state >> 56 & 0xf == 0 { b'\n' } else { b' ' });
+    }
+    text.truncate(len);
+    text
 }

@@ -153,17 +153,16 @@ pub fn compile_program(source: &str, flags: &[&str], dir: &Path) -> PathBuf {
 
 /// Records `binary` with `linegrind record` into `dir/trace.lgt`.
 pub fn record(binary: &Path, dir: &Path) -> PathBuf {
+    record_command(&[binary.to_str().unwrap()], dir)
+}
+
+/// Records `command` (a program and its arguments) with `linegrind record`,
+/// run in `dir`, into `dir/trace.lgt`.
+pub fn record_command(command: &[&str], dir: &Path) -> PathBuf {
     let trace = dir.join("trace.lgt");
-    let output = linegrind(
-        dir,
-        &[
-            "record",
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-            binary.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec!["record", "-o", trace.to_str().unwrap(), "--"];
+    args.extend_from_slice(command);
+    let output = linegrind(dir, &args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("linegrind: recorded "), "{stderr}");
     trace
