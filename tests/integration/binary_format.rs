@@ -604,3 +604,69 @@ fn events_the_text_format_refuses_are_corrupt_in_a_binary_trace() {
         }
     }
 }
+
+/// `binary` with the payload of its chunk at `chunk` replaced by `payload`,
+/// compressed, and the trailer's pointer moved along.
+fn with_payload(binary: &[u8], chunk: usize, payload: &[u8]) -> Vec<u8> {
+    let stored = u32::from_le_bytes(binary[chunk + 4..chunk + 8].try_into().unwrap()) as usize;
+    let packed = zstd::bulk::compress(payload, 3).unwrap();
+    let mut out = binary[..chunk].to_vec();
+    out.extend_from_slice(&[binary[chunk], 1, 0, 0]);
+    out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&packed).to_le_bytes());
+    out.extend_from_slice(&packed);
+    out.extend_from_slice(&binary[chunk + 16 + stored..]);
+    let trailer = out.len() - 8;
+    let end_at = u64::from_le_bytes(out[trailer..].try_into().unwrap());
+    let moved = end_at as i64 + out.len() as i64 - binary.len() as i64;
+    out[trailer..].copy_from_slice(&(moved as u64).to_le_bytes());
+    out
+}
+
+/// Kilobytes of compressed block descriptions can stand for millions of
+/// blocks: where the host's memory ends, reading says so and stops (exit
+/// code 2), rather than aborting in some allocation.
+#[test]
+fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
+    let available = std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !available {
+        eprintln!("skipped: no prlimit (util-linux)");
+        return;
+    }
+    let one = events(&mut TextReader::new(
+        "linegrind-trace text 1\ni 400000 1\n".as_bytes(),
+    ));
+    let binary = to_binary(&one, false, &[]);
+    let (at, _) = *chunks(&binary)
+        .iter()
+        .find(|&&(_, kind)| kind == 3)
+        .expect("a BLOCKS chunk");
+    let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+    let block = &binary[at + 16..at + 16 + stored];
+    // Four million blocks, far more than 256 MiB holds.
+    let bomb = with_payload(&binary, at, &block.repeat(4 << 20));
+    assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.lgt");
+    std::fs::write(&path, &bomb).unwrap();
+    for command in [&["info"][..], &["sim", "-q"]] {
+        let out = std::process::Command::new("prlimit")
+            .arg(format!("--as={}", 256 << 20))
+            .arg(env!("CARGO_BIN_EXE_linegrind"))
+            .args(command)
+            .arg(&path)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains("the trace describes more code blocks than this host's memory holds"),
+            "{command:?}: {stderr}"
+        );
+    }
+}

@@ -37,6 +37,11 @@ pub struct Summary {
     pub exit_code: Option<i32>,
 }
 
+/// Heap bytes a described block takes besides its [`Def`], at most for
+/// most blocks: its shared description with its items, its sites and its
+/// side exits, each with the allocator's overhead.
+const BLOCK_HEAP: usize = 256;
+
 /// A block described in the trace, with what decoding its runs needs at
 /// hand.
 struct Def {
@@ -483,10 +488,40 @@ impl<R: Read + Seek> BinaryReader<R> {
             let block = format::get_block(&mut cursor).map_err(|err| corrupted(at, err))?;
             let first_site = self.site_last.len();
             let def = Def::new(block, first_site);
+            if !self.room_for_block(def.sites.len()) {
+                return Err(syntax(
+                    at,
+                    format!(
+                        "the trace describes more code blocks than this host's memory holds \
+                         (refused at block {})",
+                        self.defs.len()
+                    ),
+                ));
+            }
             self.site_last.resize(first_site + def.sites.len(), 0);
             self.defs.push(def);
         }
         Ok(())
+    }
+
+    /// Whether the host gives the memory for one more block with `sites`
+    /// access sites. A few kilobytes of compressed descriptions can stand
+    /// for millions of blocks: when the table of blocks is full, the room
+    /// for as many again is asked for, its own and (tried, then given back)
+    /// that of their descriptions, so that a host that runs out says so
+    /// here rather than in some small allocation, which would abort.
+    fn room_for_block(&mut self, sites: usize) -> bool {
+        if self.defs.len() == self.defs.capacity() {
+            let more = self.defs.len().max(1024);
+            let room = self.defs.try_reserve(more).is_ok()
+                && Vec::<u8>::new()
+                    .try_reserve_exact(more.saturating_mul(BLOCK_HEAP))
+                    .is_ok();
+            if !room {
+                return false;
+            }
+        }
+        self.site_last.try_reserve(sites).is_ok()
     }
 
     /// Decodes the next record of the current chunk: a control record goes
