@@ -12,6 +12,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
+use crate::output::printable;
 use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
 use crate::trace::ModuleMapping;
 
@@ -294,6 +295,7 @@ impl Program {
         file: Option<String>,
         line: u32,
     ) -> Result<FnId, SymbolError> {
+        let name = printable(&name).into_owned();
         if let Some(&addr) = self.unresolved.range(start..end).next() {
             return Err(SymbolError::TooLate {
                 what: format!("function `{name}`"),
@@ -532,6 +534,7 @@ impl Program {
             Some(source) => (Some(self.file_id(source.file)), source.line),
             None => (None, 0),
         };
+        let name = printable(&name).into_owned();
         let id = FnId(self.functions.len() as u32);
         self.functions.push(Function {
             skip: self.skip.skips(&name, plt),
@@ -552,7 +555,7 @@ impl Program {
             return id;
         }
         let id = FileId(self.files.len() as u32);
-        self.files.push(name.clone());
+        self.files.push(printable(&name).into_owned());
         self.file_ids.insert(name, id);
         id
     }

@@ -10,7 +10,7 @@ use super::failure::{Failure, InputContext};
 use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::output::{check_writable, write_atomically};
-use crate::report::diff::{Diff, Renames, delta, write_diff_file};
+use crate::report::diff::{Diff, DiffFile, Renames, delta};
 use crate::report::{RunCosts, change, grouped_signed};
 
 /// A validated `diff` invocation.
@@ -53,11 +53,11 @@ pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
                 "--out needs two callgrind files: a JSON summary has no call arcs"
             )));
         };
+        let difference = DiffFile::new(file_a, file_b, &job.renames)
+            .map_err(|why| Failure::Input(anyhow!("cannot write {}: {why}", path.display())))?;
         let cmd = format!("diff {} {}", job.a.display(), job.b.display());
-        write_atomically(path, |out| {
-            write_diff_file(out, file_a, file_b, &job.renames, &cmd)
-        })
-        .other(format!("cannot write {}", path.display()))?;
+        write_atomically(path, |out| difference.write(out, &cmd))
+            .other(format!("cannot write {}", path.display()))?;
     }
     write_comparison(out, job, &diff, sort).other("cannot write the comparison")?;
     if let Some(path) = &job.out {

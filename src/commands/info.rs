@@ -6,7 +6,7 @@ use rustc_hash::FxHashSet;
 
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
-use crate::output::{bytes_per_event, grouped};
+use crate::output::{bytes_per_event, grouped, printable};
 use crate::trace::{AnyReader, Event, Format, TraceRead};
 
 /// Reads the trace `input` through and describes it on `out`.
@@ -36,7 +36,7 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         writeln!(out, "format:         {}", reader.format().describe())?;
         if let AnyReader::Binary(binary) = &reader {
             for (key, value) in binary.meta() {
-                writeln!(out, "{:<15} {value}", format!("{key}:"))?;
+                writeln!(out, "{:<15} {}", format!("{key}:"), printable(value))?;
             }
             match binary.summary().and_then(|s| s.exit_code) {
                 Some(code) => writeln!(out, "exit code:      {code}")?,
@@ -54,7 +54,12 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         }
         writeln!(out, "modules:        {}", modules.len())?;
         for module in &modules {
-            write!(out, "  {}  bias {:#x}", module.path, module.bias)?;
+            write!(
+                out,
+                "  {}  bias {:#x}",
+                printable(&module.path),
+                module.bias
+            )?;
             if let Some((start, end)) = module.range {
                 write!(out, "  {start:#x}-{end:#x}")?;
             }

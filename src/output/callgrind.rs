@@ -20,6 +20,7 @@ use crate::profile::Profile;
 use crate::program::{FileId, FnId, InstrId};
 
 use super::callgrind_names::{NameIds, one_line};
+use super::printable::printable;
 
 /// What Callgrind writes for an unknown file or object.
 const UNKNOWN: &str = "???";
@@ -348,7 +349,7 @@ pub fn object_of(profile: &Profile, func: FnId) -> Option<String> {
 fn object_name(profile: &Profile, func: FnId) -> String {
     let program = &profile.program;
     match program.function(func).object {
-        Some(id) => program.symbolizer().modules().get(id).path.clone(),
+        Some(id) => printable(&program.symbolizer().modules().get(id).path).into_owned(),
         None => UNKNOWN.to_string(),
     }
 }

@@ -39,7 +39,18 @@ impl NameIds {
         *count += 1;
         let id = *count;
         self.ids.insert((space, identity), id);
-        writeln!(out, "{key}=({id}) {}", one_line(name))
+        writeln!(out, "{key}=({id}) {}", readable_name(name))
+    }
+}
+
+/// `name` as readers of callgrind files take it back: on one line, and
+/// `???` (Callgrind's name for what it does not know) for a name of
+/// nothing but blanks, which readers trim to nothing and so to no name.
+fn readable_name(name: &str) -> Cow<'_, str> {
+    if name.trim().is_empty() {
+        Cow::Borrowed("???")
+    } else {
+        one_line(name)
     }
 }
 
@@ -57,6 +68,18 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blank_name_is_written_as_unknown() {
+        let mut ids = NameIds::default();
+        let mut out = Vec::new();
+        for name in ["", " \t", "\u{2028}", " x "] {
+            ids.write(&mut out, "fl", "fl", name.to_string(), name)
+                .unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "fl=(1) ???\nfl=(2) ???\nfl=(3) ???\nfl=(4)  x \n");
+    }
 
     #[test]
     fn a_name_is_given_once_and_its_id_after() {

@@ -55,9 +55,15 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for EventValues<T> {
                 f.write_str("an object of event names to values")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
+                let mut entries: Vec<(String, T)> = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, T>()? {
+                    // JSON tools keep one of the two, not always the same.
+                    if entries.iter().any(|(seen, _)| *seen == name) {
+                        return Err(serde::de::Error::custom(format!(
+                            "event `{name}` given twice"
+                        )));
+                    }
+                    entries.push((name, value));
                 }
                 Ok(EventValues(entries))
             }
@@ -275,6 +281,31 @@ impl Summary {
             }
             if !summary.totals.0.iter().any(|(name, _)| name == event) {
                 return Err(format!("`totals` has no `{event}`, which `events` lists"));
+            }
+        }
+        let unlisted = |values: &EventValues<u64>| {
+            values
+                .0
+                .iter()
+                .find(|(name, _)| !summary.events.contains(name))
+                .map(|(name, _)| name.clone())
+        };
+        if let Some(event) = unlisted(&summary.totals) {
+            return Err(format!(
+                "`totals` has `{event}`, which `events` does not list"
+            ));
+        }
+        for function in &summary.functions {
+            for (field, values) in [
+                ("self", &function.self_cost),
+                ("inclusive", &function.inclusive),
+            ] {
+                if let Some(event) = unlisted(values) {
+                    return Err(format!(
+                        "function `{}` has `{event}` in `{field}`, which `events` does not list",
+                        function.name
+                    ));
+                }
             }
         }
         Ok(summary)

@@ -214,123 +214,179 @@ pub fn delta(a: i128, b: i128) -> i128 {
     b - a
 }
 
-/// Writes B minus A as a callgrind file: each function's self cost
+/// A function's file and name, after the rewrites.
+type Key = (String, String);
+
+/// B minus A as a callgrind file holds it: each function's self cost
 /// difference and each call's inclusive difference (with B's call count),
-/// at line 0, over the events both files have. callgrind_annotate and
-/// KCachegrind read it; negative costs are improvements.
-pub fn write_diff_file(
-    out: &mut dyn Write,
-    a: &ProfileFile<i64>,
-    b: &ProfileFile<i64>,
-    renames: &Renames,
-    cmd: &str,
-) -> io::Result<()> {
-    let events: Vec<&String> = a
-        .events
-        .iter()
-        .filter(|event| b.event(event).is_some())
-        .collect();
-    let pick = |file: &ProfileFile<i64>, costs: &[i64]| -> Vec<i128> {
-        events
+/// over the events both files have.
+pub struct DiffFile {
+    events: Vec<String>,
+    /// Per function: its key, its object (B's when in both), its self cost.
+    functions: Vec<(Key, String, Vec<i128>)>,
+    /// Per call: caller, callee (indices into `functions`), B's count, the
+    /// inclusive cost.
+    calls: Vec<(usize, usize, u64, Vec<i128>)>,
+    totals: Vec<i128>,
+}
+
+impl DiffFile {
+    /// The difference of `b` and `a`, or why a callgrind file cannot hold
+    /// it: a difference beyond the 64-bit signed costs readers take.
+    pub fn new(
+        a: &ProfileFile<i64>,
+        b: &ProfileFile<i64>,
+        renames: &Renames,
+    ) -> Result<DiffFile, String> {
+        let events: Vec<String> = a
+            .events
             .iter()
-            .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))
-            .collect()
-    };
-    // Functions and calls by name, B minus A.
-    type Key = (String, String);
-    let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
-    let mut function_at: HashMap<Key, usize> = HashMap::new();
-    let mut calls: Vec<(usize, usize, u64, Vec<i128>)> = Vec::new();
-    let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
-    for (sign, file) in [(-1i128, a), (1, b)] {
-        let mut ids = Vec::with_capacity(file.functions.len());
-        for function in &file.functions {
-            let key = renames.key(&function.key.file, &function.key.name);
-            let at = *function_at.entry(key.clone()).or_insert_with(|| {
-                functions.push((key, function.key.object.clone(), vec![0; events.len()]));
-                functions.len() - 1
-            });
-            if sign > 0 {
-                functions[at].1 = function.key.object.clone();
-            }
-            for (sum, value) in functions[at]
-                .2
-                .iter_mut()
-                .zip(pick(file, &function.self_cost))
-            {
-                *sum += sign * value;
-            }
-            ids.push(at);
-        }
-        for call in &file.calls {
-            let key = (ids[call.caller], ids[call.callee]);
-            let at = *call_at.entry(key).or_insert_with(|| {
-                calls.push((key.0, key.1, 0, vec![0; events.len()]));
-                calls.len() - 1
-            });
-            if sign > 0 {
-                calls[at].2 = call.count;
-            }
-            for (sum, value) in calls[at].3.iter_mut().zip(pick(file, &call.inclusive)) {
-                *sum += sign * value;
-            }
-        }
-    }
-    let totals: Vec<i128> = pick(b, &b.totals)
-        .iter()
-        .zip(pick(a, &a.totals))
-        .map(|(b, a)| b - a)
-        .collect();
-    let costs = |values: &[i128]| -> String { values.iter().map(|v| format!(" {v}")).collect() };
-    writeln!(out, "# callgrind format")?;
-    writeln!(out, "version: 1")?;
-    writeln!(out, "creator: linegrind-{} diff", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "cmd: {}", one_line(cmd))?;
-    writeln!(
-        out,
-        "desc: Difference: second profile minus first, per function"
-    )?;
-    writeln!(out, "positions: line")?;
-    let names: Vec<&str> = events.iter().map(|event| event.as_str()).collect();
-    writeln!(out, "events: {}", names.join(" "))?;
-    writeln!(out, "summary:{}", costs(&totals))?;
-    let mut calls_from: Vec<Vec<usize>> = vec![Vec::new(); functions.len()];
-    for (at, call) in calls.iter().enumerate() {
-        calls_from[call.0].push(at);
-    }
-    let mut names = NameIds::default();
-    // A function's identity, as the file it writes tells functions apart.
-    let identity = |(file, name): &Key, object: &str| format!("{name}\0{file}\0{object}");
-    for (at, (key, object, self_delta)) in functions.iter().enumerate() {
-        let changed_calls: Vec<usize> = calls_from[at]
-            .iter()
-            .copied()
-            .filter(|&call| calls[call].3.iter().any(|&v| v != 0))
+            .filter(|event| b.event(event).is_some())
+            .cloned()
             .collect();
-        if self_delta.iter().all(|&v| v == 0) && changed_calls.is_empty() {
-            continue;
-        }
-        writeln!(out)?;
-        if !object.is_empty() {
-            names.write(out, "ob", "ob", object.clone(), object)?;
-        }
-        names.write(out, "fl", "fl", key.0.clone(), &key.0)?;
-        names.write(out, "fn", "fn", identity(key, object), &key.1)?;
-        writeln!(out, "0{}", costs(self_delta))?;
-        for call in changed_calls {
-            let (_, callee, count, inclusive) = &calls[call];
-            let (callee_key, callee_object, _) = &functions[*callee];
-            if !callee_object.is_empty() {
-                names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;
+        let pick = |file: &ProfileFile<i64>, costs: &[i64]| -> Vec<i128> {
+            events
+                .iter()
+                .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))
+                .collect()
+        };
+        let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
+        let mut function_at: HashMap<Key, usize> = HashMap::new();
+        let mut calls: Vec<(usize, usize, u64, Vec<i128>)> = Vec::new();
+        let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
+        for (sign, file) in [(-1i128, a), (1, b)] {
+            let mut ids = Vec::with_capacity(file.functions.len());
+            for function in &file.functions {
+                let key = renames.key(&function.key.file, &function.key.name);
+                let at = *function_at.entry(key.clone()).or_insert_with(|| {
+                    functions.push((key, function.key.object.clone(), vec![0; events.len()]));
+                    functions.len() - 1
+                });
+                if sign > 0 {
+                    functions[at].1 = function.key.object.clone();
+                }
+                for (sum, value) in functions[at]
+                    .2
+                    .iter_mut()
+                    .zip(pick(file, &function.self_cost))
+                {
+                    *sum += sign * value;
+                }
+                ids.push(at);
             }
-            names.write(out, "cfi", "fl", callee_key.0.clone(), &callee_key.0)?;
-            let callee_identity = identity(callee_key, callee_object);
-            names.write(out, "cfn", "fn", callee_identity, &callee_key.1)?;
-            writeln!(out, "calls={count} 0")?;
-            writeln!(out, "0{}", costs(inclusive))?;
+            for call in &file.calls {
+                let key = (ids[call.caller], ids[call.callee]);
+                let at = *call_at.entry(key).or_insert_with(|| {
+                    calls.push((key.0, key.1, 0, vec![0; events.len()]));
+                    calls.len() - 1
+                });
+                if sign > 0 {
+                    calls[at].2 = call.count;
+                }
+                for (sum, value) in calls[at].3.iter_mut().zip(pick(file, &call.inclusive)) {
+                    *sum += sign * value;
+                }
+            }
         }
+        let totals: Vec<i128> = pick(b, &b.totals)
+            .iter()
+            .zip(pick(a, &a.totals))
+            .map(|(b, a)| b - a)
+            .collect();
+        let diff = DiffFile {
+            events,
+            functions,
+            calls,
+            totals,
+        };
+        diff.check_range()?;
+        Ok(diff)
     }
-    writeln!(out, "\ntotals:{}", costs(&totals))
+
+    /// Fails on the first difference outside the signed 64-bit range.
+    fn check_range(&self) -> Result<(), String> {
+        let beyond = |costs: &[i128]| costs.iter().position(|&v| i64::try_from(v).is_err());
+        let named = std::iter::once((None, &self.totals))
+            .chain(
+                self.functions
+                    .iter()
+                    .map(|(key, _, costs)| (Some(&key.1), costs)),
+            )
+            .chain(
+                self.calls
+                    .iter()
+                    .map(|call| (Some(&self.functions[call.1].0.1), &call.3)),
+            );
+        for (function, costs) in named {
+            if let Some(at) = beyond(costs) {
+                let what = match function {
+                    Some(name) => format!("{} of {name}", self.events[at]),
+                    None => format!("the total {}", self.events[at]),
+                };
+                return Err(format!(
+                    "{what} differs by {}, beyond the 64-bit signed costs a callgrind file holds",
+                    costs[at]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the difference as a callgrind file, at line 0.
+    /// callgrind_annotate and KCachegrind read it; negative costs are
+    /// improvements.
+    pub fn write(&self, out: &mut dyn Write, cmd: &str) -> io::Result<()> {
+        let costs =
+            |values: &[i128]| -> String { values.iter().map(|v| format!(" {v}")).collect() };
+        writeln!(out, "# callgrind format")?;
+        writeln!(out, "version: 1")?;
+        writeln!(out, "creator: linegrind-{} diff", env!("CARGO_PKG_VERSION"))?;
+        writeln!(out, "cmd: {}", one_line(cmd))?;
+        writeln!(
+            out,
+            "desc: Difference: second profile minus first, per function"
+        )?;
+        writeln!(out, "positions: line")?;
+        writeln!(out, "events: {}", self.events.join(" "))?;
+        writeln!(out, "summary:{}", costs(&self.totals))?;
+        let mut calls_from: Vec<Vec<usize>> = vec![Vec::new(); self.functions.len()];
+        for (at, call) in self.calls.iter().enumerate() {
+            calls_from[call.0].push(at);
+        }
+        let mut names = NameIds::default();
+        // A function's identity, as the file it writes tells functions apart.
+        let identity = |(file, name): &Key, object: &str| format!("{name}\0{file}\0{object}");
+        for (at, (key, object, self_delta)) in self.functions.iter().enumerate() {
+            let changed_calls: Vec<usize> = calls_from[at]
+                .iter()
+                .copied()
+                .filter(|&call| self.calls[call].3.iter().any(|&v| v != 0))
+                .collect();
+            if self_delta.iter().all(|&v| v == 0) && changed_calls.is_empty() {
+                continue;
+            }
+            writeln!(out)?;
+            if !object.is_empty() {
+                names.write(out, "ob", "ob", object.clone(), object)?;
+            }
+            names.write(out, "fl", "fl", key.0.clone(), &key.0)?;
+            names.write(out, "fn", "fn", identity(key, object), &key.1)?;
+            writeln!(out, "0{}", costs(self_delta))?;
+            for call in changed_calls {
+                let (_, callee, count, inclusive) = &self.calls[call];
+                let (callee_key, callee_object, _) = &self.functions[*callee];
+                if !callee_object.is_empty() {
+                    names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;
+                }
+                names.write(out, "cfi", "fl", callee_key.0.clone(), &callee_key.0)?;
+                let callee_identity = identity(callee_key, callee_object);
+                names.write(out, "cfn", "fn", callee_identity, &callee_key.1)?;
+                writeln!(out, "calls={count} 0")?;
+                writeln!(out, "0{}", costs(inclusive))?;
+            }
+        }
+        writeln!(out, "\ntotals:{}", costs(&self.totals))
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+use crate::output::printable;
+
 /// A place in a trace file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
@@ -99,14 +101,8 @@ const SHOWN_CHARS: usize = 80;
 /// [`SHOWN_CHARS`] characters.
 pub(crate) fn shown(text: &[u8]) -> String {
     let text = String::from_utf8_lossy(text);
-    let mut out: String = text
-        .chars()
-        .take(SHOWN_CHARS)
-        .map(|c| match c.is_control() {
-            true => c.escape_default().to_string(),
-            false => c.to_string(),
-        })
-        .collect();
+    let head: String = text.chars().take(SHOWN_CHARS).collect();
+    let mut out = printable(&head).into_owned();
     if text.chars().nth(SHOWN_CHARS).is_some() {
         out.push('…');
     }

@@ -83,6 +83,13 @@ fn name(what: &str, text: &str) -> Result<(), String> {
     if text.is_empty() {
         return Err(format!("an empty {what}"));
     }
+    // Readers of callgrind files trim names: blanks alone would be none.
+    if text.trim().is_empty() {
+        return Err(format!(
+            "a {what} of nothing but blanks (`{}`)",
+            text.escape_debug()
+        ));
+    }
     if text.contains(['\n', '\r']) {
         return Err(format!(
             "{what} `{}` holds a line break",
@@ -136,6 +143,14 @@ mod tests {
                 "empty function range 20..10",
             ),
             (function(0x10, 0x20, "", None, 0), "an empty function name"),
+            (
+                function(0x10, 0x20, " \t\u{2028}", None, 0),
+                "a function name of nothing but blanks (` \\t\\u{2028}`)",
+            ),
+            (
+                function(0x10, 0x20, "f", Some(" "), 1),
+                "a file name of nothing but blanks",
+            ),
             (
                 function(0x10, 0x20, "f\n0x0 9", None, 0),
                 "function name `f\\n0x0 9` holds a line break",

@@ -603,3 +603,38 @@ fn a_dash_is_refused_as_an_output_name() {
     }
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    // A function whose name retitles and clears the terminal, in a file
+    // whose name holds a tab.
+    let trace = "linegrind-trace text 1\n\
+                 fn 1000 2000 %1b]0;pwned%07%1b[2J x%09y.c 3\n\
+                 i 1000 4\n";
+    fs::write(dir.path().join("esc.txt"), trace).unwrap();
+    let sim = linegrind(
+        dir.path(),
+        &["sim", "esc.txt", "-o", "esc.out", "--json", "esc.json"],
+    );
+    assert!(sim.status.success(), "{}", stderr(&sim));
+    let report = linegrind(dir.path(), &["report", "esc.out", "--no-color"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let profile = fs::read_to_string(dir.path().join("esc.out")).unwrap();
+    for (what, text) in [
+        ("sim", stdout(&sim)),
+        ("report", stdout(&report)),
+        ("the profile", profile.clone()),
+    ] {
+        let controls: Vec<char> = text
+            .chars()
+            .filter(|&c| c.is_control() && c != '\n')
+            .collect();
+        assert!(controls.is_empty(), "{what}: {controls:?} in {text}");
+    }
+    assert!(
+        profile.contains("fn=(1) \\u{1b}]0;pwned\\u{7}\\u{1b}[2J\n"),
+        "{profile}"
+    );
+    assert!(profile.contains("fl=(1) x\\ty.c\n"), "{profile}");
+}

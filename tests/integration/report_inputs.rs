@@ -375,3 +375,74 @@ fn diff_refuses_to_write_over_a_run_it_compares() {
     assert_eq!(fs::read_to_string(dir.path().join("a.out")).unwrap(), RUN_A);
     assert_eq!(fs::read_to_string(&b).unwrap(), RUN_B);
 }
+
+#[test]
+fn a_diff_file_holds_only_what_readers_take_back() {
+    let dir = tempfile::tempdir().unwrap();
+    // A function with no file in one run and a file in the other: two
+    // functions, the first written as Callgrind's unknown file.
+    write(dir.path(), "nofile.out", "events: Ir\nfn=main\n1 5\n");
+    write(dir.path(), "file.out", "events: Ir\nfl=m.c\nfn=main\n1 7\n");
+    success(linegrind(
+        dir.path(),
+        &["diff", "nofile.out", "file.out", "--out", "d.out"],
+    ));
+    let text = fs::read_to_string(dir.path().join("d.out")).unwrap();
+    assert!(text.contains("fl=(1) ???\n"), "{text}");
+    let report = success(linegrind(dir.path(), &["report", "d.out"]));
+    assert!(report.contains("m.c"), "{report}");
+    // A difference past the 64-bit signed costs of a callgrind file.
+    let max = i64::MAX;
+    write(
+        dir.path(),
+        "max.out",
+        &format!("events: Ir\nfl=a.c\nfn=f\n1 {max}\n"),
+    );
+    write(dir.path(), "low.out", "events: Ir\nfl=a.c\nfn=f\n1 -5\n");
+    expect_input_error(
+        dir.path(),
+        &["diff", "low.out", "max.out", "--out", "big.out"],
+        "cannot write big.out: the total Ir differs by 9223372036854775812, beyond the \
+         64-bit signed costs a callgrind file holds",
+    );
+    assert!(!dir.path().join("big.out").exists());
+}
+
+#[test]
+fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    success(linegrind(
+        dir.path(),
+        &[
+            "sim",
+            "-q",
+            trace.to_str().unwrap(),
+            "-o",
+            "a.out",
+            "--json",
+            "a.json",
+        ],
+    ));
+    let summary = fs::read_to_string(dir.path().join("a.json")).unwrap();
+    let check = |name: &str, text: String, place: &str| {
+        write(dir.path(), name, &text);
+        expect_input_error(
+            dir.path(),
+            &["check", "--baseline", name, "a.json", "--limit", "Ir=+1%"],
+            place,
+        );
+    };
+    // jq and Python keep the last of two keys; a reader keeping the first
+    // would pass a check they fail.
+    check(
+        "twice.json",
+        summary.replacen("\"totals\": {", "\"totals\": {\"Ir\": 1, ", 1),
+        "event `Ir` given twice",
+    );
+    check(
+        "unlisted.json",
+        summary.replacen("\"inclusive\": {", "\"inclusive\": {\"Bogus\": 5, ", 1),
+        "has `Bogus` in `inclusive`, which `events` does not list",
+    );
+}

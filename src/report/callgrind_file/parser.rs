@@ -7,6 +7,7 @@ use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
 use super::{CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile};
+use crate::output::printable;
 use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
 use crate::trace::shown;
@@ -27,7 +28,7 @@ impl Names {
     /// callgrind_annotate, only digits in parentheses make an id: a name
     /// such as `(below main)` written uncompressed is a name.
     fn resolve(&mut self, table: usize, value: &str, line: u64) -> Result<String, ParseError> {
-        let value = value.trim();
+        let value = printable(value.trim());
         let Some((digits, name)) = value
             .strip_prefix('(')
             .and_then(|rest| rest.split_once(')'))
