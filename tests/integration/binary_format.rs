@@ -670,3 +670,31 @@ fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
         );
     }
 }
+
+#[test]
+fn an_empty_blocks_chunk_or_events_without_their_resume_record_are_corrupt() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let binary = to_binary(&original, false, &[]);
+    let at = |wanted: u8| {
+        chunks(&binary)
+            .into_iter()
+            .find(|&(_, kind)| kind == wanted)
+            .unwrap()
+            .0
+    };
+    let (blocks, events_at) = (at(3), at(4));
+    let err = open_error(&with_payload(&binary, blocks, &[]));
+    assert_eq!(err, format!("byte offset {blocks}: an empty BLOCKS chunk"));
+    let stored =
+        u32::from_le_bytes(binary[events_at + 4..events_at + 8].try_into().unwrap()) as usize;
+    let payload = &binary[events_at + 16..events_at + 16 + stored];
+    // The resume record: its tag (a control record of type 17) and thread.
+    assert_eq!(payload[0], (17 << 2) | 2);
+    let err = open_error(&with_payload(&binary, events_at, &payload[2..]));
+    assert_eq!(
+        err,
+        format!(
+            "byte offset {events_at}: an EVENTS chunk that does not start with a resume record"
+        )
+    );
+}

@@ -137,7 +137,7 @@ impl SpBases {
 }
 
 /// Control record subtypes.
-mod control {
+pub(super) mod control {
     pub const THREAD: u64 = 0;
     pub const SIGNAL: u64 = 1;
     pub const SIGRETURN: u64 = 2;
@@ -317,10 +317,17 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
         let bytes = cursor.bytes()?;
         String::from_utf8(bytes.to_vec()).map_err(|_| corrupt(cursor, "a name is not UTF-8"))
     };
-    let optional = |cursor: &mut Cursor| -> Result<Option<String>, Corrupt> {
+    let flag = |cursor: &mut Cursor| -> Result<bool, Corrupt> {
         match cursor.byte()? {
-            0 => Ok(None),
-            _ => text(cursor).map(Some),
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(corrupt(cursor, format!("flag byte {other}, not 0 or 1"))),
+        }
+    };
+    let optional = |cursor: &mut Cursor| -> Result<Option<String>, Corrupt> {
+        match flag(cursor)? {
+            false => Ok(None),
+            true => text(cursor).map(Some),
         }
     };
     let small = |cursor: &mut Cursor, what: &str| -> Result<u32, Corrupt> {
@@ -328,7 +335,7 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
         u32::try_from(value).map_err(|_| corrupt(cursor, format!("{what} {value} is out of range")))
     };
     let event = match subtype {
-        control::RECORDING => return Ok(Control::Recording(cursor.byte()? != 0)),
+        control::RECORDING => return Ok(Control::Recording(flag(cursor)?)),
         control::RESUME => {
             return Ok(Control::Resume {
                 thread: small(cursor, "thread id")?,
@@ -369,8 +376,10 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
             len: small(cursor, "instruction length")?,
         },
         control::DATA => {
-            let access =
-                access_from(cursor.byte()?).ok_or_else(|| corrupt(cursor, "bad access kind"))?;
+            let code = cursor.byte()?;
+            let access = access_from(code)
+                .filter(|_| code <= 3)
+                .ok_or_else(|| corrupt(cursor, format!("access kind {code}")))?;
             Event::Data {
                 access,
                 addr: cursor.varint()?,
@@ -380,15 +389,15 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
         control::MODULE => {
             let path = text(cursor)?;
             let bias = cursor.varint()?;
-            let range = match cursor.byte()? {
-                0 => None,
-                _ => Some((cursor.varint()?, cursor.varint()?)),
+            let range = match flag(cursor)? {
+                false => None,
+                true => Some((cursor.varint()?, cursor.varint()?)),
             };
-            let build_id = match cursor.byte()? {
-                0 => None,
-                _ => Some(cursor.bytes()?.to_vec()),
+            let build_id = match flag(cursor)? {
+                false => None,
+                true => Some(cursor.bytes()?.to_vec()),
             };
-            let embedded = cursor.byte()? != 0;
+            let embedded = flag(cursor)?;
             Event::Module(Box::new(ModuleMapping {
                 path,
                 bias,
@@ -439,6 +448,27 @@ pub fn access_from(code: u8) -> Option<Access> {
 /// Item byte: low two bits the access kind (0 for an exit), bit 2 guarded,
 /// bits 4-5 an exit's jump kind.
 const ITEM_GUARDED: u8 = 4;
+/// Item byte bits that mean nothing: 3, 6 and 7.
+const ITEM_RESERVED: u8 = 0b1100_1000;
+
+/// Fails on an item byte with a bit that means nothing for its item: a
+/// reserved bit, a guarded side exit, an access with a jump kind.
+fn check_item(cursor: &Cursor, byte: u8) -> Result<(), Corrupt> {
+    let exit = byte & 3 == 0;
+    let meaningless = ITEM_RESERVED | if exit { ITEM_GUARDED } else { 0x30 };
+    if byte & meaningless != 0 {
+        return Err(corrupt(cursor, format!("item byte {byte:#04x}")));
+    }
+    Ok(())
+}
+
+/// The jump kind `code` stands for: 0 to 3.
+fn jump_kind(cursor: &Cursor, code: u8) -> Result<JumpKind, Corrupt> {
+    if code > 3 {
+        return Err(corrupt(cursor, format!("jump kind {code}")));
+    }
+    Ok(JumpKind::from_code(code))
+}
 
 /// Appends the description of `def`.
 pub fn put_block(out: &mut Vec<u8>, def: &BlockDef) {
@@ -474,7 +504,8 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         return Err(corrupt(cursor, format!("a block of {count} instructions")));
     }
     let mut next = cursor.varint()?;
-    let end = JumpKind::from_code(cursor.byte()?);
+    let end = cursor.byte()?;
+    let end = jump_kind(cursor, end)?;
     let mut def = BlockDef {
         instrs: Vec::with_capacity(count as usize),
         items: Vec::new(),
@@ -498,6 +529,7 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         let first = def.items.len();
         for _ in 0..items {
             let byte = cursor.byte()?;
+            check_item(cursor, byte)?;
             let item = match access_from(byte) {
                 Some(access) => {
                     let size = cursor.varint()?;
@@ -554,5 +586,53 @@ mod tests {
         assert_eq!(err.what, "an instruction of 0 bytes");
         // Just past the length byte, as the other errors point.
         assert_eq!(err.pos, 6);
+    }
+
+    #[test]
+    fn bits_that_mean_nothing_are_corruption() {
+        let mut with_items = block(3);
+        with_items.instrs[0].items = 0..2;
+        with_items.items = vec![
+            Item::Access {
+                access: Access::Write,
+                size: 8,
+                guarded: true,
+            },
+            Item::Exit {
+                kind: JumpKind::Call,
+            },
+        ];
+        let mut bytes = Vec::new();
+        put_block(&mut bytes, &with_items);
+        assert_eq!(get_block(&mut Cursor::new(&bytes)).unwrap(), with_items);
+        // The end kind, the access item and the exit item.
+        let (end, access, exit) = (3, 7, 9);
+        assert_eq!((bytes[end], bytes[access], bytes[exit]), (0, 0x06, 0x10));
+        for (at, byte, what) in [
+            (end, 9, "jump kind 9"),
+            (access, 0x0e, "item byte 0x0e"),
+            (access, 0x46, "item byte 0x46"),
+            (access, 0x16, "item byte 0x16"),
+            (exit, 0x14, "item byte 0x14"),
+            (exit, 0x90, "item byte 0x90"),
+        ] {
+            let mut bad = bytes.clone();
+            bad[at] = byte;
+            let err = get_block(&mut Cursor::new(&bad)).unwrap_err();
+            assert_eq!(err.what, what);
+        }
+        let control = |bytes: &[u8], subtype| get_control(&mut Cursor::new(bytes), subtype);
+        assert_eq!(
+            control(&[1], control::RECORDING).unwrap(),
+            Control::Recording(true)
+        );
+        assert_eq!(
+            control(&[2], control::RECORDING).unwrap_err().what,
+            "flag byte 2, not 0 or 1"
+        );
+        assert_eq!(
+            control(&[7, 0x10, 8], control::DATA).unwrap_err().what,
+            "access kind 7"
+        );
     }
 }

@@ -429,8 +429,18 @@ impl<R: Read + Seek> BinaryReader<R> {
             };
             self.chunk_at = at;
             match kind {
+                ChunkKind::Blocks if payload.is_empty() => {
+                    return Err(syntax(at, "an empty BLOCKS chunk"));
+                }
                 ChunkKind::Blocks => self.add_blocks(&payload, at)?,
                 ChunkKind::Events => {
+                    let resume = CONTROL | format::control::RESUME << 2;
+                    if Cursor::new(&payload).varint().ok() != Some(resume) {
+                        return Err(syntax(
+                            at,
+                            "an EVENTS chunk that does not start with a resume record",
+                        ));
+                    }
                     self.payload = payload;
                     self.pos = 0;
                     self.site_last.fill(0);
@@ -771,7 +781,18 @@ fn decode_run(
     let exit = if def.exits.is_empty() {
         None
     } else {
-        cursor.varint()?.checked_sub(1).map(|exit| exit as u32)
+        let exit = cursor.varint()?;
+        if exit > def.exits.len() as u64 {
+            return Err(Corrupt {
+                pos: cursor.pos(),
+                what: format!(
+                    "a run leaving by side exit {} of a block with {}",
+                    exit - 1,
+                    def.exits.len()
+                ),
+            });
+        }
+        exit.checked_sub(1).map(|exit| exit as u32)
     };
     // The sites before the exit taken, each with an address unless its
     // guard said it did not happen.
@@ -791,6 +812,12 @@ fn decode_run(
     for word in 0..def.guarded.div_ceil(64) {
         let mask = cursor.varint()?;
         let bits = (def.guarded - word * 64).min(64);
+        if bits < 64 && mask >> bits != 0 {
+            return Err(Corrupt {
+                pos: cursor.pos(),
+                what: format!("a guard mask {mask:#x} for {bits} guarded accesses"),
+            });
+        }
         guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
     }
     let mut run_guards = guards[first_guard..].iter();
@@ -857,4 +884,72 @@ fn corrupted(chunk: u64, err: Corrupt) -> TraceError {
             err.what, err.pos
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::varint;
+    use super::*;
+    use crate::trace::Access;
+    use crate::trace::block::BlockInstr;
+
+    /// A one-instruction block: a guarded read, then a side exit.
+    fn guarded_then_exit() -> Def {
+        let block = BlockDef {
+            instrs: vec![BlockInstr {
+                addr: 0x1000,
+                len: 4,
+                items: 0..2,
+            }],
+            items: vec![
+                Item::Access {
+                    access: Access::Read,
+                    size: 8,
+                    guarded: true,
+                },
+                Item::Exit {
+                    kind: JumpKind::Boring,
+                },
+            ],
+            end: JumpKind::Boring,
+        };
+        Def::new(block, 0)
+    }
+
+    /// Decodes a run of [`guarded_then_exit`] from `exit`, `mask` and the
+    /// read's address (as a delta from 0): the exit taken and the addresses.
+    fn run(exit: u64, mask: u64) -> Result<(Option<u32>, Vec<u64>), String> {
+        let mut bytes = Vec::new();
+        for value in [exit, mask] {
+            varint::put(&mut bytes, value);
+        }
+        varint::put_delta(&mut bytes, 0x2000, 0);
+        let (mut guards, mut addrs) = (Vec::new(), Vec::new());
+        let (_, exit) = decode_run(
+            &mut Cursor::new(&bytes),
+            RUN_NO_SP,
+            &guarded_then_exit(),
+            &mut [0],
+            &mut SpBases::default(),
+            &mut guards,
+            &mut addrs,
+        )
+        .map_err(|err| err.what)?;
+        Ok((exit, addrs))
+    }
+
+    #[test]
+    fn a_run_is_refused_an_exit_or_a_guard_its_block_does_not_have() {
+        assert_eq!(run(0, 1), Ok((None, vec![0x2000])));
+        assert_eq!(run(1, 1), Ok((Some(0), vec![0x2000])));
+        assert_eq!(run(0, 0), Ok((None, vec![])));
+        assert_eq!(
+            run(2, 1),
+            Err("a run leaving by side exit 1 of a block with 1".to_string())
+        );
+        assert_eq!(
+            run(0, 0b11),
+            Err("a guard mask 0x3 for 1 guarded accesses".to_string())
+        );
+    }
 }
