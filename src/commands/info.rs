@@ -1,37 +1,124 @@
 //! `linegrind info`: what a trace holds.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::output::{bytes_per_event, grouped, printable};
-use crate::trace::{AnyReader, Event, Format, TraceRead};
+use crate::trace::batch::{Replayed, Run, RunArrays};
+use crate::trace::block::{BlockDef, Item, JumpKind};
+use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, TraceRead};
 
-/// Reads the trace `input` through and describes it on `out`.
+/// What `info` counts of a trace: its events as `next_event` would give
+/// them, a block run standing for its calls, stack pointer, instructions,
+/// accesses and return.
+struct Counts {
+    instrs: u64,
+    accesses: u64,
+    transfers: u64,
+    others: u64,
+    functions: u64,
+    threads: FxHashSet<u32>,
+    modules: Vec<Box<ModuleMapping>>,
+    /// Per block number: its description, and how many instructions a run
+    /// walks when it leaves by each side exit, then when it runs to its end.
+    blocks: Vec<(Arc<BlockDef>, Vec<u64>)>,
+}
+
+impl Counts {
+    fn new() -> Counts {
+        Counts {
+            instrs: 0,
+            accesses: 0,
+            transfers: 0,
+            others: 0,
+            functions: 0,
+            threads: FxHashSet::from_iter([1]),
+            modules: Vec::new(),
+            blocks: Vec::new(),
+        }
+    }
+
+    fn event(&mut self, event: &Event) {
+        match event {
+            Event::Instr { .. } => self.instrs += 1,
+            Event::Data { .. } => self.accesses += 1,
+            Event::Call { .. } | Event::Return => self.transfers += 1,
+            Event::Thread { tid } => {
+                self.threads.insert(*tid);
+            }
+            Event::Module(module) => self.modules.push(module.clone()),
+            Event::Function(_) => self.functions += 1,
+            _ => self.others += 1,
+        }
+    }
+
+    fn define(&mut self, id: u32, def: &Arc<BlockDef>) {
+        let mut walked: Vec<u64> = def
+            .instrs
+            .iter()
+            .enumerate()
+            .flat_map(|(at, instr)| {
+                def.items[instr.items.clone()]
+                    .iter()
+                    .filter(|item| matches!(item, Item::Exit { .. }))
+                    .map(move |_| at as u64 + 1)
+            })
+            .collect();
+        walked.push(def.instrs.len() as u64);
+        let id = id as usize;
+        if self.blocks.len() <= id {
+            self.blocks.resize(id + 1, Default::default());
+        }
+        self.blocks[id] = (Arc::clone(def), walked);
+    }
+
+    fn run(&mut self, run: &Run, arrays: RunArrays) {
+        let (def, walked) = &self.blocks[run.id as usize];
+        let run = run.view(def, arrays);
+        let exit = run.run.exit.map_or(walked.len() - 1, |exit| exit as usize);
+        self.instrs += walked[exit];
+        self.accesses += run.run.addrs.len() as u64;
+        self.transfers += u64::from(run.call.is_some()) + u64::from(run.leaving == JumpKind::Return);
+        self.others += u64::from(run.run.sp.is_some());
+    }
+}
+
+/// Reads the trace `input` through and describes it on `out`. Block runs
+/// are counted as they come in batches, without making their events.
 pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
     let name = input.path.display();
     let mut reader = input.open()?;
     let file_len = std::fs::metadata(&input.path).map_or(0, |m| m.len());
-    let (mut instrs, mut accesses, mut transfers, mut others) = (0u64, 0u64, 0u64, 0u64);
-    let mut threads = FxHashSet::default();
-    threads.insert(1);
-    let mut modules = Vec::new();
-    let mut functions = 0u64;
-    while let Some(event) = reader.next_event().input(&name)? {
-        match event {
-            Event::Instr { .. } => instrs += 1,
-            Event::Data { .. } => accesses += 1,
-            Event::Call { .. } | Event::Return => transfers += 1,
-            Event::Thread { tid } => {
-                threads.insert(tid);
+    let mut counts = Counts::new();
+    let mut feed = Feed::default();
+    loop {
+        let more = reader.fill(&mut feed).input(&name)?;
+        for (item, _) in feed.batch.replay() {
+            match item {
+                Replayed::Event(event) => counts.event(event),
+                Replayed::Define(id, def) => counts.define(id, def),
+                Replayed::Run(run, arrays) => counts.run(run, arrays),
             }
-            Event::Module(module) => modules.push(module),
-            Event::Function(_) => functions += 1,
-            _ => others += 1,
+        }
+        feed.batch.clear();
+        if !more {
+            break;
         }
     }
+    let Counts {
+        instrs,
+        accesses,
+        transfers,
+        others,
+        functions,
+        threads,
+        modules,
+        ..
+    } = counts;
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         writeln!(out, "format:         {}", reader.format().describe())?;
         if let AnyReader::Binary(binary) = &reader {
