@@ -82,7 +82,8 @@ impl Counts {
         let exit = run.run.exit.map_or(walked.len() - 1, |exit| exit as usize);
         self.instrs += walked[exit];
         self.accesses += run.run.addrs.len() as u64;
-        self.transfers += u64::from(run.call.is_some()) + u64::from(run.leaving == JumpKind::Return);
+        self.transfers +=
+            u64::from(run.call.is_some()) + u64::from(run.leaving == JumpKind::Return);
         self.others += u64::from(run.run.sp.is_some());
     }
 }

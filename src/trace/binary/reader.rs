@@ -492,6 +492,24 @@ impl<R: Read + Seek> BinaryReader<R> {
         ))
     }
 
+    /// Fails as soon as the stream has held more block runs than the end
+    /// record counts, rather than at the end, which a few kilobytes of
+    /// long runs can take hours to reach.
+    #[inline]
+    fn check_runs(&self) -> Result<(), TraceError> {
+        match self.summary {
+            Some(summary) if self.runs_seen > summary.block_runs => Err(syntax(
+                self.chunk_at,
+                format!(
+                    "the end record counts {} block runs, the trace's chunks hold more: \
+                     chunks are repeated or the end record is wrong",
+                    summary.block_runs
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn add_blocks(&mut self, payload: &[u8], at: u64) -> Result<(), TraceError> {
         let mut cursor = Cursor::new(payload);
         while !cursor.at_end() {
@@ -607,6 +625,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             }
             if self.pos < self.payload.len() {
                 if let Some(id) = self.decode_record()? {
+                    self.check_runs()?;
                     return Ok(Some(Some(id)));
                 }
             } else if !self.next_chunk()? {
@@ -694,7 +713,9 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
                 return Ok(false);
             }
             if self.pos < self.payload.len() {
-                if self.decode_runs(feed)? {
+                let control = self.decode_runs(feed)?;
+                self.check_runs()?;
+                if control {
                     let run = self.decode_record()?;
                     debug_assert!(run.is_none(), "a control record");
                 }
