@@ -22,7 +22,7 @@ struct Counts {
     others: u64,
     functions: u64,
     threads: FxHashSet<u32>,
-    modules: Vec<Box<ModuleMapping>>,
+    modules: Vec<ModuleMapping>,
     /// Per block number: its description, and how many instructions a run
     /// walks when it leaves by each side exit, then when it runs to its end.
     blocks: Vec<(Arc<BlockDef>, Vec<u64>)>,
@@ -50,7 +50,7 @@ impl Counts {
             Event::Thread { tid } => {
                 self.threads.insert(*tid);
             }
-            Event::Module(module) => self.modules.push(module.clone()),
+            Event::Module(module) => self.modules.push((**module).clone()),
             Event::Function(_) => self.functions += 1,
             _ => self.others += 1,
         }

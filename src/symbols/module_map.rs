@@ -46,11 +46,12 @@ impl ModuleMap {
     /// for the addresses it covers.
     pub fn add(&mut self, module: Module) -> ModuleId {
         let id = ModuleId(self.modules.len() as u32);
+        // After those of equal start: the later mapping sorts last and wins.
+        let at = self
+            .by_start
+            .partition_point(|other| self.modules[other.0 as usize].start <= module.start);
         self.modules.push(module);
-        self.by_start.push(id);
-        let modules = &self.modules;
-        // Stable: for equal starts the later mapping sorts last and wins.
-        self.by_start.sort_by_key(|id| modules[id.0 as usize].start);
+        self.by_start.insert(at, id);
         id
     }
 

@@ -4,11 +4,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
-use crate::support::{linegrind, root};
+use crate::support::{linegrind, root, run_within};
 
 /// A run of a small program: `main` calls `work`, `gone` is a root.
 const RUN_A: &str = "events: Ir Dr
@@ -288,27 +287,6 @@ fn layered_profile(layers: usize) -> String {
         }
     }
     text
-}
-
-/// Runs linegrind with `args` in `dir`, killing it after `limit`.
-fn run_within(dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return None;
-        }
-        sleep(Duration::from_millis(20));
-    }
-    Some(child.wait_with_output().unwrap())
 }
 
 #[test]

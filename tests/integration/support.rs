@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
 
 use linegrind::arcs::Arc;
 use linegrind::cache::CacheGeometry;
@@ -166,4 +168,25 @@ pub fn record_command(command: &[&str], dir: &Path) -> PathBuf {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("linegrind: recorded "), "{stderr}");
     trace
+}
+
+/// Runs linegrind with `args` in `dir`, killing it after `limit`.
+pub fn run_within(dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
 }
