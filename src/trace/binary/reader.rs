@@ -804,14 +804,7 @@ fn decode_run(
     } else {
         let exit = cursor.varint()?;
         if exit > def.exits.len() as u64 {
-            return Err(Corrupt {
-                pos: cursor.pos(),
-                what: format!(
-                    "a run leaving by side exit {} of a block with {}",
-                    exit - 1,
-                    def.exits.len()
-                ),
-            });
+            return Err(no_such_exit(cursor, exit - 1, def.exits.len()));
         }
         exit.checked_sub(1).map(|exit| exit as u32)
     };
@@ -834,10 +827,7 @@ fn decode_run(
         let mask = cursor.varint()?;
         let bits = (def.guarded - word * 64).min(64);
         if bits < 64 && mask >> bits != 0 {
-            return Err(Corrupt {
-                pos: cursor.pos(),
-                what: format!("a guard mask {mask:#x} for {bits} guarded accesses"),
-            });
+            return Err(too_many_guards(cursor, mask, bits));
         }
         guards.extend((0..bits).map(|bit| mask >> bit & 1 != 0));
     }
@@ -853,6 +843,24 @@ fn decode_run(
         addrs.push(*last);
     }
     Ok((sp, exit))
+}
+
+/// A run that leaves by side exit `exit` of a block with `exits`.
+#[cold]
+fn no_such_exit(cursor: &Cursor, exit: u64, exits: usize) -> Corrupt {
+    Corrupt {
+        pos: cursor.pos(),
+        what: format!("a run leaving by side exit {exit} of a block with {exits}"),
+    }
+}
+
+/// A guard mask with bits set beyond the `bits` guarded accesses it is for.
+#[cold]
+fn too_many_guards(cursor: &Cursor, mask: u64, bits: usize) -> Corrupt {
+    Corrupt {
+        pos: cursor.pos(),
+        what: format!("a guard mask {mask:#x} for {bits} guarded accesses"),
+    }
 }
 
 /// Whether `data`, a file's first bytes, starts like a binary trace: with
