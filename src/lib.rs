@@ -56,6 +56,7 @@ pub mod lanes;
 pub mod output;
 pub mod pattern;
 pub mod pipeline;
+pub mod printable;
 pub mod profile;
 pub mod program;
 pub mod record;

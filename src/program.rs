@@ -12,7 +12,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::output::printable;
+use crate::printable::printable;
 use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
 use crate::trace::ModuleMapping;
 

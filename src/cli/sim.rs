@@ -97,8 +97,9 @@ pub struct SimArgs {
     #[arg(long = "dump-line", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     dump_line: bool,
 
-    /// Skip functions matching PATTERN (`*` and `?` wildcards; repeatable):
-    /// their cost and calls are their caller's (example: --fn-skip='GOMP_*').
+    /// Skip functions matching PATTERN (`*` and `?` wildcards; repeatable;
+    /// names as profiles show them): their cost and calls are their
+    /// caller's (example: --fn-skip='GOMP_*').
     #[arg(long = "fn-skip", value_name = "PATTERN")]
     fn_skip: Vec<String>,
 

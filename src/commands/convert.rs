@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::output::{check_writable, write_atomically};
+use crate::printable::printable;
 use crate::trace::binary::TraceWriter;
 use crate::trace::{Blocker, Event, Format, TextWriter, TraceError, TraceRead};
 
@@ -95,7 +96,8 @@ pub fn convert(job: &ConvertJob, stderr: &mut dyn Write) -> Result<(), Failure> 
     }
     written.other(format!("cannot write {}", job.output.display()))?;
     for warning in reader.warnings(&name.to_string()) {
-        writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
+        writeln!(stderr, "linegrind: warning: {}", printable(&warning))
+            .other("cannot write a warning")?;
     }
     Ok(())
 }

@@ -54,7 +54,7 @@ pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
             )));
         };
         let difference = DiffFile::new(file_a, file_b, &job.renames)
-            .map_err(|why| Failure::Input(anyhow!("cannot write {}: {why}", path.display())))?;
+            .input(format!("cannot write {}", path.display()))?;
         let cmd = format!("diff {} {}", job.a.display(), job.b.display());
         write_atomically(path, |out| difference.write(out, &cmd))
             .other(format!("cannot write {}", path.display()))?;

@@ -7,7 +7,8 @@ use rustc_hash::FxHashSet;
 
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
-use crate::output::{bytes_per_event, grouped, printable};
+use crate::output::{bytes_per_event, grouped};
+use crate::printable::printable;
 use crate::trace::batch::{Replayed, Run, RunArrays};
 use crate::trace::block::{BlockDef, Item, JumpKind};
 use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, TraceRead};
@@ -124,7 +125,8 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         writeln!(out, "format:         {}", reader.format().describe())?;
         if let AnyReader::Binary(binary) = &reader {
             for (key, value) in binary.meta() {
-                writeln!(out, "{:<15} {}", format!("{key}:"), printable(value))?;
+                let key = format!("{}:", printable(key));
+                writeln!(out, "{key:<15} {}", printable(value))?;
             }
             match binary.summary().and_then(|s| s.exit_code) {
                 Some(code) => writeln!(out, "exit code:      {code}")?,

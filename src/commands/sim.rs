@@ -16,6 +16,7 @@ use crate::output::{
     write_firefox_profile, write_summary, write_uncommitted,
 };
 use crate::pipeline::simulate_each;
+use crate::printable::printable;
 use crate::profile::Profile;
 use crate::simulator::RunError;
 
@@ -119,7 +120,8 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         .iter()
         .chain(&read_warnings);
     for warning in warnings {
-        writeln!(stderr, "linegrind: warning: {warning}").other("cannot write a warning")?;
+        writeln!(stderr, "linegrind: warning: {}", printable(warning))
+            .other("cannot write a warning")?;
     }
     let trace = job.input.path.to_string_lossy();
     let source = Source {

@@ -20,7 +20,7 @@ use crate::profile::Profile;
 use crate::program::{FileId, FnId, InstrId};
 
 use super::callgrind_names::{NameIds, one_line};
-use super::printable::printable;
+use crate::printable::printable;
 
 /// What Callgrind writes for an unknown file or object.
 const UNKNOWN: &str = "???";

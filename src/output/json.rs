@@ -2,6 +2,7 @@
 //! `linegrind-summary` version 1, documented in `docs/json-summary.md`:
 //! what CI keeps as a baseline and `check` and `diff` compare.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
@@ -11,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::cache::CacheGeometry;
 use crate::cost::EventKind;
+use crate::printable::printable;
 use crate::profile::Profile;
 use crate::report::ProfileFile;
 
@@ -262,7 +264,9 @@ impl Summary {
 
     /// Reads a summary, checking its schema and version.
     pub fn read(text: &[u8]) -> Result<Summary, String> {
-        let summary: Summary = serde_json::from_slice(text).map_err(|err| err.to_string())?;
+        let mut summary: Summary =
+            serde_json::from_slice(text).map_err(|err| printable(&err.to_string()).into_owned())?;
+        summary.escape_names();
         if summary.schema != SCHEMA {
             return Err(format!(
                 "not a linegrind summary (schema `{}`, expected `{SCHEMA}`)",
@@ -309,6 +313,30 @@ impl Summary {
             }
         }
         Ok(summary)
+    }
+
+    /// Control characters in names and events as their escapes, as names
+    /// read from callgrind files have them.
+    fn escape_names(&mut self) {
+        let escape = |text: &mut String| {
+            if let Cow::Owned(escaped) = printable(text) {
+                *text = escaped;
+            }
+        };
+        escape(&mut self.schema);
+        self.events.iter_mut().for_each(escape);
+        let values = self
+            .functions
+            .iter_mut()
+            .flat_map(|function| [&mut function.self_cost, &mut function.inclusive]);
+        for values in std::iter::once(&mut self.totals).chain(values) {
+            values.0.iter_mut().for_each(|(event, _)| escape(event));
+        }
+        for function in &mut self.functions {
+            escape(&mut function.name);
+            escape(&mut function.file);
+            escape(&mut function.object);
+        }
     }
 }
 

@@ -217,6 +217,33 @@ pub fn delta(a: i128, b: i128) -> i128 {
 /// A function's file and name, after the rewrites.
 type Key = (String, String);
 
+/// Whose cost a difference is.
+enum Cost<'a> {
+    Total,
+    Function(&'a str),
+    Call(&'a str, &'a str),
+}
+
+/// A difference a callgrind file cannot hold: what differs, and by how
+/// much.
+#[derive(Debug)]
+pub struct BeyondRange {
+    what: String,
+    difference: i128,
+}
+
+impl fmt::Display for BeyondRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} differs by {}, beyond the 64-bit signed costs a callgrind file holds",
+            self.what, self.difference
+        )
+    }
+}
+
+impl std::error::Error for BeyondRange {}
+
 /// B minus A as a callgrind file holds it: each function's self cost
 /// difference and each call's inclusive difference (with B's call count),
 /// over the events both files have.
@@ -237,7 +264,7 @@ impl DiffFile {
         a: &ProfileFile<i64>,
         b: &ProfileFile<i64>,
         renames: &Renames,
-    ) -> Result<DiffFile, String> {
+    ) -> Result<DiffFile, BeyondRange> {
         let events: Vec<String> = a
             .events
             .iter()
@@ -304,29 +331,33 @@ impl DiffFile {
     }
 
     /// Fails on the first difference outside the signed 64-bit range.
-    fn check_range(&self) -> Result<(), String> {
+    fn check_range(&self) -> Result<(), BeyondRange> {
         let beyond = |costs: &[i128]| costs.iter().position(|&v| i64::try_from(v).is_err());
-        let named = std::iter::once((None, &self.totals))
+        let name = |at: usize| &self.functions[at].0.1;
+        let named = std::iter::once((Cost::Total, &self.totals))
             .chain(
                 self.functions
                     .iter()
-                    .map(|(key, _, costs)| (Some(&key.1), costs)),
+                    .map(|(key, _, costs)| (Cost::Function(&key.1), costs)),
             )
             .chain(
                 self.calls
                     .iter()
-                    .map(|call| (Some(&self.functions[call.1].0.1), &call.3)),
+                    .map(|call| (Cost::Call(name(call.0), name(call.1)), &call.3)),
             );
-        for (function, costs) in named {
+        for (cost, costs) in named {
             if let Some(at) = beyond(costs) {
-                let what = match function {
-                    Some(name) => format!("{} of {name}", self.events[at]),
-                    None => format!("the total {}", self.events[at]),
+                let what = match cost {
+                    Cost::Total => format!("the total {}", self.events[at]),
+                    Cost::Function(function) => format!("{} of {function}", self.events[at]),
+                    Cost::Call(caller, callee) => {
+                        format!("{} of the call {caller} -> {callee}", self.events[at])
+                    }
                 };
-                return Err(format!(
-                    "{what} differs by {}, beyond the 64-bit signed costs a callgrind file holds",
-                    costs[at]
-                ));
+                return Err(BeyondRange {
+                    what,
+                    difference: costs[at],
+                });
             }
         }
         Ok(())

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use super::callgrind_file::{FunctionKey, ProfileFile};
 use crate::output::json::Summary;
-use crate::output::printable;
 use crate::trace::lines::read_bounded;
 
 /// The largest JSON summary read: one of a run with a million functions
@@ -123,9 +122,9 @@ impl RunCosts {
                 .iter()
                 .map(|function| FunctionCosts {
                     key: FunctionKey {
-                        object: printable(&function.object).into_owned(),
-                        file: printable(&function.file).into_owned(),
-                        name: printable(&function.name).into_owned(),
+                        object: function.object.clone(),
+                        file: function.file.clone(),
+                        name: function.name.clone(),
                     },
                     self_cost: costs(&function.self_cost),
                     inclusive: costs(&function.inclusive),

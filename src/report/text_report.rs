@@ -17,6 +17,7 @@ use super::signed_number::{grouped_signed, share};
 use super::source_annotation::write_annotated_sources;
 use super::tree_view::{write_callee_tree, write_caller_trees};
 use crate::output::table::{Align, Cell, Style, Table};
+use crate::printable::printable;
 
 /// Which way call trees go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,7 +129,7 @@ pub fn write_report(
     let sort = &events[options.sort];
     writeln!(out, "profile:   {name}")?;
     if let Some(cmd) = &file.cmd {
-        writeln!(out, "command:   {cmd}")?;
+        writeln!(out, "command:   {}", printable(cmd))?;
     }
     let ranking = if options.by_self { "self" } else { "inclusive" };
     // The top-down tree starts at every root, whatever --top says.

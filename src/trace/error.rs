@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use crate::output::printable;
+use crate::printable::printable;
 
 /// A place in a trace file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -609,8 +609,10 @@ fn a_dash_is_refused_as_an_output_name() {
 fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
     let dir = tempfile::tempdir().unwrap();
     // A function whose name retitles and clears the terminal, in a file
-    // whose name holds a tab.
+    // whose name holds a tab, and an object that cannot be read (a
+    // warning names it).
     let trace = "linegrind-trace text 1\n\
+                 object /no/such%1b[31m bias=0\n\
                  fn 1000 2000 %1b]0;pwned%07%1b[2J x%09y.c 3\n\
                  i 1000 4\n";
     fs::write(dir.path().join("esc.txt"), trace).unwrap();
@@ -622,10 +624,23 @@ fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
     let report = linegrind(dir.path(), &["report", "esc.out", "--no-color"]);
     assert!(report.status.success(), "{}", stderr(&report));
     let profile = fs::read_to_string(dir.path().join("esc.out")).unwrap();
+    // A profile whose command line and event name hold escapes.
+    let other =
+        "# callgrind format\ncmd: ./a \u{1b}]0;T\u{7}\nevents: I\u{1b}r\nfn=(1) main\n0 5\n";
+    fs::write(dir.path().join("other.out"), other).unwrap();
+    let other = linegrind(dir.path(), &["report", "other.out", "--no-color"]);
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert!(
+        stderr(&sim).contains("/no/such\\u{1b}[31m"),
+        "{}",
+        stderr(&sim)
+    );
     for (what, text) in [
         ("sim", stdout(&sim)),
+        ("sim's warning", stderr(&sim)),
         ("report", stdout(&report)),
         ("the profile", profile.clone()),
+        ("another profile's report", stdout(&other)),
     ] {
         let controls: Vec<char> = text
             .chars()

@@ -384,6 +384,17 @@ fn a_diff_file_holds_only_what_readers_take_back() {
          64-bit signed costs a callgrind file holds",
     );
     assert!(!dir.path().join("big.out").exists());
+    // The call's difference, not its callee's.
+    let call = |inclusive: i64| {
+        format!("events: Ir\nfl=a.c\nfn=f\n1 1\ncfn=g\ncalls=1 2\n1 {inclusive}\nfn=g\n2 1\n")
+    };
+    write(dir.path(), "down.out", &call(-9_000_000_000_000_000_000));
+    write(dir.path(), "up.out", &call(9_000_000_000_000_000_000));
+    expect_input_error(
+        dir.path(),
+        &["diff", "down.out", "up.out", "--out", "big.out"],
+        "cannot write big.out: Ir of the call f -> g differs by 18000000000000000000",
+    );
 }
 
 #[test]

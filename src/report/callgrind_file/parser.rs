@@ -7,7 +7,7 @@ use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
 use super::{CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile};
-use crate::output::printable;
+use crate::printable::printable;
 use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
 use crate::trace::shown;
@@ -396,7 +396,10 @@ impl<C: Cost> Parser<C> {
                         what: "a second `events:` line".into(),
                     });
                 }
-                self.file.events = value.split_ascii_whitespace().map(str::to_string).collect();
+                self.file.events = value
+                    .split_ascii_whitespace()
+                    .map(|event| printable(event).into_owned())
+                    .collect();
                 let events = &self.file.events;
                 if events.is_empty() {
                     return Err(ParseError {
