@@ -10,7 +10,7 @@ use super::trace_input::TraceInput;
 use crate::output::{bytes_per_event, grouped};
 use crate::printable::printable;
 use crate::trace::batch::{Replayed, Run, RunArrays};
-use crate::trace::block::{BlockDef, Item, JumpKind};
+use crate::trace::block::{BlockDef, JumpKind};
 use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, TraceRead};
 
 /// What `info` counts of a trace: its events as `next_event` would give
@@ -25,7 +25,7 @@ struct Counts {
     threads: FxHashSet<u32>,
     modules: Vec<ModuleMapping>,
     /// Per block number: its description, and how many instructions a run
-    /// walks when it leaves by each side exit, then when it runs to its end.
+    /// walks when it leaves by each side exit ([`BlockDef::exit_instrs`]).
     blocks: Vec<(Arc<BlockDef>, Vec<u64>)>,
 }
 
@@ -58,30 +58,19 @@ impl Counts {
     }
 
     fn define(&mut self, id: u32, def: &Arc<BlockDef>) {
-        let mut walked: Vec<u64> = def
-            .instrs
-            .iter()
-            .enumerate()
-            .flat_map(|(at, instr)| {
-                def.items[instr.items.clone()]
-                    .iter()
-                    .filter(|item| matches!(item, Item::Exit { .. }))
-                    .map(move |_| at as u64 + 1)
-            })
-            .collect();
-        walked.push(def.instrs.len() as u64);
         let id = id as usize;
         if self.blocks.len() <= id {
             self.blocks.resize(id + 1, Default::default());
         }
-        self.blocks[id] = (Arc::clone(def), walked);
+        self.blocks[id] = (Arc::clone(def), def.exit_instrs());
     }
 
     fn run(&mut self, run: &Run, arrays: RunArrays) {
-        let (def, walked) = &self.blocks[run.id as usize];
+        let (def, exit_instrs) = &self.blocks[run.id as usize];
         let run = run.view(def, arrays);
-        let exit = run.run.exit.map_or(walked.len() - 1, |exit| exit as usize);
-        self.instrs += walked[exit];
+        // No exit, or one past the last, runs the whole block.
+        let exit = run.run.exit.and_then(|exit| exit_instrs.get(exit as usize));
+        self.instrs += exit.copied().unwrap_or(def.instrs.len() as u64);
         self.accesses += run.run.addrs.len() as u64;
         self.transfers +=
             u64::from(run.call.is_some()) + u64::from(run.leaving == JumpKind::Return);

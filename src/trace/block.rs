@@ -96,6 +96,21 @@ impl BlockDef {
             .count()
     }
 
+    /// For each side exit, in order, the instructions a run that takes it
+    /// runs: up to the exit's own.
+    pub fn exit_instrs(&self) -> Vec<u64> {
+        self.instrs
+            .iter()
+            .enumerate()
+            .flat_map(|(index, instr)| {
+                let exits = self.items[instr.items.clone()]
+                    .iter()
+                    .filter(|item| matches!(item, Item::Exit { .. }));
+                exits.map(move |_| index as u64 + 1)
+            })
+            .collect()
+    }
+
     /// Number of access items (each run gives an address for those that
     /// happen).
     pub fn accesses(&self) -> usize {

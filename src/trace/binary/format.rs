@@ -448,6 +448,8 @@ pub fn access_from(code: u8) -> Option<Access> {
 /// Item byte: low two bits the access kind (0 for an exit), bit 2 guarded,
 /// bits 4-5 an exit's jump kind.
 const ITEM_GUARDED: u8 = 4;
+/// Item byte bits of a side exit's jump kind: 4 and 5.
+const ITEM_EXIT_KIND: u8 = 0b0011_0000;
 /// Item byte bits that mean nothing: 3, 6 and 7.
 const ITEM_RESERVED: u8 = 0b1100_1000;
 
@@ -455,7 +457,7 @@ const ITEM_RESERVED: u8 = 0b1100_1000;
 /// reserved bit, a guarded side exit, an access with a jump kind.
 fn check_item(cursor: &Cursor, byte: u8) -> Result<(), Corrupt> {
     let exit = byte & 3 == 0;
-    let meaningless = ITEM_RESERVED | if exit { ITEM_GUARDED } else { 0x30 };
+    let meaningless = ITEM_RESERVED | if exit { ITEM_GUARDED } else { ITEM_EXIT_KIND };
     if byte & meaningless != 0 {
         return Err(corrupt(cursor, format!("item byte {byte:#04x}")));
     }

@@ -86,24 +86,13 @@ impl<W: Write> TraceWriter<W> {
         let first_site = self.site_last.len();
         let accesses = def.accesses();
         self.site_last.resize(first_site + accesses, 0);
-        let exit_instrs = def
-            .instrs
-            .iter()
-            .enumerate()
-            .flat_map(|(index, instr)| {
-                let exits = def.items[instr.items.clone()]
-                    .iter()
-                    .filter(|item| matches!(item, Item::Exit { .. }));
-                exits.map(move |_| index as u64 + 1)
-            })
-            .collect();
         self.defs.push(DefInfo {
             first_site,
             accesses,
             items: def.items.clone(),
             guarded: def.guarded(),
             instrs: def.instrs.len() as u64,
-            exit_instrs,
+            exit_instrs: def.exit_instrs(),
         });
         self.defs.len() as u32 - 1
     }
