@@ -493,6 +493,7 @@ impl<B: Backdate> Simulator<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::CacheGeometry;
     use crate::trace::TextReader;
 
     /// Known blocks count Ir, Dr and Dw once per run, at the step the run
@@ -577,6 +578,11 @@ mod tests {
                 instr(0x1006, 4, 3..5),
                 // Over a line boundary: looked up again; a read.
                 instr(0x103e, 4, 5..6),
+                // Continues it in the second line.
+                instr(0x1042, 2, 6..6),
+                // Over three lines: clamped to a line's worth over two.
+                instr(0x1044, 150, 6..6),
+                instr(0x10da, 1, 6..6),
             ],
             items: vec![
                 access(Access::Read, 8, true),
@@ -602,35 +608,43 @@ mod tests {
             run(None, &[false], &[0x81c0, 0x8200, 0x8240]),
             run(Some(1), &[true], &[0x8280, 0x82c0, 0x8300]),
         ];
-        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
-        let mut events = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
-        let mut expander = Expander::new();
-        let mut expanded = Vec::new();
-        for round in 0..3 {
-            for run in &runs {
-                let item = BlockItem {
-                    id: 0,
-                    def: &def,
-                    run: run.view(),
-                    call: None,
-                    leaving: def.leaving(run.view()),
-                };
-                blocks.block(&item).unwrap();
-                expanded.clear();
-                expander.expand(&def, run, &mut expanded).unwrap();
-                for event in expanded.drain(..) {
-                    events.apply(event).unwrap();
+        // The default caches, and an I1 of two lines, which every run that
+        // goes through the block's four lines empties: then the known runs'
+        // fetches alone make the use of a residency.
+        let (i1, d1, ll) = SimConfig::default_caches();
+        let tiny = CacheGeometry::new(128, 2, 64).unwrap();
+        let configs = [i1, tiny].map(|i1| SimConfig::new(i1, d1, ll, true, true).unwrap());
+        for config in configs {
+            let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
+            let mut events = Simulator::new(config, CallTree::new()).unwrap();
+            let mut expander = Expander::new();
+            let mut expanded = Vec::new();
+            for round in 0..3 {
+                for run in &runs {
+                    let item = BlockItem {
+                        id: 0,
+                        def: &def,
+                        run: run.view(),
+                        call: None,
+                        leaving: def.leaving(run.view()),
+                    };
+                    blocks.block(&item).unwrap();
+                    expanded.clear();
+                    expander.expand(&def, run, &mut expanded).unwrap();
+                    for event in expanded.drain(..) {
+                        events.apply(event).unwrap();
+                    }
                 }
+                assert!(
+                    round > 0 || blocks.known.get(0).is_some(),
+                    "the block is known"
+                );
             }
-            assert!(
-                round > 0 || blocks.known.get(0).is_some(),
-                "the block is known"
-            );
+            let (blocks, events) = (blocks.finish(), events.finish());
+            assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
+            assert_eq!(blocks.self_cost, events.self_cost);
+            assert_eq!(blocks.totals, events.totals);
         }
-        let (blocks, events) = (blocks.finish(), events.finish());
-        assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
-        assert_eq!(blocks.self_cost, events.self_cost);
-        assert_eq!(blocks.totals, events.totals);
     }
 
     fn error(body: &str) -> String {

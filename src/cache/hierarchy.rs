@@ -298,6 +298,35 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         outcome
     }
 
+    /// Fetches an instruction that starts at byte `offset` of I1 line
+    /// `line` and ends in the next line, of which it takes the first
+    /// `second` bytes: what [`CacheAccess::access`] does with such a fetch
+    /// (an access longer than a line is clamped before), with the lines and
+    /// bytes known. Fetches that continue it in the second line start
+    /// after those bytes, as after [`Hierarchy::fetch_line`].
+    #[inline(never)]
+    pub fn fetch_two_lines(
+        &mut self,
+        line: u64,
+        offset: u32,
+        second: u32,
+        sink: &mut impl UseSink<H>,
+    ) -> Outcome {
+        let k = L1Kind::Instr as usize;
+        let (first_bytes, second_bytes) = if self.track_use {
+            self.settle_fetches();
+            let line_size = 1 << self.l1[k].line_bits;
+            (M::range(offset, line_size - offset), M::range(0, second))
+        } else {
+            (M::default(), M::default())
+        };
+        let mut outcome = Outcome::default();
+        self.access_line(k, line, &first_bytes, sink, &mut outcome);
+        self.access_line(k, line + 1, &second_bytes, sink, &mut outcome);
+        self.tail.from = second;
+        outcome
+    }
+
     /// Adds the fetch tail to the use of I1's most recent line; later
     /// fetches continue where it ended.
     #[inline]

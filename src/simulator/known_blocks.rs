@@ -3,8 +3,8 @@
 //!
 //! Once a run went through all of a block's instructions, their ids are
 //! kept, and the block becomes one flat list of steps to replay, with what
-//! the I1 geometry says about its fetches: the I1 line and bytes of each
-//! instruction that starts a line's fetches are worked out once, and an
+//! the I1 geometry says about its fetches: the I1 line (or two) and bytes
+//! of each instruction that starts a line's fetches are worked out once, and an
 //! instruction that continues the previous one in its line needs no lookup,
 //! as that line is then resident and most recently used; a run of them adds
 //! to the line's use in one step (see [`Hierarchy::fetch_again`]). What
@@ -39,8 +39,16 @@ enum KnownStep {
         len: u8,
         line: u64,
     },
-    /// Fetches instruction `id`, which spans two I1 lines, at `addr`.
-    FetchStraddling { id: InstrId, len: u8, addr: u64 },
+    /// Fetches instruction `id`, which starts at byte `offset` of I1 line
+    /// `line` and takes the first `second` bytes of the next (lines of up
+    /// to 256 bytes, as with use tracking: without it, the bytes are not
+    /// looked at).
+    FetchTwo {
+        id: InstrId,
+        offset: u8,
+        second: u8,
+        line: u64,
+    },
     /// Fetches the `count` instructions up to `id`, each right after the
     /// previous one of the block in the same I1 line and within that line:
     /// the last ends at `line_end` in the line.
@@ -152,6 +160,7 @@ impl KnownBlocks {
             let last = addr + u64::from(len.max(1)) - 1;
             (addr >> line_bits == last >> line_bits).then_some(addr >> line_bits)
         };
+        // The line the previous instruction ended in, and its end.
         let mut previous = None;
         for (instr, &instr_id) in def.instrs.iter().zip(ids) {
             let line = line_of(instr.addr, instr.len);
@@ -174,11 +183,23 @@ impl KnownBlocks {
                     len: instr.len,
                     line,
                 },
-                None => KnownStep::FetchStraddling {
-                    id: instr_id,
-                    len: instr.len,
-                    addr: instr.addr,
-                },
+                None => {
+                    // An instruction over more than two lines is clamped to
+                    // a line's worth, as the caches do.
+                    let first = instr.addr >> line_bits;
+                    let last = instr.addr + u64::from(instr.len) - 1;
+                    let second = if (last >> line_bits) - first > 1 {
+                        offset
+                    } else {
+                        last - ((first + 1) << line_bits) + 1
+                    };
+                    KnownStep::FetchTwo {
+                        id: instr_id,
+                        offset: offset as u8,
+                        second: second as u8,
+                        line: first,
+                    }
+                }
             };
             // A fetch that follows one with nothing between joins its run.
             match (self.steps[steps_start as usize..].last_mut(), step) {
@@ -200,7 +221,16 @@ impl KnownBlocks {
             }
             let items = &def.items[instr.items.clone()];
             self.steps.extend(items.iter().map(KnownStep::of_item));
-            previous = line.map(|line| (line, end));
+            // A fetch over two lines leaves the second as I1's last, which
+            // the next instruction can continue unless the fetch was clamped.
+            previous = match step {
+                KnownStep::FetchTwo { line, .. }
+                    if end.wrapping_sub(1) >> line_bits == line + 1 =>
+                {
+                    Some((line + 1, end))
+                }
+                _ => line.map(|line| (line, end)),
+            };
         }
         self.stopped.resize(self.steps.len(), 0);
         if self.blocks.len() <= id {
@@ -297,10 +327,21 @@ impl KnownBlocks {
                         stepper.count_self(charged, count_kind(access), 1);
                     }
                 }
-                KnownStep::FetchStraddling { id, len, addr } => {
+                KnownStep::FetchTwo {
+                    id,
+                    offset,
+                    second,
+                    line,
+                } => {
                     last = id;
                     charged = charge_to.unwrap_or(id);
-                    stepper.fetch(charged, addr, u32::from(len), time);
+                    stepper.fetch_two_lines(
+                        charged,
+                        line,
+                        u32::from(offset),
+                        u32::from(second),
+                        time,
+                    );
                     time += 1;
                 }
                 KnownStep::Exit => {
@@ -353,7 +394,7 @@ impl KnownBlocks {
             {
                 runs += std::mem::take(stopped);
                 let (last, fetched) = match *step {
-                    KnownStep::Fetch { id, .. } | KnownStep::FetchStraddling { id, .. } => (id, 1),
+                    KnownStep::Fetch { id, .. } | KnownStep::FetchTwo { id, .. } => (id, 1),
                     KnownStep::FetchAgain { id, count, .. } => (id, usize::from(count)),
                     KnownStep::Data {
                         access: Access::Read,

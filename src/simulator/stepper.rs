@@ -140,6 +140,26 @@ impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
         self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
     }
 
+    /// Fetches an instruction from byte `offset` of I1 line `line` into the
+    /// first `second` bytes of the next, whose costs go to `instr`,
+    /// executed at time `now` (its count is the caller's).
+    #[inline(always)]
+    pub fn fetch_two_lines(
+        &mut self,
+        instr: InstrId,
+        line: u64,
+        offset: u32,
+        second: u32,
+        now: u64,
+    ) {
+        self.sink.instr = instr;
+        self.sink.charger.now = now;
+        let outcome = self
+            .caches
+            .fetch_two_lines(line, offset, second, &mut self.sink);
+        self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
+    }
+
     /// Fetches `count` instructions, each continuing the I1 line the
     /// previous fetch used (see [`Hierarchy::fetch_again`]): they hit.
     #[inline(always)]
