@@ -99,13 +99,14 @@ impl<B: Backdate> Replay<B> {
 
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
-        for (item, at) in batch.replay() {
+        for (item, index) in batch.replay() {
+            let at = || batch.location(index);
             match item {
                 Replayed::Event(event) => {
                     accesses += u64::from(matches!(event, Event::Data { .. }));
                     self.simulator
                         .apply(event.clone())
-                        .map_err(|err| TraceError::semantic(at, err))?;
+                        .map_err(|err| TraceError::semantic(at(), err))?;
                 }
                 Replayed::Define(id, def) => {
                     let id = id as usize;
@@ -121,7 +122,7 @@ impl<B: Backdate> Replay<B> {
                     accesses += u64::from(run.addrs_len);
                     self.simulator
                         .block(&run.view(def, arrays))
-                        .map_err(|err| TraceError::semantic(at, err))?;
+                        .map_err(|err| TraceError::semantic(at(), err))?;
                 }
             }
         }

@@ -25,8 +25,11 @@ pub struct Batch {
     items: Vec<Item>,
     events: Vec<Event>,
     defines: Vec<(u32, Arc<BlockDef>)>,
-    /// Where each item is in the trace, for errors.
-    locations: Vec<PackedLocation>,
+    /// Where the items are in the trace, for errors: spans of items read
+    /// at one location (a binary trace's chunk, a text trace's line), each
+    /// the index of its first item and the location; an item is in the
+    /// last span that starts at or before it.
+    locations: Vec<(u32, PackedLocation)>,
     guards: Vec<bool>,
     addrs: Vec<u64>,
 }
@@ -109,7 +112,7 @@ impl Run {
 
 /// A [`Location`] in one word: lines of text traces with the top bit set,
 /// offsets into binary ones without.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct PackedLocation(u64);
 
 impl PackedLocation {
@@ -140,7 +143,7 @@ impl Batch {
             items: Vec::with_capacity(BATCH_ITEMS),
             events: Vec::new(),
             defines: Vec::new(),
-            locations: Vec::with_capacity(BATCH_ITEMS),
+            locations: Vec::new(),
             guards: Vec::new(),
             addrs: Vec::new(),
         }
@@ -172,34 +175,43 @@ impl Batch {
         self.items.len() >= BATCH_ITEMS
     }
 
-    /// The items in order, each with its location.
-    pub fn replay(&self) -> impl Iterator<Item = (Replayed<'_>, Location)> {
+    /// The items in order, each with its index for [`Batch::location`].
+    pub fn replay(&self) -> impl Iterator<Item = (Replayed<'_>, usize)> {
         let (mut guards, mut addrs) = (&self.guards[..], &self.addrs[..]);
         let (mut events, mut defines) = (self.events.iter(), self.defines.iter());
-        self.items
-            .iter()
-            .zip(&self.locations)
-            .map(move |(item, location)| {
-                let replayed = match item {
-                    Item::Run(run) => {
-                        let (run_guards, rest) = guards.split_at(run.guards_len as usize);
-                        guards = rest;
-                        let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
-                        addrs = rest;
-                        let arrays = RunArrays {
-                            guards: run_guards,
-                            addrs: run_addrs,
-                        };
-                        Replayed::Run(run, arrays)
-                    }
-                    Item::Event => Replayed::Event(events.next().expect("an event per item")),
-                    Item::Define => {
-                        let (id, def) = defines.next().expect("a description per item");
-                        Replayed::Define(*id, def)
-                    }
-                };
-                (replayed, location.get())
-            })
+        self.items.iter().enumerate().map(move |(index, item)| {
+            let replayed = match item {
+                Item::Run(run) => {
+                    let (run_guards, rest) = guards.split_at(run.guards_len as usize);
+                    guards = rest;
+                    let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
+                    addrs = rest;
+                    let arrays = RunArrays {
+                        guards: run_guards,
+                        addrs: run_addrs,
+                    };
+                    Replayed::Run(run, arrays)
+                }
+                Item::Event => Replayed::Event(events.next().expect("an event per item")),
+                Item::Define => {
+                    let (id, def) = defines.next().expect("a description per item");
+                    Replayed::Define(*id, def)
+                }
+            };
+            (replayed, index)
+        })
+    }
+
+    /// Where item `index` was read: the location of its span. A block's
+    /// description, which cannot fail, may lie before the first span.
+    pub fn location(&self, index: usize) -> Location {
+        let after = self
+            .locations
+            .partition_point(|&(first, _)| first as usize <= index);
+        match after.checked_sub(1) {
+            Some(span) => self.locations[span].1.get(),
+            None => Location::Offset(0),
+        }
     }
 }
 
@@ -259,14 +271,31 @@ impl Feed {
                     exit: block.run.exit,
                     leaving: block.leaving,
                 };
-                self.add_run(head, start);
+                self.push_run(head, start);
             }
         }
     }
 
     /// Gives the item pushed last the `location` it was read at.
     pub fn locate(&mut self, location: Location) {
-        self.batch.locations.push(PackedLocation::new(location));
+        self.locate_from(self.batch.items.len() - 1, location);
+    }
+
+    /// Gives the items pushed from now on, until the next location is
+    /// given, the `location` they are read at.
+    #[inline]
+    pub fn locate_next(&mut self, location: Location) {
+        self.locate_from(self.batch.items.len(), location);
+    }
+
+    /// Starts a span of items read at `location` at item `first`, unless
+    /// the last span is at the same location.
+    fn locate_from(&mut self, first: usize, location: Location) {
+        let packed = PackedLocation::new(location);
+        let locations = &mut self.batch.locations;
+        if locations.last().is_none_or(|&(_, last)| last != packed) {
+            locations.push((first as u32, packed));
+        }
     }
 
     /// Adds `event`, read at `location`.
@@ -292,10 +321,9 @@ impl Feed {
             self.defined.resize(index + 1, false);
         }
         self.defined[index] = true;
+        // A definition cannot fail: it needs no location.
         self.batch.items.push(Item::Define);
         self.batch.defines.push((id, def()));
-        // A definition cannot fail; its location is unused.
-        self.batch.locations.push(PackedLocation(0));
     }
 
     /// Where the next run's guards and addresses will start in the
@@ -316,16 +344,10 @@ impl Feed {
     }
 
     /// Adds the run `head` of a block already defined, whose guards and
-    /// addresses were added to the arrays since `start`, read at
-    /// `location`.
+    /// addresses were added to the arrays since `start`, read at the
+    /// location given last ([`Feed::locate_next`]).
     #[inline]
-    pub fn push_run(&mut self, head: RunHead, start: RunMark, location: Location) {
-        self.add_run(head, start);
-        self.locate(location);
-    }
-
-    #[inline]
-    fn add_run(&mut self, head: RunHead, start: RunMark) {
+    pub fn push_run(&mut self, head: RunHead, start: RunMark) {
         let run = Run::new(head, start, &self.batch);
         self.batch.items.push(Item::Run(run));
     }
@@ -352,6 +374,62 @@ pub struct RunHead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_take_the_location_of_their_span() {
+        let head = RunHead {
+            id: 0,
+            call: None,
+            sp: None,
+            exit: None,
+            leaving: JumpKind::Boring,
+        };
+        let block = || {
+            Arc::new(BlockDef {
+                instrs: Vec::new(),
+                items: Vec::new(),
+                end: JumpKind::Boring,
+            })
+        };
+        let instr = Event::Instr { addr: 0x10, len: 1 };
+        let mut feed = Feed::default();
+        // A description before any location: it cannot fail.
+        feed.define(1, block);
+        // A binary trace's chunk: the items to come, a description among
+        // them, then the same chunk again and another.
+        feed.locate_next(Location::Offset(12));
+        feed.define(0, block);
+        feed.push_run(head, feed.mark());
+        feed.push_run(head, feed.mark());
+        feed.locate_next(Location::Offset(12));
+        feed.push_run(head, feed.mark());
+        feed.locate_next(Location::Offset(40));
+        feed.push_run(head, feed.mark());
+        // A text trace's lines, each given after its item.
+        feed.push_event(instr.clone(), Location::Line(7));
+        feed.push_event(instr.clone(), Location::Line(7));
+        feed.push_event(instr, Location::Line(9));
+        let at: Vec<_> = (0..feed.batch.len())
+            .map(|item| feed.batch.location(item))
+            .collect();
+        let offset = Location::Offset;
+        let line = Location::Line;
+        assert_eq!(
+            at,
+            [
+                offset(0),
+                offset(12),
+                offset(12),
+                offset(12),
+                offset(12),
+                offset(40),
+                line(7),
+                line(7),
+                line(9)
+            ]
+        );
+        assert_eq!(feed.batch.locations.len(), 4, "one span per location");
+    }
 
     #[test]
     fn packed_locations_keep_lines_and_offsets_apart() {

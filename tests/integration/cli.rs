@@ -166,6 +166,21 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
         stderr(&output).starts_with("linegrind: bad.lgt: line 2: data access with no preceding")
     );
 
+    // Deep in the trace, batches after the first.
+    let mut deep = String::from("linegrind-trace text 1\n");
+    for i in 0..10_000 {
+        deep.push_str(&format!("i {:x} 1\n", 0x1000 + i));
+    }
+    deep.push_str("ret\nret\n");
+    fs::write(&bad, deep).unwrap();
+    let output = linegrind(dir.path(), &["sim", "bad.lgt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("linegrind: bad.lgt: line 10003: `ret` right after `ret`"),
+        "{}",
+        stderr(&output)
+    );
+
     let output = linegrind(dir.path(), &["sim", "missing.lgt"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).starts_with("linegrind: cannot open missing.lgt: "));

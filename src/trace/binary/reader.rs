@@ -582,7 +582,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             ..
         } = self;
         let (at, base) = (*chunk_at, *pos);
-        let location = Location::Offset(at);
+        feed.locate_next(Location::Offset(at));
         let relocate = |mut err: Corrupt| {
             err.pos += base;
             corrupted(at, err)
@@ -618,7 +618,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                 exit,
                 leaving,
             };
-            feed.push_run(head, start, location);
+            feed.push_run(head, start);
         }
         *pos = base + cursor.pos();
         Ok(false)
