@@ -555,6 +555,47 @@ mod tests {
     }
 
     #[test]
+    fn a_known_fetch_over_the_last_two_lines_of_the_address_space_runs_as_its_event() {
+        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander};
+        let def = BlockDef {
+            instrs: vec![BlockInstr {
+                addr: u64::MAX - 71,
+                len: 72,
+                items: 0..0,
+            }],
+            items: Vec::new(),
+            end: JumpKind::Boring,
+        };
+        let run = BlockRun {
+            sp: None,
+            exit: None,
+            guards: Vec::new(),
+            addrs: Vec::new(),
+        };
+        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
+        let mut events = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
+        let mut expanded = Vec::new();
+        for _ in 0..3 {
+            let item = BlockItem {
+                id: 0,
+                def: &def,
+                run: run.view(),
+                call: None,
+                leaving: JumpKind::Boring,
+            };
+            blocks.block(&item).unwrap();
+            Expander::new().expand(&def, &run, &mut expanded).unwrap();
+            for event in expanded.drain(..) {
+                events.apply(event).unwrap();
+            }
+        }
+        assert!(blocks.known.get(0).is_some(), "the block is known");
+        let (blocks, events) = (blocks.finish(), events.finish());
+        assert_eq!(blocks.totals[EventKind::Ir], 3);
+        assert_eq!(blocks.self_cost, events.self_cost);
+    }
+
+    #[test]
     fn known_runs_count_as_their_events() {
         use crate::trace::Access;
         use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item};
@@ -583,6 +624,8 @@ mod tests {
                 // Over three lines: clamped to a line's worth over two.
                 instr(0x1044, 150, 6..6),
                 instr(0x10da, 1, 6..6),
+                // Over four lines from a line's start: clamped to that line.
+                instr(0x1100, 200, 6..6),
             ],
             items: vec![
                 access(Access::Read, 8, true),

@@ -156,8 +156,11 @@ impl KnownBlocks {
         let start = self.instrs.len() as u32;
         let steps_start = self.steps.len() as u32;
         // The line of each instruction within one line, or None.
+        // The last byte of an instruction, which may be the address
+        // space's.
+        let last_byte = |addr: u64, len: u8| addr + u64::from(len.max(1) - 1);
         let line_of = |addr: u64, len: u8| {
-            let last = addr + u64::from(len.max(1)) - 1;
+            let last = last_byte(addr, len);
             (addr >> line_bits == last >> line_bits).then_some(addr >> line_bits)
         };
         // The line the previous instruction ended in, and its end.
@@ -183,11 +186,20 @@ impl KnownBlocks {
                     len: instr.len,
                     line,
                 },
+                // An instruction over more than two lines is clamped to a
+                // line's worth, as the caches do: from the start of a line,
+                // that whole line (of at most 64 bytes, as the instruction
+                // is over twice as long); else the rest of its first line
+                // and as much of the next.
+                None if offset == 0 && u64::from(instr.len) > 2 << line_bits => KnownStep::Fetch {
+                    id: instr_id,
+                    offset: 0,
+                    len: (1u64 << line_bits) as u8,
+                    line: instr.addr >> line_bits,
+                },
                 None => {
-                    // An instruction over more than two lines is clamped to
-                    // a line's worth, as the caches do.
                     let first = instr.addr >> line_bits;
-                    let last = instr.addr + u64::from(instr.len) - 1;
+                    let last = last_byte(instr.addr, instr.len);
                     let second = if (last >> line_bits) - first > 1 {
                         offset
                     } else {

@@ -225,8 +225,13 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     use std::os::unix::process::ExitStatusExt;
     let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    // SIGINT to the whole group, as a terminal's Ctrl-C sends it.
-    let Some(output) = record_shell(dir.path(), tmp.path(), "kill -INT 0; sleep 10") else {
+    // SIGINT to the whole group, as a terminal's Ctrl-C sends it. Valgrind
+    // may hold a signal for the program until it next runs its own code,
+    // which a shell waiting for one long `sleep` does only to exit (a
+    // loaded machine once let the script end so, with 0): short ones give
+    // it the chance every 50 ms.
+    let script = "kill -INT 0; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done";
+    let Some(output) = record_shell(dir.path(), tmp.path(), script) else {
         return;
     };
     assert_eq!(
