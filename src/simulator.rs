@@ -495,6 +495,7 @@ mod tests {
     use super::*;
     use crate::cache::CacheGeometry;
     use crate::trace::TextReader;
+    use crate::trace::block::{BlockDef, BlockRun, Expander};
 
     /// Known blocks count Ir, Dr and Dw once per run, at the step the run
     /// stopped at: runs that leave by a side exit between one
@@ -554,9 +555,45 @@ mod tests {
         }
     }
 
+    /// Profiles of `runs` of block 0, `def`, three times over, simulated
+    /// with `config` as block runs and as the events they expand to; the
+    /// block is known after the first time.
+    fn runs_and_their_events(
+        def: &BlockDef,
+        runs: &[BlockRun],
+        config: SimConfig,
+    ) -> (Profile, Profile) {
+        let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
+        let mut events = Simulator::new(config, CallTree::new()).unwrap();
+        let mut expander = Expander::new();
+        let mut expanded = Vec::new();
+        for round in 0..3 {
+            for run in runs {
+                let item = BlockItem {
+                    id: 0,
+                    def,
+                    run: run.view(),
+                    call: None,
+                    leaving: def.leaving(run.view()),
+                };
+                blocks.block(&item).unwrap();
+                expanded.clear();
+                expander.expand(def, run, &mut expanded).unwrap();
+                for event in expanded.drain(..) {
+                    events.apply(event).unwrap();
+                }
+            }
+            assert!(
+                round > 0 || blocks.known.get(0).is_some(),
+                "the block is known"
+            );
+        }
+        (blocks.finish(), events.finish())
+    }
+
     #[test]
     fn a_known_fetch_over_the_last_two_lines_of_the_address_space_runs_as_its_event() {
-        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander};
+        use crate::trace::block::BlockInstr;
         let def = BlockDef {
             instrs: vec![BlockInstr {
                 addr: u64::MAX - 71,
@@ -572,25 +609,7 @@ mod tests {
             guards: Vec::new(),
             addrs: Vec::new(),
         };
-        let mut blocks = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
-        let mut events = Simulator::new(SimConfig::default(), CallTree::new()).unwrap();
-        let mut expanded = Vec::new();
-        for _ in 0..3 {
-            let item = BlockItem {
-                id: 0,
-                def: &def,
-                run: run.view(),
-                call: None,
-                leaving: JumpKind::Boring,
-            };
-            blocks.block(&item).unwrap();
-            Expander::new().expand(&def, &run, &mut expanded).unwrap();
-            for event in expanded.drain(..) {
-                events.apply(event).unwrap();
-            }
-        }
-        assert!(blocks.known.get(0).is_some(), "the block is known");
-        let (blocks, events) = (blocks.finish(), events.finish());
+        let (blocks, events) = runs_and_their_events(&def, &[run], SimConfig::default());
         assert_eq!(blocks.totals[EventKind::Ir], 3);
         assert_eq!(blocks.self_cost, events.self_cost);
     }
@@ -598,7 +617,7 @@ mod tests {
     #[test]
     fn known_runs_count_as_their_events() {
         use crate::trace::Access;
-        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item};
+        use crate::trace::block::{BlockInstr, Item};
         let access = |access, size, guarded| Item::Access {
             access,
             size,
@@ -658,32 +677,7 @@ mod tests {
         let tiny = CacheGeometry::new(128, 2, 64).unwrap();
         let configs = [i1, tiny].map(|i1| SimConfig::new(i1, d1, ll, true, true).unwrap());
         for config in configs {
-            let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
-            let mut events = Simulator::new(config, CallTree::new()).unwrap();
-            let mut expander = Expander::new();
-            let mut expanded = Vec::new();
-            for round in 0..3 {
-                for run in &runs {
-                    let item = BlockItem {
-                        id: 0,
-                        def: &def,
-                        run: run.view(),
-                        call: None,
-                        leaving: def.leaving(run.view()),
-                    };
-                    blocks.block(&item).unwrap();
-                    expanded.clear();
-                    expander.expand(&def, run, &mut expanded).unwrap();
-                    for event in expanded.drain(..) {
-                        events.apply(event).unwrap();
-                    }
-                }
-                assert!(
-                    round > 0 || blocks.known.get(0).is_some(),
-                    "the block is known"
-                );
-            }
-            let (blocks, events) = (blocks.finish(), events.finish());
+            let (blocks, events) = runs_and_their_events(&def, &runs, config);
             assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
             assert_eq!(blocks.self_cost, events.self_cost);
             assert_eq!(blocks.totals, events.totals);

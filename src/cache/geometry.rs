@@ -180,6 +180,40 @@ impl FromStr for CacheGeometry {
     }
 }
 
+/// The bytes of lines an access takes, once an access over more than two
+/// lines is clamped to a line's worth from its address (the caches' rule):
+/// from byte `offset` of line `line`, `first` bytes there, and the first
+/// `second` bytes of the next line (0 when the access stays in one line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineSpan {
+    pub line: u64,
+    pub offset: u32,
+    pub first: u32,
+    pub second: u32,
+}
+
+impl LineSpan {
+    /// The span of an access of `size` bytes (at least one) at `addr`, over
+    /// lines of `1 << line_bits` bytes. Computed from the offset in the
+    /// line, so that an access ending at the top of the address space adds
+    /// nothing past it.
+    #[inline]
+    pub fn new(addr: u64, size: u32, line_bits: u32) -> LineSpan {
+        let line_size = 1u64 << line_bits;
+        let offset = addr & (line_size - 1);
+        let mut end = offset + u64::from(size.max(1));
+        if end > 2 * line_size {
+            end = offset + line_size;
+        }
+        LineSpan {
+            line: addr >> line_bits,
+            offset: offset as u32,
+            first: (end.min(line_size) - offset) as u32,
+            second: end.saturating_sub(line_size) as u32,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +233,29 @@ mod tests {
         assert_eq!(full.sets(), 1);
         let units: CacheGeometry = "32K,8,64".parse().unwrap();
         assert_eq!(units, g);
+    }
+
+    #[test]
+    fn an_access_spans_one_or_two_lines_after_the_clamp() {
+        let span = |addr, size| {
+            let LineSpan {
+                line,
+                offset,
+                first,
+                second,
+            } = LineSpan::new(addr, size, 6);
+            (line, offset, first, second)
+        };
+        assert_eq!(span(0x1004, 8), (0x40, 4, 8, 0));
+        assert_eq!(span(0x1004, 60), (0x40, 4, 60, 0));
+        assert_eq!(span(0x103e, 4), (0x40, 62, 2, 2));
+        // Over two lines and longer than one: not clamped.
+        assert_eq!(span(0x103e, 66), (0x40, 62, 2, 64));
+        // Over three lines: a line's worth, from inside a line or its start.
+        assert_eq!(span(0x1044, 150), (0x41, 4, 60, 4));
+        assert_eq!(span(0x1100, 200), (0x44, 0, 64, 0));
+        assert_eq!(span(0x1000, 0), (0x40, 0, 1, 0));
+        assert_eq!(span(u64::MAX - 71, 72), ((u64::MAX >> 6) - 1, 56, 8, 64));
     }
 
     #[test]

@@ -26,7 +26,7 @@
 
 use super::caches::CacheAccess;
 use super::deferred_use::DeferredUse;
-use super::geometry::CacheGeometry;
+use super::geometry::{CacheGeometry, LineSpan};
 use super::huge_table::{HugeTable, NoMemory};
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
@@ -300,10 +300,10 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
 
     /// Fetches an instruction that starts at byte `offset` of I1 line
     /// `line` and ends in the next line, of which it takes the first
-    /// `second` bytes: what [`CacheAccess::access`] does with such a fetch
-    /// (an access longer than a line is clamped before), with the lines and
-    /// bytes known. Fetches that continue it in the second line start
-    /// after those bytes, as after [`Hierarchy::fetch_line`].
+    /// `second` bytes (its [`LineSpan`]): what [`CacheAccess::access`] does
+    /// with such a fetch, with the lines and bytes known. Fetches that
+    /// continue it in the second line start after those bytes, as after
+    /// [`Hierarchy::fetch_line`].
     #[inline(never)]
     pub fn fetch_two_lines(
         &mut self,
@@ -359,34 +359,21 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         size: u32,
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
-        let bits = self.l1[k].line_bits;
-        let line_size = 1u64 << bits;
-        let mut outcome = Outcome::default();
-        // The last byte, not the end, which for an access that reaches the
-        // top of the address space is past 2^64 - 1.
-        let first = addr >> bits;
-        let mut last = addr + u64::from(size.max(1) - 1);
-        if (last >> bits) - first > 1 {
-            last = addr + (line_size - 1);
-        }
-        let next = (first + 1) << bits;
+        let span = LineSpan::new(addr, size, self.l1[k].line_bits);
         let track_use = self.track_use;
-        let bytes = |from: u64, last: u64| {
+        let bytes = |offset: u32, len: u32| {
             if track_use {
-                M::range((from & (line_size - 1)) as u32, (last - from + 1) as u32)
+                M::range(offset, len)
             } else {
                 M::default()
             }
         };
-        self.access_line(
-            k,
-            first,
-            &bytes(addr, last.min(next - 1)),
-            sink,
-            &mut outcome,
-        );
-        if last >= next {
-            self.access_line(k, first + 1, &bytes(next, last), sink, &mut outcome);
+        let mut outcome = Outcome::default();
+        let first = bytes(span.offset, span.first);
+        self.access_line(k, span.line, &first, sink, &mut outcome);
+        if span.second > 0 {
+            let second = bytes(0, span.second);
+            self.access_line(k, span.line + 1, &second, sink, &mut outcome);
         }
         outcome
     }

@@ -10,7 +10,9 @@ mod line_use;
 mod set_assoc;
 
 pub use caches::{CacheAccess, Caches};
-pub use geometry::{CacheGeometry, GeometryError, MAX_USE_LINE_SIZE, MIN_LINE_SIZE, parse_size};
+pub use geometry::{
+    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, MIN_LINE_SIZE, parse_size,
+};
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, MAX_LANES, Outcome, Release, UseSink};
 pub use huge_table::NoMemory;
 pub use line_use::{ByteMask, LineUse, NarrowMask, WideMask};

@@ -20,7 +20,7 @@
 //! all its counts to that instruction at once instead.
 
 use crate::backdate::Backdate;
-use crate::cache::{ByteMask, Hierarchy};
+use crate::cache::{ByteMask, Hierarchy, LineSpan};
 use crate::cost::{Cost, EventKind};
 use crate::program::{InstrId, Region};
 use crate::trace::Access;
@@ -155,62 +155,33 @@ impl KnownBlocks {
         };
         let start = self.instrs.len() as u32;
         let steps_start = self.steps.len() as u32;
-        // The line of each instruction within one line, or None.
-        // The last byte of an instruction, which may be the address
-        // space's.
-        let last_byte = |addr: u64, len: u8| addr + u64::from(len.max(1) - 1);
-        let line_of = |addr: u64, len: u8| {
-            let last = last_byte(addr, len);
-            (addr >> line_bits == last >> line_bits).then_some(addr >> line_bits)
-        };
-        // The line the previous instruction ended in, and its end.
+        // The last line the previous instruction's fetch took, and its end.
         let mut previous = None;
         for (instr, &instr_id) in def.instrs.iter().zip(ids) {
-            let line = line_of(instr.addr, instr.len);
-            let follows = line.is_some()
-                && previous.is_some_and(|(line_before, end)| {
-                    line == Some(line_before) && end == instr.addr
-                });
+            let span = LineSpan::new(instr.addr, u32::from(instr.len), line_bits);
             let end = instr.addr.wrapping_add(u64::from(instr.len));
             self.instrs.push(instr_id);
-            let offset = instr.addr - (instr.addr >> line_bits << line_bits);
-            let step = match line {
-                Some(_) if follows => KnownStep::FetchAgain {
+            // Lengths and offsets fit a byte with lines of up to 256 bytes,
+            // as with use tracking; without it, they are not looked at.
+            let step = if span.second > 0 {
+                KnownStep::FetchTwo {
+                    id: instr_id,
+                    offset: span.offset as u8,
+                    second: span.second as u8,
+                    line: span.line,
+                }
+            } else if previous == Some((span.line, instr.addr)) {
+                KnownStep::FetchAgain {
                     id: instr_id,
                     count: 1,
-                    line_end: (offset + u64::from(instr.len)) as u16,
-                },
-                Some(line) => KnownStep::Fetch {
+                    line_end: (span.offset + span.first) as u16,
+                }
+            } else {
+                KnownStep::Fetch {
                     id: instr_id,
-                    offset: offset as u8,
-                    len: instr.len,
-                    line,
-                },
-                // An instruction over more than two lines is clamped to a
-                // line's worth, as the caches do: from the start of a line,
-                // that whole line (of at most 64 bytes, as the instruction
-                // is over twice as long); else the rest of its first line
-                // and as much of the next.
-                None if offset == 0 && u64::from(instr.len) > 2 << line_bits => KnownStep::Fetch {
-                    id: instr_id,
-                    offset: 0,
-                    len: (1u64 << line_bits) as u8,
-                    line: instr.addr >> line_bits,
-                },
-                None => {
-                    let first = instr.addr >> line_bits;
-                    let last = last_byte(instr.addr, instr.len);
-                    let second = if (last >> line_bits) - first > 1 {
-                        offset
-                    } else {
-                        last - ((first + 1) << line_bits) + 1
-                    };
-                    KnownStep::FetchTwo {
-                        id: instr_id,
-                        offset: offset as u8,
-                        second: second as u8,
-                        line: first,
-                    }
+                    offset: span.offset as u8,
+                    len: span.first as u8,
+                    line: span.line,
                 }
             };
             // A fetch that follows one with nothing between joins its run.
@@ -233,16 +204,11 @@ impl KnownBlocks {
             }
             let items = &def.items[instr.items.clone()];
             self.steps.extend(items.iter().map(KnownStep::of_item));
-            // A fetch over two lines leaves the second as I1's last, which
-            // the next instruction can continue unless the fetch was clamped.
-            previous = match step {
-                KnownStep::FetchTwo { line, .. }
-                    if end.wrapping_sub(1) >> line_bits == line + 1 =>
-                {
-                    Some((line + 1, end))
-                }
-                _ => line.map(|line| (line, end)),
-            };
+            // The last line the fetch took is I1's last, which the next
+            // instruction can continue (not after a clamped fetch, which
+            // ends past it).
+            let last_line = span.line + u64::from(span.second > 0);
+            previous = Some((last_line, end));
         }
         self.stopped.resize(self.steps.len(), 0);
         if self.blocks.len() <= id {
