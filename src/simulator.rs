@@ -19,6 +19,8 @@ use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, Tr
 mod call_sites;
 mod charges;
 mod known_blocks;
+#[cfg(test)]
+mod known_runs;
 mod lanes;
 mod stepper;
 mod transfers;
@@ -493,14 +495,8 @@ impl<B: Backdate> Simulator<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::CacheGeometry;
     use crate::trace::TextReader;
-    use crate::trace::block::{BlockDef, BlockRun, Expander};
 
-    /// Known blocks count Ir, Dr and Dw once per run, at the step the run
-    /// stopped at: runs that leave by a side exit between one
-    /// instruction's accesses, skip a guarded access, or go through fetches
-    /// merged into one step count as the same runs given event by event.
     /// A run whose addresses do not fit its block is an error naming the
     /// block, whether the block is walked for the first time or known.
     #[test]
@@ -552,135 +548,6 @@ mod tests {
                 many.contains("block at 0x1000 has more addresses"),
                 "{many}"
             );
-        }
-    }
-
-    /// Profiles of `runs` of block 0, `def`, three times over, simulated
-    /// with `config` as block runs and as the events they expand to; the
-    /// block is known after the first time.
-    fn runs_and_their_events(
-        def: &BlockDef,
-        runs: &[BlockRun],
-        config: SimConfig,
-    ) -> (Profile, Profile) {
-        let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
-        let mut events = Simulator::new(config, CallTree::new()).unwrap();
-        let mut expander = Expander::new();
-        let mut expanded = Vec::new();
-        for round in 0..3 {
-            for run in runs {
-                let item = BlockItem {
-                    id: 0,
-                    def,
-                    run: run.view(),
-                    call: None,
-                    leaving: def.leaving(run.view()),
-                };
-                blocks.block(&item).unwrap();
-                expanded.clear();
-                expander.expand(def, run, &mut expanded).unwrap();
-                for event in expanded.drain(..) {
-                    events.apply(event).unwrap();
-                }
-            }
-            assert!(
-                round > 0 || blocks.known.get(0).is_some(),
-                "the block is known"
-            );
-        }
-        (blocks.finish(), events.finish())
-    }
-
-    #[test]
-    fn a_known_fetch_over_the_last_two_lines_of_the_address_space_runs_as_its_event() {
-        use crate::trace::block::BlockInstr;
-        let def = BlockDef {
-            instrs: vec![BlockInstr {
-                addr: u64::MAX - 71,
-                len: 72,
-                items: 0..0,
-            }],
-            items: Vec::new(),
-            end: JumpKind::Boring,
-        };
-        let run = BlockRun {
-            sp: None,
-            exit: None,
-            guards: Vec::new(),
-            addrs: Vec::new(),
-        };
-        let (blocks, events) = runs_and_their_events(&def, &[run], SimConfig::default());
-        assert_eq!(blocks.totals[EventKind::Ir], 3);
-        assert_eq!(blocks.self_cost, events.self_cost);
-    }
-
-    #[test]
-    fn known_runs_count_as_their_events() {
-        use crate::trace::Access;
-        use crate::trace::block::{BlockInstr, Item};
-        let access = |access, size, guarded| Item::Access {
-            access,
-            size,
-            guarded,
-        };
-        let exit = Item::Exit {
-            kind: JumpKind::Boring,
-        };
-        let instr = |addr, len, items| BlockInstr { addr, len, items };
-        let def = BlockDef {
-            instrs: vec![
-                // A guarded read, a side exit, a write.
-                instr(0x1000, 2, 0..3),
-                // Two fetches that continue the first in its line: one step.
-                instr(0x1002, 3, 3..3),
-                instr(0x1005, 1, 3..3),
-                // A modify, then a side exit.
-                instr(0x1006, 4, 3..5),
-                // Over a line boundary: looked up again; a read.
-                instr(0x103e, 4, 5..6),
-                // Continues it in the second line.
-                instr(0x1042, 2, 6..6),
-                // Over three lines: clamped to a line's worth over two.
-                instr(0x1044, 150, 6..6),
-                instr(0x10da, 1, 6..6),
-                // Over four lines from a line's start: clamped to that line.
-                instr(0x1100, 200, 6..6),
-            ],
-            items: vec![
-                access(Access::Read, 8, true),
-                exit,
-                access(Access::Write, 4, false),
-                access(Access::Modify, 2, false),
-                exit,
-                access(Access::Read, 16, false),
-            ],
-            end: JumpKind::Boring,
-        };
-        let run = |exit, guards: &[bool], addrs: &[u64]| BlockRun {
-            sp: None,
-            exit,
-            guards: guards.to_vec(),
-            addrs: addrs.to_vec(),
-        };
-        let runs = [
-            run(None, &[true], &[0x8000, 0x8040, 0x8080, 0x80c0]),
-            run(Some(0), &[false], &[]),
-            run(Some(0), &[true], &[0x8100]),
-            run(Some(1), &[false], &[0x8140, 0x8180]),
-            run(None, &[false], &[0x81c0, 0x8200, 0x8240]),
-            run(Some(1), &[true], &[0x8280, 0x82c0, 0x8300]),
-        ];
-        // The default caches, and an I1 of two lines, which every run that
-        // goes through the block's four lines empties: then the known runs'
-        // fetches alone make the use of a residency.
-        let (i1, d1, ll) = SimConfig::default_caches();
-        let tiny = CacheGeometry::new(128, 2, 64).unwrap();
-        let configs = [i1, tiny].map(|i1| SimConfig::new(i1, d1, ll, true, true).unwrap());
-        for config in configs {
-            let (blocks, events) = runs_and_their_events(&def, &runs, config);
-            assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
-            assert_eq!(blocks.self_cost, events.self_cost);
-            assert_eq!(blocks.totals, events.totals);
         }
     }
 

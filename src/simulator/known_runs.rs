@@ -1,0 +1,318 @@
+//! Known blocks against the events their runs expand to. Known blocks
+//! count Ir, Dr and Dw once per run, at the step the run stopped at, and
+//! merge fetches that continue one I1 line into one step: runs that leave
+//! by a side exit between one instruction's accesses, skip a guarded
+//! access, or go through merged fetches must cost what the same runs given
+//! event by event cost, instruction by instruction.
+
+use proptest::prelude::*;
+
+use super::Simulator;
+use crate::cache::CacheGeometry;
+use crate::calltree::CallTree;
+use crate::config::SimConfig;
+use crate::cost::EventKind;
+use crate::profile::Profile;
+use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item, JumpKind};
+use crate::trace::{Access, BlockItem};
+
+/// Profiles of `runs` (each a block number, an index into `defs`, and its
+/// run), three times over, simulated with `config` as block runs and as
+/// the events they expand to; every block is known after the first time.
+/// Block runs are told of the call that enters them as a reader tells
+/// them.
+fn runs_and_their_events(
+    defs: &[BlockDef],
+    runs: &[(usize, BlockRun)],
+    config: SimConfig,
+) -> (Profile, Profile) {
+    let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
+    let mut events = Simulator::new(config, CallTree::new()).unwrap();
+    let mut expander = Expander::new();
+    let mut calls = Expander::new();
+    let mut expanded = Vec::new();
+    for round in 0..3 {
+        for (id, run) in runs {
+            let def = &defs[*id];
+            let item = BlockItem {
+                id: *id as u32,
+                def,
+                run: run.view(),
+                call: calls.enter(def),
+                leaving: def.leaving(run.view()),
+            };
+            calls.leave(item.leaving);
+            blocks.block(&item).unwrap();
+            expanded.clear();
+            expander.expand(def, run, &mut expanded).unwrap();
+            for event in expanded.drain(..) {
+                events.apply(event).unwrap();
+            }
+        }
+        if round == 0 {
+            for id in 0..defs.len() {
+                assert!(blocks.known.get(id).is_some(), "block {id} is known");
+            }
+        }
+    }
+    (blocks.finish(), events.finish())
+}
+
+/// A run that goes through the whole of its block.
+fn full_run(addrs: &[u64]) -> BlockRun {
+    BlockRun {
+        sp: None,
+        exit: None,
+        guards: Vec::new(),
+        addrs: addrs.to_vec(),
+    }
+}
+
+#[test]
+fn a_known_fetch_over_the_last_two_lines_of_the_address_space_runs_as_its_event() {
+    let def = BlockDef {
+        instrs: vec![BlockInstr {
+            addr: u64::MAX - 71,
+            len: 72,
+            items: 0..0,
+        }],
+        items: Vec::new(),
+        end: JumpKind::Boring,
+    };
+    let runs = [(0, full_run(&[]))];
+    let (blocks, events) = runs_and_their_events(&[def], &runs, SimConfig::default());
+    assert_eq!(blocks.totals[EventKind::Ir], 3);
+    assert_eq!(blocks.self_cost, events.self_cost);
+}
+
+#[test]
+fn known_runs_count_as_their_events() {
+    let access = |access, size, guarded| Item::Access {
+        access,
+        size,
+        guarded,
+    };
+    let exit = Item::Exit {
+        kind: JumpKind::Boring,
+    };
+    let instr = |addr, len, items| BlockInstr { addr, len, items };
+    let def = BlockDef {
+        instrs: vec![
+            // A guarded read, a side exit, a write.
+            instr(0x1000, 2, 0..3),
+            // Two fetches that continue the first in its line: one step.
+            instr(0x1002, 3, 3..3),
+            instr(0x1005, 1, 3..3),
+            // A modify, then a side exit.
+            instr(0x1006, 4, 3..5),
+            // Over a line boundary: looked up again; a read.
+            instr(0x103e, 4, 5..6),
+            // Continues it in the second line.
+            instr(0x1042, 2, 6..6),
+            // Over three lines: clamped to a line's worth over two.
+            instr(0x1044, 150, 6..6),
+            instr(0x10da, 1, 6..6),
+            // Over four lines from a line's start: clamped to that line.
+            instr(0x1100, 200, 6..6),
+        ],
+        items: vec![
+            access(Access::Read, 8, true),
+            exit,
+            access(Access::Write, 4, false),
+            access(Access::Modify, 2, false),
+            exit,
+            access(Access::Read, 16, false),
+        ],
+        end: JumpKind::Boring,
+    };
+    let run = |exit, guards: &[bool], addrs: &[u64]| {
+        let run = BlockRun {
+            exit,
+            guards: guards.to_vec(),
+            ..full_run(addrs)
+        };
+        (0, run)
+    };
+    let runs = [
+        run(None, &[true], &[0x8000, 0x8040, 0x8080, 0x80c0]),
+        run(Some(0), &[false], &[]),
+        run(Some(0), &[true], &[0x8100]),
+        run(Some(1), &[false], &[0x8140, 0x8180]),
+        run(None, &[false], &[0x81c0, 0x8200, 0x8240]),
+        run(Some(1), &[true], &[0x8280, 0x82c0, 0x8300]),
+    ];
+    // The default caches, and an I1 of two lines, which every run that
+    // goes through the block's four lines empties: then the known runs'
+    // fetches alone make the use of a residency.
+    let (i1, d1, ll) = SimConfig::default_caches();
+    let tiny = CacheGeometry::new(128, 2, 64).unwrap();
+    let configs = [i1, tiny].map(|i1| SimConfig::new(i1, d1, ll, true, true).unwrap());
+    let defs = [def];
+    for config in configs {
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config);
+        assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
+        assert_eq!(blocks.self_cost, events.self_cost);
+        assert_eq!(blocks.totals, events.totals);
+    }
+}
+
+/// How a random block or side exit leaves: mostly by a jump.
+fn jump() -> impl Strategy<Value = JumpKind> {
+    prop_oneof![
+        4 => Just(JumpKind::Boring),
+        1 => Just(JumpKind::Call),
+        1 => Just(JumpKind::Return),
+    ]
+}
+
+/// An item of a random block: an access, mostly of a usual size, maybe
+/// guarded; or a side exit.
+fn item() -> impl Strategy<Value = Item> {
+    let access = prop_oneof![
+        Just(Access::Read),
+        Just(Access::Write),
+        Just(Access::Modify)
+    ];
+    let size = prop_oneof![
+        4 => prop::sample::select(vec![1u16, 2, 4, 8, 16]),
+        1 => 1u16..300,
+    ];
+    prop_oneof![
+        4 => (access, size, prop::bool::weighted(0.2)).prop_map(|(access, size, guarded)| {
+            Item::Access {
+                access,
+                size,
+                guarded,
+            }
+        }),
+        1 => jump().prop_map(|kind| Item::Exit { kind }),
+    ]
+}
+
+/// An instruction of a random block: the gap from the previous one's end
+/// (mostly none), its length (mostly short) and its items.
+fn instr() -> impl Strategy<Value = (u8, u8, Vec<Item>)> {
+    let gap = prop_oneof![6 => Just(0u8), 1 => any::<u8>()];
+    let len = prop_oneof![8 => 1u8..16, 1 => 1u8..=255];
+    (gap, len, prop::collection::vec(item(), 0..3))
+}
+
+/// A random block of `instrs` ending by `end`: starting at `addr` near the
+/// bottom of the address space, or, with `top`, ending `addr` bytes below
+/// its top.
+fn block(top: bool, addr: u64, instrs: Vec<(u8, u8, Vec<Item>)>, end: JumpKind) -> BlockDef {
+    let span: u64 = instrs
+        .iter()
+        .map(|&(gap, len, _)| u64::from(gap) + u64::from(len))
+        .sum();
+    let mut next = if top {
+        u64::MAX - addr - span + 1
+    } else {
+        0x1000 + addr
+    };
+    let mut def = BlockDef {
+        end,
+        ..BlockDef::default()
+    };
+    for (gap, len, items) in instrs {
+        let addr = next + u64::from(gap);
+        next = addr.wrapping_add(u64::from(len));
+        let first = def.items.len();
+        def.items.extend(items);
+        def.instrs.push(BlockInstr {
+            addr,
+            len,
+            items: first..def.items.len(),
+        });
+    }
+    def
+}
+
+/// What a random run of `def` chooses: which side exit it takes (an index
+/// into its exits, None or past the last to run to the end), the outcome
+/// of each guard, and data addresses, drawn from `choices` in turn.
+fn run_of(def: &BlockDef, exit: Option<u32>, choices: &[(bool, u16)]) -> BlockRun {
+    let exits = def
+        .items
+        .iter()
+        .filter(|item| matches!(item, Item::Exit { .. }))
+        .count() as u32;
+    let exit = exit.filter(|&exit| exit < exits);
+    let mut run = BlockRun {
+        exit,
+        ..full_run(&[])
+    };
+    let mut choices = choices.iter().cycle();
+    let mut exits_left = exit.unwrap_or(u32::MAX);
+    for item in &def.items {
+        match *item {
+            Item::Exit { .. } => {
+                if exits_left == 0 {
+                    break;
+                }
+                exits_left -= 1;
+            }
+            Item::Access { guarded, .. } => {
+                let &(happened, offset) = choices.next().unwrap();
+                if guarded {
+                    run.guards.push(happened);
+                    if !happened {
+                        continue;
+                    }
+                }
+                run.addrs.push(0x8000 + u64::from(offset % 0x1000));
+            }
+        }
+    }
+    run
+}
+
+proptest! {
+    /// Random blocks (near the bottom or up to the top of the address
+    /// space) that leave by jumps, calls and returns run in random order,
+    /// with random exits, guards, data addresses and stack pointers,
+    /// through caches of one line size from 16 to 256 bytes, with I1 and D1
+    /// small enough to evict lines between the runs of a block.
+    #[test]
+    fn random_known_runs_count_as_their_events(
+        blocks in prop::collection::vec(
+            (any::<bool>(), 0u64..0x400, prop::collection::vec(instr(), 1..10), jump()),
+            1..4,
+        ),
+        order in prop::collection::vec(
+            (any::<prop::sample::Index>(), prop::option::of(0u32..4), prop::option::of(0u64..64)),
+            1..12,
+        ),
+        choices in prop::collection::vec((prop::bool::weighted(0.7), any::<u16>()), 1..32),
+        line_bits in 4u32..=8,
+        small_l1 in any::<bool>(),
+        cache_use in any::<bool>(),
+    ) {
+        let defs: Vec<BlockDef> = blocks
+            .into_iter()
+            .map(|(top, addr, instrs, end)| block(top, addr, instrs, end))
+            .collect();
+        let mut runs: Vec<(usize, BlockRun)> = order
+            .iter()
+            .map(|(index, exit, sp)| {
+                let id = index.index(defs.len());
+                let run = BlockRun {
+                    sp: sp.map(|sp| 0x7000 - 8 * sp),
+                    ..run_of(&defs[id], *exit, &choices)
+                };
+                (id, run)
+            })
+            .collect();
+        runs.extend(defs.iter().enumerate().map(|(id, def)| (id, run_of(def, None, &choices))));
+        let line = 1u32 << line_bits;
+        let l1_size = if small_l1 { 2 * u64::from(line) } else { 64 * u64::from(line) };
+        let l1 = CacheGeometry::new(l1_size, 2, line).unwrap();
+        let ll = CacheGeometry::new(1024 * u64::from(line), 4, line).unwrap();
+        let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config);
+        prop_assert_eq!(blocks.totals, events.totals);
+        prop_assert!(blocks.self_cost == events.self_cost, "self costs differ");
+        prop_assert_eq!(blocks.arcs, events.arcs);
+        prop_assert_eq!(blocks.tree, events.tree);
+    }
+}
