@@ -272,7 +272,8 @@ proptest! {
     /// space) that leave by jumps, calls and returns run in random order,
     /// with random exits, guards, data addresses and stack pointers,
     /// through caches of one line size from 16 to 256 bytes, with I1 and D1
-    /// small enough to evict lines between the runs of a block.
+    /// of 64 lines, or of two, which evict lines between the runs of a
+    /// block and within them.
     #[test]
     fn random_known_runs_count_as_their_events(
         blocks in prop::collection::vec(
