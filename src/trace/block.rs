@@ -332,14 +332,29 @@ pub enum WalkError<E> {
 
 /// Derives calls from how blocks end: a block ending in a call makes the
 /// next block of the same thread the callee, so the call is given just
-/// before that block, when its target is known.
+/// before that block, when its target is known. A signal handler delivered
+/// in between runs first: the call waits until the handler returns, as
+/// Callgrind keeps it with the interrupted code.
 #[derive(Default)]
 pub struct Expander {
     thread: u32,
     /// Whether the running thread's last block ended in a call.
     calling: bool,
+    /// The running thread's signal handlers.
+    handlers: Handlers,
     /// The same for the other threads.
-    others: FxHashMap<u32, bool>,
+    others: FxHashMap<u32, (bool, Handlers)>,
+}
+
+/// A thread's signal handlers, as far as calls go.
+#[derive(Default)]
+struct Handlers {
+    /// How many run, nested; a handler left by a jump (`siglongjmp`) never
+    /// returns and stays counted, which keeps the later ones apart from it.
+    running: u32,
+    /// The handlers delivered between a call and its callee, by their
+    /// count of running handlers; innermost last.
+    interrupting: Vec<u32>,
 }
 
 impl Expander {
@@ -347,16 +362,16 @@ impl Expander {
     pub fn new() -> Expander {
         Expander {
             thread: 1,
-            calling: false,
-            others: FxHashMap::default(),
+            ..Expander::default()
         }
     }
 
     /// Follows a thread switch given by the trace.
     pub fn switch(&mut self, tid: u32) {
         if tid != self.thread {
-            self.others.insert(self.thread, self.calling);
-            self.calling = self.others.remove(&tid).unwrap_or(false);
+            let handlers = std::mem::take(&mut self.handlers);
+            self.others.insert(self.thread, (self.calling, handlers));
+            (self.calling, self.handlers) = self.others.remove(&tid).unwrap_or_default();
             self.thread = tid;
         }
     }
@@ -364,7 +379,29 @@ impl Expander {
     /// Forgets calls in flight, after recording was off for a while.
     pub fn interrupt(&mut self) {
         self.calling = false;
+        self.handlers = Handlers::default();
         self.others.clear();
+    }
+
+    /// A signal handler starts in the running thread; a call whose callee
+    /// has not run yet waits for it to return.
+    pub fn signal(&mut self) {
+        let handlers = &mut self.handlers;
+        handlers.running += 1;
+        if std::mem::take(&mut self.calling) {
+            handlers.interrupting.push(handlers.running);
+        }
+    }
+
+    /// The running thread's innermost signal handler returns; the call it
+    /// interrupted, if any, enters the next block.
+    pub fn sigreturn(&mut self) {
+        let handlers = &mut self.handlers;
+        self.calling = handlers.interrupting.last() == Some(&handlers.running);
+        if self.calling {
+            handlers.interrupting.pop();
+        }
+        handlers.running = handlers.running.saturating_sub(1);
     }
 
     /// A run of `def` starts: the target of the call that enters it, if the

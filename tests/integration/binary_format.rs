@@ -3,13 +3,15 @@
 
 use std::io::Cursor;
 
+use linegrind::simulator::simulate;
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
+use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, JumpKind};
 use linegrind::trace::{
     AnyReader, Blocker, Event, Feed, Location, TextReader, TextWriter, TraceError, TraceItem,
     TraceRead,
 };
 
-use crate::support::{example_traces, is_recorded, root};
+use crate::support::{config, example_traces, is_recorded, root};
 
 /// The example traces written as text.
 fn text_example_traces() -> Vec<std::path::PathBuf> {
@@ -520,6 +522,90 @@ fn binary_runs_decoded_into_batches_are_the_runs_read_one_by_one() {
             assert_eq!(direct, one);
         }
     }
+}
+
+/// A recording where signals arrive between a block that ends in a call
+/// and the callee's first block: first a handler left by a jump (it never
+/// returns), then one that interrupts `main`'s call and itself calls,
+/// interrupted by a nested handler. Each call waits for the handlers
+/// delivered after it to return, as Callgrind keeps a call with the code
+/// it interrupted; given to the handler instead, it would be a call with
+/// no instruction before it in the handler, and `sim` would stop.
+fn signals_between_calls_and_callees() -> (Vec<u8>, Vec<Event>) {
+    let block = |addr, end| BlockDef {
+        instrs: vec![BlockInstr {
+            addr,
+            len: 4,
+            items: 0..0,
+        }],
+        items: Vec::new(),
+        end,
+    };
+    let mut writer = TraceWriter::new(Vec::new(), false, &[("cmd", "test".into())]).unwrap();
+    let caller = writer.define_block(&block(0x1000, JumpKind::Call));
+    let callee = writer.define_block(&block(0x2000, JumpKind::Return));
+    let after = writer.define_block(&block(0x1004, JumpKind::Boring));
+    let handler = writer.define_block(&block(0x3000, JumpKind::Call));
+    let nested = writer.define_block(&block(0x3100, JumpKind::Boring));
+    let handler_callee = writer.define_block(&block(0x4000, JumpKind::Return));
+    let signal = Control::Event(Event::Signal { signo: 14 });
+    let sigreturn = Control::Event(Event::SigReturn);
+    let run = BlockRun::default();
+    writer.block_run(after, &run).unwrap();
+    writer.control(&signal).unwrap();
+    writer.block_run(nested, &run).unwrap();
+    writer.block_run(caller, &run).unwrap();
+    writer.control(&signal).unwrap();
+    writer.block_run(handler, &run).unwrap();
+    writer.control(&signal).unwrap();
+    writer.block_run(nested, &run).unwrap();
+    writer.control(&sigreturn).unwrap();
+    writer.block_run(handler_callee, &run).unwrap();
+    writer.control(&sigreturn).unwrap();
+    writer.block_run(callee, &run).unwrap();
+    writer.block_run(after, &run).unwrap();
+    let binary = writer.finish(&[], Some(0)).unwrap();
+    let instr = |addr| Event::Instr { addr, len: 4 };
+    let events = vec![
+        instr(0x1004),
+        Event::Signal { signo: 14 },
+        instr(0x3100),
+        instr(0x1000),
+        Event::Signal { signo: 14 },
+        instr(0x3000),
+        Event::Signal { signo: 14 },
+        instr(0x3100),
+        Event::SigReturn,
+        Event::Call { target: 0x4000 },
+        instr(0x4000),
+        Event::Return,
+        Event::SigReturn,
+        Event::Call { target: 0x2000 },
+        instr(0x2000),
+        Event::Return,
+        instr(0x1004),
+    ];
+    (binary, events)
+}
+
+#[test]
+fn a_call_interrupted_by_a_signal_enters_its_callee_after_the_handler() {
+    let (binary, expected) = signals_between_calls_and_callees();
+    let open = || BinaryReader::new(Cursor::new(binary.clone()), false).unwrap();
+    assert_eq!(events(&mut open()), expected);
+    // Block runs, one by one and in batches, as their events.
+    assert_eq!(batched(&mut open()), batched(&mut ItemByItem(open())));
+    let mut text = TextWriter::new(Vec::new()).unwrap();
+    for event in &expected {
+        text.event(event).unwrap();
+    }
+    let text = text.finish().unwrap();
+    let config = config("32768,8,64", "32768,8,64", "8388608,16,64");
+    let from_blocks = simulate(&mut open(), config.clone()).unwrap();
+    let from_events = simulate(&mut TextReader::new(&text[..]), config).unwrap();
+    assert_eq!(from_blocks.arcs.len(), 2);
+    assert_eq!(from_blocks.arcs, from_events.arcs);
+    assert_eq!(from_blocks.self_cost, from_events.self_cost);
 }
 
 /// The first error reading `binary` event by event, and the first filling

@@ -4,9 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use linegrind::config::SimConfig;
+use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
-use crate::support::{linegrind, root};
+use crate::support::{arc, linegrind, root};
 
 /// Compiles tests/programs/recorder/`source`, or says why the recorder
 /// tests cannot run here.
@@ -172,6 +174,48 @@ fn a_forked_child_is_not_recorded() {
     let events = events(&dir.path().join("fork.lgt"));
     assert!(instructions_in(&events, "parent_work") > 1000 * 3);
     assert_eq!(instructions_in(&events, "child_work"), 0);
+}
+
+/// Timer signals arrive between blocks, also between a block that ends in
+/// a call and the callee's first block (in some of the 50, nearly surely:
+/// about a third of the loop's blocks end in the call): the call waits for
+/// the handler to return, so that the recording simulates with every call
+/// `main` made to `leaf`. (A test in `binary_format.rs` builds the case for
+/// certain.)
+#[test]
+fn calls_interrupted_by_timer_signals_reach_their_callees() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("timer_signals.c", dir.path()) else {
+        return;
+    };
+    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let calls: u64 = String::from_utf8(output.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let trace = dir.path().join("timer_signals.lgt");
+    let file = std::fs::File::open(&trace).unwrap();
+    let profile = simulate(
+        &mut AnyReader::new(file, false).unwrap(),
+        SimConfig::default(),
+    );
+    let profile = profile.expect("the recording simulates");
+    assert_eq!(arc(&profile, "main", "leaf").calls, calls);
+    assert!(arc(&profile, "on_alarm", "handler_work").calls >= 50);
+    // `sim` itself, which decodes on a thread of its own.
+    let sim = linegrind(dir.path(), &["sim", "-q", "timer_signals.lgt"]);
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
 }
 
 #[test]

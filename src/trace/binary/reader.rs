@@ -504,6 +504,14 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.queue.push_back(Event::Thread { tid });
                 }
                 Control::Event(Event::Module(_)) if self.symbols_loaded => {}
+                Control::Event(Event::Signal { signo }) => {
+                    self.expander.signal();
+                    self.queue.push_back(Event::Signal { signo });
+                }
+                Control::Event(Event::SigReturn) => {
+                    self.expander.sigreturn();
+                    self.queue.push_back(Event::SigReturn);
+                }
                 Control::Event(event) => self.queue.push_back(event),
                 Control::Recording(on) => {
                     if on {
