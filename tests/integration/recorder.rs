@@ -39,6 +39,22 @@ fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Compiles tests/programs/recorder/`source` in `dir` and records it with
+/// `record`'s defaults (the trace named after the program), which must
+/// succeed; what the program printed, or None where the recorder tests
+/// cannot run.
+fn record_as_it_is(source: &str, dir: &Path) -> Option<Vec<u8>> {
+    let program = compile(source, dir)?;
+    let output = linegrind(dir, &["record", "--", program.to_str().unwrap()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(output.stdout)
+}
+
 fn events(trace: &Path) -> Vec<Event> {
     let file = std::fs::File::open(trace).unwrap();
     let mut reader = AnyReader::new(file, false).unwrap();
@@ -160,16 +176,9 @@ fn each_heap_block_is_seen_once_however_the_allocators_nest() {
 #[test]
 fn a_forked_child_is_not_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = compile("fork.c", dir.path()) else {
+    if record_as_it_is("fork.c", dir.path()).is_none() {
         return;
-    };
-    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    }
     // The default name: the program's file stem.
     let events = events(&dir.path().join("fork.lgt"));
     assert!(instructions_in(&events, "parent_work") > 1000 * 3);
@@ -185,21 +194,10 @@ fn a_forked_child_is_not_recorded() {
 #[test]
 fn calls_interrupted_by_timer_signals_reach_their_callees() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = compile("timer_signals.c", dir.path()) else {
+    let Some(stdout) = record_as_it_is("timer_signals.c", dir.path()) else {
         return;
     };
-    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let calls: u64 = String::from_utf8(output.stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let calls: u64 = String::from_utf8(stdout).unwrap().trim().parse().unwrap();
     let trace = dir.path().join("timer_signals.lgt");
     let file = std::fs::File::open(&trace).unwrap();
     let profile = simulate(
