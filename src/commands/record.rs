@@ -24,10 +24,20 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
         }
         Err(err) => return Err(Failure::Other(err.into())),
     };
+    let totals = recording.totals;
+    if recording.replaced {
+        writeln!(
+            stderr,
+            "linegrind: warning: the program replaced itself by execve after {} instructions; \
+             what it started ran unrecorded (as under Callgrind without --trace-children): \
+             record that program itself",
+            grouped(totals.instructions),
+        )
+        .other("cannot write the report")?;
+    }
     if job.quiet {
         return Ok(exit_code(recording.status));
     }
-    let totals = recording.totals;
     writeln!(
         stderr,
         "linegrind: recorded {} instructions and {} data accesses into {} ({} bytes, {} bytes per event)",

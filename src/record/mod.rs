@@ -68,6 +68,9 @@ pub struct Recording {
     pub totals: Totals,
     /// Size of the trace file.
     pub bytes: u64,
+    /// The program replaced itself by `execve`; the program it started ran
+    /// unrecorded, as with Callgrind's `--trace-children=no`.
+    pub replaced: bool,
 }
 
 /// Why a recording failed.
@@ -182,6 +185,7 @@ pub fn record(
         other => other?,
     };
     let totals = writer.totals();
+    let replaced = !recorded.finished && recorded.exec_at == Some(totals.block_runs);
     let symbols = symbols::embed(&recorded.modules, recorded.instr_addrs);
     let exit_code = if recorded.finished {
         status.code()
@@ -201,6 +205,7 @@ pub fn record(
         status,
         totals,
         bytes,
+        replaced,
     })
 }
 

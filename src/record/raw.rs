@@ -54,6 +54,9 @@ pub struct Recorded {
     pub instr_addrs: Vec<u64>,
     /// The tool saw the program end (its last record).
     pub finished: bool,
+    /// Block runs written when the program last called `execve`: if the
+    /// stream ends there, the call replaced the program.
+    pub exec_at: Option<u64>,
 }
 
 /// More superblocks than any run instruments: a larger id is corruption.
@@ -220,6 +223,7 @@ pub fn convert<R: Read, W: Write>(
                 event(writer, Event::Module(Box::new(module)))?;
             }
             b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
+            b'P' => recorded.exec_at = Some(writer.totals().block_runs),
             b'E' => recorded.finished = true,
             other => {
                 return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));

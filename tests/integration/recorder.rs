@@ -216,6 +216,36 @@ fn calls_interrupted_by_timer_signals_reach_their_callees() {
     );
 }
 
+/// A program that replaces itself by `execve` (Valgrind then runs the new
+/// one natively, unseen): what ran before is recorded and simulates, and
+/// `record` warns. A failed `execve` returns, and recording goes on.
+#[test]
+fn a_program_replaced_by_execve_is_recorded_up_to_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("exec.c", dir.path()) else {
+        return;
+    };
+    let program = program.to_str().unwrap();
+    for (args, replaced) in [(&[program][..], true), (&[program, "stay"][..], false)] {
+        let mut record = vec!["record", "-o", "exec.lgt", "--"];
+        record.extend(args);
+        let output = linegrind(dir.path(), &record);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let warned = stderr.contains("replaced itself by execve");
+        assert_eq!(warned, replaced, "{stderr}");
+        let events = events(&dir.path().join("exec.lgt"));
+        assert!(instructions_in(&events, "before_exec") > 1000 * 3);
+        assert!(instructions_in(&events, "after_failed_exec") > 2000 * 3);
+        let sim = linegrind(dir.path(), &["sim", "-q", "exec.lgt"]);
+        assert!(
+            sim.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sim.stderr)
+        );
+    }
+}
+
 #[test]
 fn without_valgrind_record_says_how_to_get_it() {
     let dir = tempfile::tempdir().unwrap();

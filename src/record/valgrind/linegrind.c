@@ -6,10 +6,10 @@
    data accesses and side exits, in program order); each run of it writes
    its id and the stack pointer, then the address of every data access as it
    happens, and an exit record when a side exit is taken. Thread switches,
-   signal delivery and return, mapped objects, section markers and
-   instrumentation toggles are written as they happen, and so are heap
-   blocks, observed at the entries and returns of malloc, calloc, realloc,
-   free and C++'s operator new and delete. Records go into a
+   signal delivery and return, mapped objects, section markers,
+   instrumentation toggles and execve calls are written as they happen, and
+   so are heap blocks, observed at the entries and returns of malloc,
+   calloc, realloc, free and C++'s operator new and delete. Records go into a
    large buffer written out with VG_(write) when full (format: README.md).
 
    Copyright (C) 2026 the linegrind authors.
@@ -31,6 +31,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_vkiscnums.h"
 #include "libvex_guest_offsets.h"
 #include "valgrind.h"
 #include "callgrind.h"
@@ -643,6 +644,24 @@ static void lg_atfork_child(ThreadId tid)
    out_fd = -1;
 }
 
+/* Valgrind runs a program that execve starts natively (the tool sees no
+   more of the process, and its fini does not run), so what is buffered
+   goes out first, after a record saying so. A failed execve returns and
+   the recording goes on. */
+static void lg_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
+{
+   if (syscallno != __NR_execve && syscallno != __NR_execveat)
+      return;
+   room(RECORD_MAX);
+   put_u8('P');
+   flush();
+}
+
+static void lg_post_syscall(ThreadId tid, UInt syscallno, UWord* args,
+                            UInt nArgs, SysRes res)
+{
+}
+
 /* ------------------------------------------------------------------ */
 /* Options and life cycle                                              */
 /* ------------------------------------------------------------------ */
@@ -729,6 +748,7 @@ static void lg_pre_clo_init(void)
    VG_(track_pre_deliver_signal)(lg_pre_deliver_signal);
    VG_(track_post_deliver_signal)(lg_post_deliver_signal);
    VG_(atfork)(NULL, NULL, lg_atfork_child);
+   VG_(needs_syscall_wrapper)(lg_pre_syscall, lg_post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(lg_pre_clo_init)
