@@ -165,6 +165,9 @@ pub struct Program {
     skip: SkipRules,
     /// Show inlined functions as functions of their own.
     inline: bool,
+    /// A module mapped so far is read from its file, whose DWARF can give
+    /// inlined functions (embedded symbols cannot).
+    inline_source: bool,
     /// Chains of inlined calls, outermost first; chain `n` is `chains[n - 1]`.
     chains: Vec<Vec<InlineCall>>,
     chain_ids: FxHashMap<Vec<InlineCall>, u32>,
@@ -223,9 +226,10 @@ impl Program {
         }
     }
 
-    /// Whether inlined functions are shown as functions of their own.
+    /// Whether inlined functions are shown as functions of their own: asked
+    /// for, and a module mapped so far can give them.
     pub fn shows_inlined(&self) -> bool {
-        self.inline
+        self.inline && self.inline_source
     }
 
     /// Every distinct instruction, indexed by [`InstrId`].
@@ -281,6 +285,7 @@ impl Program {
                 mapping.path
             ));
         }
+        self.inline_source |= !mapping.embedded;
         self.symbolizer.add_module(mapping);
     }
 
@@ -579,6 +584,29 @@ mod tests {
         assert_eq!(p.instr(b).line, 12);
         assert_eq!(p.file(p.instr(b).file.unwrap()), "m.c");
         assert_eq!(p.instrs().len(), 2);
+    }
+
+    /// Embedded symbols carry no inlining: asked for, inlined functions are
+    /// shown (and block runs walked instruction by instruction) only once
+    /// a module read from its file is mapped.
+    #[test]
+    fn inlined_functions_are_shown_once_a_module_can_give_them() {
+        let mapping = |path: &str, embedded| ModuleMapping {
+            path: path.into(),
+            bias: 0,
+            range: Some((0x1000, 0x2000)),
+            build_id: None,
+            embedded,
+        };
+        let mut p = Program::with_options(SkipRules::default(), true);
+        assert!(!p.shows_inlined());
+        p.add_module(&mapping("/lib/embedded.so", true));
+        assert!(!p.shows_inlined());
+        p.add_module(&mapping("/nonexistent/app", false));
+        assert!(p.shows_inlined());
+        let mut off = Program::with_options(SkipRules::default(), false);
+        off.add_module(&mapping("/nonexistent/app", false));
+        assert!(!off.shows_inlined());
     }
 
     #[test]
