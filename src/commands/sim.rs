@@ -113,12 +113,8 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         .collect::<Result<Vec<Profile>, Failure>>()?;
     let format = reader.format();
     let read_warnings = reader.warnings(&name.to_string());
-    let warnings = profiles[0]
-        .program
-        .symbolizer()
-        .warnings()
-        .iter()
-        .chain(&read_warnings);
+    let symbol_warnings = profiles[0].program.symbolizer().warnings();
+    let warnings = symbol_warnings.iter().chain(&read_warnings);
     for warning in warnings {
         writeln!(stderr, "linegrind: warning: {}", printable(warning))
             .other("cannot write a warning")?;

@@ -60,6 +60,34 @@ impl ModuleMap {
         &self.modules
     }
 
+    /// Modules mapped where another object was before (a plugin loaded
+    /// after one unloaded), each with an earlier one it covers and the
+    /// addresses they share, in order of start: every such module once.
+    pub fn remapped(&self) -> Vec<(&Module, &Module, (u64, u64))> {
+        let mut found = Vec::new();
+        // Of the modules sorted so far, the one reaching furthest: any that
+        // overlaps an earlier-starting module overlaps this one.
+        let mut widest: Option<ModuleId> = None;
+        for &id in &self.by_start {
+            let module = self.get(id);
+            if let Some(other_id) = widest {
+                let other = self.get(other_id);
+                if module.start < other.end && module.path != other.path {
+                    let shared = (module.start, module.end.min(other.end));
+                    let (later, earlier) = match id > other_id {
+                        true => (module, other),
+                        false => (other, module),
+                    };
+                    found.push((later, earlier, shared));
+                }
+            }
+            if widest.is_none_or(|other| module.end > self.get(other).end) {
+                widest = Some(id);
+            }
+        }
+        found
+    }
+
     /// The module with this id.
     pub fn get(&self, id: ModuleId) -> &Module {
         &self.modules[id.0 as usize]
@@ -107,5 +135,32 @@ mod tests {
         let jit = map.add(module("jit", 0x8000, 0x8100));
         assert_eq!(map.find(0x8010), Some(jit));
         assert_eq!(map.find(0x8100), Some(libc));
+    }
+
+    #[test]
+    fn modules_mapped_where_others_were_are_found_once() {
+        let mut map = ModuleMap::new();
+        map.add(module("libc.so.6", 0x7000, 0x9000));
+        map.add(module("app", 0x1000, 0x2000));
+        map.add(module("plugin_a", 0x3000, 0x4000));
+        // Not an overlap: the same object again.
+        map.add(module("app", 0x1000, 0x2000));
+        map.add(module("plugin_b", 0x3000, 0x3800));
+        map.add(module("short", 0x7100, 0x7200));
+        // Inside libc, and past `short`, the module sorted before it.
+        map.add(module("jit", 0x8000, 0x8100));
+        let found: Vec<(&str, &str, (u64, u64))> = map
+            .remapped()
+            .into_iter()
+            .map(|(later, earlier, shared)| (later.path.as_str(), earlier.path.as_str(), shared))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("plugin_b", "plugin_a", (0x3000, 0x3800)),
+                ("short", "libc.so.6", (0x7100, 0x7200)),
+                ("jit", "libc.so.6", (0x8000, 0x8100)),
+            ]
+        );
     }
 }

@@ -106,9 +106,19 @@ impl Symbolizer {
         &self.modules
     }
 
-    /// Warnings so far: objects that could not be read, build-id mismatches.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
+    /// Warnings so far: objects that could not be read, build-id mismatches,
+    /// objects mapped where others were.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = self.warnings.clone();
+        for (later, earlier, (start, end)) in self.modules.remapped() {
+            warnings.push(format!(
+                "{} was mapped at addresses {} had before ({start:#x}-{end:#x}), once that \
+                 was unloaded: linegrind keeps one object per address, so the code both ran \
+                 there is charged to {}'s functions",
+                later.path, earlier.path, later.path
+            ));
+        }
+        warnings
     }
 
     /// Adds a warning about the symbols.

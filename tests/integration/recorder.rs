@@ -246,6 +246,60 @@ fn a_program_replaced_by_execve_is_recorded_up_to_the_call() {
     }
 }
 
+/// Two plugins loaded one after the other at the same addresses: both are
+/// in the trace (Valgrind reuses an unloaded object's record for the next
+/// one, which must not pass for it), and `sim`, which keeps one object per
+/// address, says whose functions their code is charged to.
+#[test]
+fn objects_mapped_where_unloaded_ones_were_are_recorded_and_named_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("plugins.c", dir.path()) else {
+        return;
+    };
+    for plugin in ["plugin_a", "plugin_b"] {
+        let source = root().join(format!("tests/programs/recorder/{plugin}.c"));
+        let status = Command::new("cc")
+            .args(["-g", "-O1", "-shared", "-fPIC", "-o"])
+            .arg(dir.path().join(format!("{plugin}.so")))
+            .arg(source)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&dir.path().join("plugins.lgt"));
+    let ranges: Vec<(String, Option<(u64, u64)>)> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Module(module) if module.path.ends_with(".so") => {
+                let name = module.path.rsplit('/').next().unwrap_or_default();
+                name.starts_with("plugin_")
+                    .then(|| (name.to_string(), module.range))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ranges.len(), 2, "{ranges:?}");
+    assert_eq!(ranges[0].0, "plugin_a.so");
+    assert_eq!(ranges[1].0, "plugin_b.so");
+    assert_eq!(ranges[0].1, ranges[1].1, "mapped at the same addresses");
+    let sim = linegrind(dir.path(), &["sim", "-q", "plugins.lgt"]);
+    let stderr = String::from_utf8_lossy(&sim.stderr);
+    assert!(sim.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("plugin_b.so was mapped at addresses")
+            && stderr.contains("plugin_a.so had before")
+            && stderr.contains("charged to"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn without_valgrind_record_says_how_to_get_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -275,8 +275,10 @@ static VG_REGPARM(1) void lg_exit(UWord index)
 /* ------------------------------------------------------------------ */
 
 #define MAX_OBJECTS 4096
-static const DebugInfo* reported[MAX_OBJECTS];
+/* Objects reported, by text address and path: a DebugInfo's address is no
+   name for it, as one unloaded (dlclose) frees it for the next. */
 static Addr reported_text[MAX_OBJECTS];
+static HChar* reported_path[MAX_OBJECTS];
 static UInt n_reported;
 
 static void report_object(Addr addr)
@@ -285,21 +287,22 @@ static void report_object(Addr addr)
    if (di == NULL)
       return;
    Addr text = VG_(DebugInfo_get_text_avma)(di);
+   const HChar* name = VG_(DebugInfo_get_filename)(di);
+   const HChar* path = name ? name : "";
    for (UInt i = 0; i < n_reported; i++)
-      if (reported[i] == di && reported_text[i] == text)
+      if (reported_text[i] == text && VG_(strcmp)(reported_path[i], path) == 0)
          return;
    if (n_reported < MAX_OBJECTS) {
-      reported[n_reported] = di;
       reported_text[n_reported] = text;
+      reported_path[n_reported] = VG_(strdup)("lg.object", path);
       n_reported++;
    }
-   const HChar* path = VG_(DebugInfo_get_filename)(di);
    room(RECORD_MAX + 4096);
    put_u8('O');
    put_u64((ULong)VG_(DebugInfo_get_text_bias)(di));
    put_u64(text);
    put_u64(VG_(DebugInfo_get_text_size)(di));
-   put_string(path ? path : "", 4000);
+   put_string(path, 4000);
 }
 
 /* ------------------------------------------------------------------ */
