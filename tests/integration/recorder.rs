@@ -55,6 +55,15 @@ fn record_as_it_is(source: &str, dir: &Path) -> Option<Vec<u8>> {
     Some(output.stdout)
 }
 
+/// Runs `sim` on `trace` in `dir`, which must succeed; what it printed on
+/// stderr.
+fn sim_succeeds(dir: &Path, trace: &str) -> String {
+    let sim = linegrind(dir, &["sim", "-q", trace]);
+    let stderr = String::from_utf8_lossy(&sim.stderr).into_owned();
+    assert!(sim.status.success(), "{stderr}");
+    stderr
+}
+
 fn events(trace: &Path) -> Vec<Event> {
     let file = std::fs::File::open(trace).unwrap();
     let mut reader = AnyReader::new(file, false).unwrap();
@@ -208,12 +217,7 @@ fn calls_interrupted_by_timer_signals_reach_their_callees() {
     assert_eq!(arc(&profile, "main", "leaf").calls, calls);
     assert!(arc(&profile, "on_alarm", "handler_work").calls >= 50);
     // `sim` itself, which decodes on a thread of its own.
-    let sim = linegrind(dir.path(), &["sim", "-q", "timer_signals.lgt"]);
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
+    sim_succeeds(dir.path(), "timer_signals.lgt");
 }
 
 /// A program that replaces itself by `execve` (Valgrind then runs the new
@@ -237,12 +241,7 @@ fn a_program_replaced_by_execve_is_recorded_up_to_the_call() {
         let events = events(&dir.path().join("exec.lgt"));
         assert!(instructions_in(&events, "before_exec") > 1000 * 3);
         assert!(instructions_in(&events, "after_failed_exec") > 2000 * 3);
-        let sim = linegrind(dir.path(), &["sim", "-q", "exec.lgt"]);
-        assert!(
-            sim.status.success(),
-            "{}",
-            String::from_utf8_lossy(&sim.stderr)
-        );
+        sim_succeeds(dir.path(), "exec.lgt");
     }
 }
 
@@ -289,9 +288,7 @@ fn objects_mapped_where_unloaded_ones_were_are_recorded_and_named_in_a_warning()
     assert_eq!(ranges[0].0, "plugin_a.so");
     assert_eq!(ranges[1].0, "plugin_b.so");
     assert_eq!(ranges[0].1, ranges[1].1, "mapped at the same addresses");
-    let sim = linegrind(dir.path(), &["sim", "-q", "plugins.lgt"]);
-    let stderr = String::from_utf8_lossy(&sim.stderr);
-    assert!(sim.status.success(), "{stderr}");
+    let stderr = sim_succeeds(dir.path(), "plugins.lgt");
     assert!(
         stderr.contains("plugin_b.so was mapped at addresses")
             && stderr.contains("plugin_a.so had before")
