@@ -232,12 +232,7 @@ fn block(top: bool, addr: u64, instrs: Vec<(u8, u8, Vec<Item>)>, end: JumpKind) 
 /// into its exits, None or past the last to run to the end), the outcome
 /// of each guard, and data addresses, drawn from `choices` in turn.
 fn run_of(def: &BlockDef, exit: Option<u32>, choices: &[(bool, u16)]) -> BlockRun {
-    let exits = def
-        .items
-        .iter()
-        .filter(|item| matches!(item, Item::Exit { .. }))
-        .count() as u32;
-    let exit = exit.filter(|&exit| exit < exits);
+    let exit = exit.filter(|&exit| (exit as usize) < def.exit_instrs().len());
     let mut run = BlockRun {
         exit,
         ..full_run(&[])

@@ -10,9 +10,19 @@ use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
 use crate::support::{arc, linegrind, root};
 
-/// Compiles tests/programs/recorder/`source`, or says why the recorder
-/// tests cannot run here.
+/// Compiles tests/programs/recorder/`source` into a program in `dir`, or
+/// says why the recorder tests cannot run here.
 fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
+    build(source, dir, false)
+}
+
+/// Compiles tests/programs/recorder/`source` into a shared library in
+/// `dir` (`<stem>.so`), or says why the recorder tests cannot run here.
+fn compile_library(source: &str, dir: &Path) -> Option<PathBuf> {
+    build(source, dir, true)
+}
+
+fn build(source: &str, dir: &Path, library: bool) -> Option<PathBuf> {
     if let Err(err) = linegrind::record::valgrind_lib() {
         eprintln!("skipped: {err}");
         return None;
@@ -21,9 +31,14 @@ fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
         Some(stem) => (stem, "c++"),
         None => (source.trim_end_matches(".c"), "cc"),
     };
-    let out = dir.join(stem);
+    let (out, kind) = match library {
+        true => (dir.join(format!("{stem}.so")), &["-shared", "-fPIC"][..]),
+        false => (dir.join(stem), &[][..]),
+    };
     let status = Command::new(compiler)
-        .args(["-g", "-O1", "-o"])
+        .args(["-g", "-O1"])
+        .args(kind)
+        .arg("-o")
         .arg(&out)
         .arg(root().join("tests/programs/recorder").join(source))
         .arg("-I")
@@ -252,26 +267,14 @@ fn a_program_replaced_by_execve_is_recorded_up_to_the_call() {
 #[test]
 fn objects_mapped_where_unloaded_ones_were_are_recorded_and_named_in_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = compile("plugins.c", dir.path()) else {
-        return;
-    };
-    for plugin in ["plugin_a", "plugin_b"] {
-        let source = root().join(format!("tests/programs/recorder/{plugin}.c"));
-        let status = Command::new("cc")
-            .args(["-g", "-O1", "-shared", "-fPIC", "-o"])
-            .arg(dir.path().join(format!("{plugin}.so")))
-            .arg(source)
-            .status()
-            .unwrap();
-        assert!(status.success());
+    for plugin in ["plugin_a.c", "plugin_b.c"] {
+        if compile_library(plugin, dir.path()).is_none() {
+            return;
+        }
     }
-    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if record_as_it_is("plugins.c", dir.path()).is_none() {
+        return;
+    }
     let events = events(&dir.path().join("plugins.lgt"));
     let ranges: Vec<(String, Option<(u64, u64)>)> = events
         .iter()
