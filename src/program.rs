@@ -165,9 +165,10 @@ pub struct Program {
     skip: SkipRules,
     /// Show inlined functions as functions of their own.
     inline: bool,
-    /// A module mapped so far is read from its file, whose DWARF can give
-    /// inlined functions (embedded symbols cannot).
-    inline_source: bool,
+    /// Inlined functions are asked for, and a module mapped so far is read
+    /// from its file, whose DWARF can give them (embedded symbols cannot):
+    /// one flag for the block runs, which test it.
+    inline_shown: bool,
     /// Chains of inlined calls, outermost first; chain `n` is `chains[n - 1]`.
     chains: Vec<Vec<InlineCall>>,
     chain_ids: FxHashMap<Vec<InlineCall>, u32>,
@@ -229,7 +230,7 @@ impl Program {
     /// Whether inlined functions are shown as functions of their own: asked
     /// for, and a module mapped so far can give them.
     pub fn shows_inlined(&self) -> bool {
-        self.inline && self.inline_source
+        self.inline_shown
     }
 
     /// Every distinct instruction, indexed by [`InstrId`].
@@ -285,7 +286,7 @@ impl Program {
                 mapping.path
             ));
         }
-        self.inline_source |= !mapping.embedded;
+        self.inline_shown |= self.inline && !mapping.embedded;
         self.symbolizer.add_module(mapping);
     }
 
