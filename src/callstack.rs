@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
 use crate::cost::ImmediateCost;
-use crate::program::{FnId, InlineCall, InstrId};
+use crate::program::{FnId, InlineCall, InstrId, Region};
 
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +87,9 @@ pub struct Context<C> {
     /// The address after the most recent instruction: where sequential
     /// code continues.
     pub last_end: Option<u64>,
+    /// Where the most recent instruction's function lies, when a known
+    /// block's run left it at hand; else it is looked up.
+    pub last_region: Option<Region>,
     pending: Pending,
     /// The stack pointer at the next instruction, given at block starts.
     sp: Option<u64>,
@@ -124,6 +127,7 @@ impl<C> Context<C> {
             cost: ImmediateCost::default(),
             last_instr: None,
             last_end: None,
+            last_region: None,
             pending: Pending::None,
             sp: None,
             root_entry: None,

@@ -292,6 +292,7 @@ impl<B: Backdate> Simulator<B> {
         let context = self.threads.current();
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
+        context.last_region = None;
         let id = context.charged(instr);
         let charger = self.charges.charger(now);
         let mut stepper = Stepper::new(
@@ -317,7 +318,7 @@ impl<B: Backdate> Simulator<B> {
         let id = item.id as usize;
         match self.known.get(id) {
             Some(block) if !self.program.shows_inlined() => self
-                .known_run(&block, item)
+                .known_run(id, &block, item)
                 .map_err(|mismatch| SimError::Run(mismatch.0))?,
             known => match self.new_run(id, known.is_none(), item) {
                 Ok(()) => {}
@@ -360,8 +361,16 @@ impl<B: Backdate> Simulator<B> {
                 enters: func.starts_at(instr.addr),
                 region: func.region(),
             };
+            let program = &self.program;
+            let region = seen
+                .iter()
+                .all(|&instr| {
+                    program.function(program.instr(instr).func).region() == arrival.region
+                })
+                .then_some(arrival.region);
             let line_bits = self.config.i1().line_bits();
-            self.known.learn(id, item.def, &seen, arrival, line_bits);
+            self.known
+                .learn(id, item.def, &seen, arrival, region, line_bits);
         }
         walked
     }
@@ -370,7 +379,12 @@ impl<B: Backdate> Simulator<B> {
     /// instruction, where control arrives, needs the full treatment; then
     /// nothing but the caches and the costs change until the block ends, so
     /// the run steps through one hierarchy with one stepper.
-    fn known_run(&mut self, block: &KnownBlock, item: &BlockItem) -> Result<(), RunMismatch> {
+    fn known_run(
+        &mut self,
+        id: usize,
+        block: &KnownBlock,
+        item: &BlockItem,
+    ) -> Result<(), RunMismatch> {
         if !self.plain_arrival(block) {
             self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
         }
@@ -384,16 +398,17 @@ impl<B: Backdate> Simulator<B> {
             Caches::Narrow(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
                 self.known
-                    .walk(block, item.def, item.run, stepper, charge_to, now)
+                    .walk(id, block, item.run, stepper, charge_to, now)
             }
             Caches::Wide(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
                 self.known
-                    .walk(block, item.def, item.run, stepper, charge_to, now)
+                    .walk(id, block, item.run, stepper, charge_to, now)
             }
         }?;
         context.last_instr = Some(end.last);
         context.last_end = Some(end.last_end);
+        context.last_region = block.region;
         Ok(())
     }
 
@@ -411,7 +426,10 @@ impl<B: Backdate> Simulator<B> {
             return false;
         }
         let program = &self.program;
-        if block.arrival.region != program.function(program.instr(last).func).region() {
+        let last_region = context
+            .last_region
+            .unwrap_or_else(|| program.function(program.instr(last).func).region());
+        if block.arrival.region != last_region {
             return false;
         }
         context.take_sp();

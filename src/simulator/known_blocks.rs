@@ -9,15 +9,20 @@
 //! as that line is then resident and most recently used; a run of them adds
 //! to the line's use in one step (see [`Hierarchy::fetch_again`]). What
 //! arriving at the block's first instruction depends on is kept too (see
-//! [`Arrival`]), so that a run reached by a plain jump looks nothing up.
+//! [`Arrival`]), so that a run reached by a plain jump looks nothing up;
+//! and so is what the next run's arrival depends on (where the last
+//! instruction, or a side exit's, ends, and whether all the instructions'
+//! functions lie in one region), so that a run ends without reading the
+//! block's description or the program's tables, which a program of much
+//! code has long evicted from the host's caches.
 //!
 //! Counts that every run reaching a step adds alike are not added per
 //! step: the instruction counts (Ir) and the unguarded data accesses (Dr,
-//! Dw). Each run counts once, at the step it stopped at, and
-//! [`KnownBlocks::add_counts`] turns those counts into every instruction's
-//! Ir, Dr and Dw at the end; guarded accesses count in the self costs as
-//! they happen. A run charged to a call site (a skipped function's) adds
-//! all its counts to that instruction at once instead.
+//! Dw). Each run counts once, at the side exit it took or else in the
+//! block, and [`KnownBlocks::add_counts`] turns those counts into every
+//! instruction's Ir, Dr and Dw at the end; guarded accesses count in the
+//! self costs as they happen. A run charged to a call site (a skipped
+//! function's) adds all its counts to that instruction at once instead.
 
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, LineSpan};
@@ -63,13 +68,14 @@ enum KnownStep {
     /// A data access of the last instruction fetched that happens only when
     /// the run's guard for it says so.
     Guarded { access: Access, size: u16 },
-    /// A side exit.
-    Exit,
+    /// A side exit of the last instruction fetched, which ends at `end`.
+    Exit { end: u64 },
 }
 
 impl KnownStep {
-    /// The step of a block's data access or side exit.
-    fn of_item(item: &Item) -> KnownStep {
+    /// The step of a block's data access or side exit, of an instruction
+    /// that ends at `end`.
+    fn of_item(item: &Item, end: u64) -> KnownStep {
         match *item {
             Item::Access {
                 access,
@@ -81,7 +87,7 @@ impl KnownStep {
                 size,
                 guarded: true,
             } => KnownStep::Guarded { access, size },
-            Item::Exit { .. } => KnownStep::Exit,
+            Item::Exit { .. } => KnownStep::Exit { end },
         }
     }
 }
@@ -110,6 +116,15 @@ pub(super) struct KnownBlock {
     pub addr: u64,
     pub first_len: u8,
     pub arrival: Arrival,
+    /// Where the last instruction ends.
+    end: u64,
+    /// Where every instruction's function lies, when that is one region
+    /// (`arrival.region`).
+    pub region: Option<Region>,
+    /// Runs that went through the whole block and are not yet in the self
+    /// costs: counted here rather than at the last step, in memory the run
+    /// has read already.
+    full_runs: u64,
 }
 
 #[derive(Default)]
@@ -120,8 +135,8 @@ pub(super) struct KnownBlocks {
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
     steps: Vec<KnownStep>,
-    /// Per step in `steps`: runs of its block that stopped there and are
-    /// not yet in the self costs.
+    /// Per step in `steps`: runs of its block that left it at that step's
+    /// side exit and are not yet in the self costs.
     stopped: Vec<u64>,
 }
 
@@ -140,13 +155,15 @@ impl KnownBlocks {
     }
 
     /// Makes block `id`, `def` with instructions `ids` whose first is
-    /// reached as `arrival` says, known; I1 lines have `line_bits` bits.
+    /// reached as `arrival` says and whose functions all lie in `region`
+    /// (if one), known; I1 lines have `line_bits` bits.
     pub fn learn(
         &mut self,
         id: usize,
         def: &BlockDef,
         ids: &[InstrId],
         arrival: Arrival,
+        region: Option<Region>,
         line_bits: u32,
     ) {
         debug_assert_eq!(def.instrs.len(), ids.len());
@@ -203,7 +220,8 @@ impl KnownBlocks {
                 _ => self.steps.push(step),
             }
             let items = &def.items[instr.items.clone()];
-            self.steps.extend(items.iter().map(KnownStep::of_item));
+            self.steps
+                .extend(items.iter().map(|item| KnownStep::of_item(item, end)));
             // The last line the fetch took is I1's last, which the next
             // instruction can continue (not after a clamped fetch, which
             // ends past it).
@@ -223,21 +241,23 @@ impl KnownBlocks {
             addr: first.addr,
             first_len: first.len,
             arrival,
+            end: previous.map_or(first.addr, |(_, end)| end),
+            region,
+            full_runs: 0,
         });
     }
 
-    /// Steps through `run` of `block`, charging to `charge_to` where set
-    /// and else to each instruction; `now` counts the instructions. Returns
-    /// where the run ended; its instructions and data accesses are counted
-    /// here in the context's cost, and in `charge_to`'s self cost or else
-    /// this block's stops (guarded accesses: in the self costs, as they
-    /// happen). `def` is the block's description, for the ends of the
-    /// instructions.
+    /// Steps through `run` of `block`, known block `id`, charging to
+    /// `charge_to` where set and else to each instruction; `now` counts the
+    /// instructions. Returns where the run ended; its instructions and data
+    /// accesses are counted here in the context's cost, and in `charge_to`'s
+    /// self cost or else where the run left the block (guarded accesses: in
+    /// the self costs, as they happen).
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
+        id: usize,
         block: &KnownBlock,
-        def: &BlockDef,
         run: RunRef,
         mut stepper: Stepper<B, Hierarchy<B::Line, M>>,
         charge_to: Option<InstrId>,
@@ -254,9 +274,12 @@ impl KnownBlocks {
         let mut last = block.first;
         let mut charged = charge_to.unwrap_or(last);
         let (mut accesses, mut writes) = (0u64, 0u64);
-        let mut stopped = steps.len() - 1;
         let mut rest = steps.iter();
-        while let Some(step) = rest.next() {
+        // The side exit taken, if any: its step and its instruction's end.
+        let exited = loop {
+            let Some(step) = rest.next() else {
+                break None;
+            };
             match *step {
                 KnownStep::Fetch {
                     id,
@@ -322,14 +345,13 @@ impl KnownBlocks {
                     );
                     time += 1;
                 }
-                KnownStep::Exit => {
+                KnownStep::Exit { end } => {
                     if cursor.exits_here() {
-                        stopped = steps.len() - rest.len() - 1;
-                        break;
+                        break Some((steps.len() - rest.len() - 1, end));
                     }
                 }
             }
-        }
+        };
         cursor.finish(block.addr)?;
         *now = time;
         let ran = time - began;
@@ -344,14 +366,19 @@ impl KnownBlocks {
                 stepper.count_in_context(EventKind::Ir, ran);
                 stepper.count_in_context(EventKind::Dr, reads);
                 stepper.count_in_context(EventKind::Dw, writes);
-                self.stopped[start + stopped] += 1;
+                match exited {
+                    Some((step, _)) => self.stopped[start + step] += 1,
+                    None => {
+                        if let Some(Some(block)) = self.blocks.get_mut(id) {
+                            block.full_runs += 1;
+                        }
+                    }
+                }
             }
         }
-        let index = ran as usize - 1;
-        let instr = &def.instrs[index];
         Ok(RunEnd {
             last,
-            last_end: instr.addr.wrapping_add(u64::from(instr.len)),
+            last_end: exited.map_or(block.end, |(_, end)| end),
         })
     }
 
@@ -359,10 +386,10 @@ impl KnownBlocks {
     /// `self_cost`: a step ran once in every run that stopped at it or
     /// after it; guarded accesses were counted as they happened.
     pub fn add_counts(&mut self, self_cost: &mut [Cost]) {
-        for block in self.blocks.iter().flatten() {
+        for block in self.blocks.iter_mut().flatten() {
             let range = block.steps_start as usize..(block.steps_start + block.steps_len) as usize;
             let mut next_instr = (block.start + block.len) as usize;
-            let mut runs = 0;
+            let mut runs = std::mem::take(&mut block.full_runs);
             // Unguarded accesses of the instruction fetched before them.
             let (mut reads, mut writes) = (0, 0);
             for (step, stopped) in self.steps[range.clone()]
@@ -385,7 +412,7 @@ impl KnownBlocks {
                         writes += runs;
                         continue;
                     }
-                    KnownStep::Guarded { .. } | KnownStep::Exit => continue,
+                    KnownStep::Guarded { .. } | KnownStep::Exit { .. } => continue,
                 };
                 next_instr -= fetched;
                 for instr in &self.instrs[next_instr..next_instr + fetched] {
