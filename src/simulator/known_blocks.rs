@@ -69,7 +69,12 @@ enum KnownStep {
     /// the run's guard for it says so.
     Guarded { access: Access, size: u16 },
     /// A side exit of the last instruction fetched, which ends at `end`.
+    /// Always followed by its `Left`.
     Exit { end: u64 },
+    /// Runs that left the block at the side exit just before and are not
+    /// yet in the self costs: kept next to the exit, in memory the run has
+    /// read already. Not a step: the walk passes over it.
+    Left { runs: u64 },
 }
 
 impl KnownStep {
@@ -89,6 +94,17 @@ impl KnownStep {
             } => KnownStep::Guarded { access, size },
             Item::Exit { .. } => KnownStep::Exit { end },
         }
+    }
+
+    /// The steps of an instruction's data accesses and side exits, `items`,
+    /// the instruction ending at `end`: each exit followed by its count.
+    fn of_items(items: &[Item], end: u64) -> impl Iterator<Item = KnownStep> + '_ {
+        items.iter().flat_map(move |item| {
+            let step = KnownStep::of_item(item, end);
+            let left =
+                matches!(step, KnownStep::Exit { .. }).then_some(KnownStep::Left { runs: 0 });
+            std::iter::once(step).chain(left)
+        })
     }
 }
 
@@ -135,9 +151,6 @@ pub(super) struct KnownBlocks {
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
     steps: Vec<KnownStep>,
-    /// Per step in `steps`: runs of its block that left it at that step's
-    /// side exit and are not yet in the self costs.
-    stopped: Vec<u64>,
 }
 
 /// Where a walk of a known run ended: the last instruction it ran (the
@@ -220,15 +233,13 @@ impl KnownBlocks {
                 _ => self.steps.push(step),
             }
             let items = &def.items[instr.items.clone()];
-            self.steps
-                .extend(items.iter().map(|item| KnownStep::of_item(item, end)));
+            self.steps.extend(KnownStep::of_items(items, end));
             // The last line the fetch took is I1's last, which the next
             // instruction can continue (not after a clamped fetch, which
             // ends past it).
             let last_line = span.line + u64::from(span.second > 0);
             previous = Some((last_line, end));
         }
-        self.stopped.resize(self.steps.len(), 0);
         if self.blocks.len() <= id {
             self.blocks.resize(id + 1, None);
         }
@@ -275,7 +286,8 @@ impl KnownBlocks {
         let mut charged = charge_to.unwrap_or(last);
         let (mut accesses, mut writes) = (0u64, 0u64);
         let mut rest = steps.iter();
-        // The side exit taken, if any: its step and its instruction's end.
+        // The side exit taken, if any: where its count (`Left`) is, and
+        // where its instruction ends.
         let exited = loop {
             let Some(step) = rest.next() else {
                 break None;
@@ -347,9 +359,11 @@ impl KnownBlocks {
                 }
                 KnownStep::Exit { end } => {
                     if cursor.exits_here() {
-                        break Some((steps.len() - rest.len() - 1, end));
+                        break Some((steps.len() - rest.len(), end));
                     }
+                    rest.next();
                 }
+                KnownStep::Left { .. } => {}
             }
         };
         cursor.finish(block.addr)?;
@@ -367,7 +381,11 @@ impl KnownBlocks {
                 stepper.count_in_context(EventKind::Dr, reads);
                 stepper.count_in_context(EventKind::Dw, writes);
                 match exited {
-                    Some((step, _)) => self.stopped[start + step] += 1,
+                    Some((left, _)) => {
+                        if let KnownStep::Left { runs } = &mut self.steps[start + left] {
+                            *runs += 1;
+                        }
+                    }
                     None => {
                         if let Some(Some(block)) = self.blocks.get_mut(id) {
                             block.full_runs += 1;
@@ -392,12 +410,7 @@ impl KnownBlocks {
             let mut runs = std::mem::take(&mut block.full_runs);
             // Unguarded accesses of the instruction fetched before them.
             let (mut reads, mut writes) = (0, 0);
-            for (step, stopped) in self.steps[range.clone()]
-                .iter()
-                .zip(&mut self.stopped[range])
-                .rev()
-            {
-                runs += std::mem::take(stopped);
+            for step in self.steps[range].iter_mut().rev() {
                 let (last, fetched) = match *step {
                     KnownStep::Fetch { id, .. } | KnownStep::FetchTwo { id, .. } => (id, 1),
                     KnownStep::FetchAgain { id, count, .. } => (id, usize::from(count)),
@@ -410,6 +423,10 @@ impl KnownBlocks {
                     }
                     KnownStep::Data { .. } => {
                         writes += runs;
+                        continue;
+                    }
+                    KnownStep::Left { runs: ref mut left } => {
+                        runs += std::mem::take(left);
                         continue;
                     }
                     KnownStep::Guarded { .. } | KnownStep::Exit { .. } => continue,
