@@ -253,6 +253,11 @@ impl Program {
         &self.instrs[id.0 as usize]
     }
 
+    /// Where the function of instruction `id` lies.
+    pub fn region_of(&self, id: InstrId) -> Region {
+        self.function(self.instr(id).func).region()
+    }
+
     /// The function with this id.
     pub fn function(&self, id: FnId) -> &Function {
         &self.functions[id.0 as usize]

@@ -361,12 +361,9 @@ impl<B: Backdate> Simulator<B> {
                 enters: func.starts_at(instr.addr),
                 region: func.region(),
             };
-            let program = &self.program;
             let region = seen
                 .iter()
-                .all(|&instr| {
-                    program.function(program.instr(instr).func).region() == arrival.region
-                })
+                .all(|&instr| self.program.region_of(instr) == arrival.region)
                 .then_some(arrival.region);
             let line_bits = self.config.i1().line_bits();
             self.known
@@ -428,7 +425,7 @@ impl<B: Backdate> Simulator<B> {
         let program = &self.program;
         let last_region = context
             .last_region
-            .unwrap_or_else(|| program.function(program.instr(last).func).region());
+            .unwrap_or_else(|| program.region_of(last));
         if block.arrival.region != last_region {
             return false;
         }

@@ -135,7 +135,8 @@ pub(super) struct KnownBlock {
     /// Where the last instruction ends.
     end: u64,
     /// Where every instruction's function lies, when that is one region
-    /// (`arrival.region`).
+    /// (`arrival.region`): kept whole, as the run's end hands it on (a flag
+    /// to turn into it took 1.6% more host instructions on hydro).
     pub region: Option<Region>,
     /// Runs that went through the whole block and are not yet in the self
     /// costs: counted here rather than at the last step, in memory the run
