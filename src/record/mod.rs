@@ -8,6 +8,7 @@
 //! machine. The trace is written to a temporary file and renamed into
 //! place. Forked children are not recorded: the tool stops writing in them.
 
+mod fault;
 mod raw;
 mod symbols;
 mod tool;

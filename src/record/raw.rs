@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 
+use super::fault;
 use crate::symbols::ElfObject;
 use crate::trace::binary::{Control, TraceWriter};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
@@ -69,6 +70,7 @@ const ITEM_EXIT: u8 = 8;
 
 struct Described {
     id: u32,
+    def: BlockDef,
     /// For each item: its ordinal among the guarded accesses.
     guard_of: Vec<Option<u32>>,
     guarded: usize,
@@ -139,13 +141,21 @@ pub fn convert<R: Read, W: Write>(
             }
             _ => {}
         }
-        // Anything else ends the run in progress.
+        // Anything else ends the run in progress; a signal may have stopped
+        // it part-way.
+        let signal = match tag {
+            b'S' => Some((stream.u32()?, stream.u64()?)),
+            _ => None,
+        };
         if let Some(index) = running.take() {
             let block = blocks[index]
                 .as_ref()
                 .expect("a running block is described");
             run.guards.resize(block.guarded, false);
-            writer.block_run(block.id, &run)?;
+            match signal.and_then(|(signo, ip)| fault::completed(&block.def, &run, signo, ip)) {
+                Some(ran) => fault::write_completed(writer, &block.def, &run, ran)?,
+                None => writer.block_run(block.id, &run)?,
+            }
             run.clear();
             let totals = writer.totals();
             if totals.block_runs % PROGRESS_STEP == 0 {
@@ -153,6 +163,10 @@ pub fn convert<R: Read, W: Write>(
             }
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
+        }
+        if let Some((signo, _)) = signal {
+            event(writer, Event::Signal { signo })?;
+            continue;
         }
         match tag {
             b'B' => {
@@ -190,17 +204,12 @@ pub fn convert<R: Read, W: Write>(
                 }
                 blocks[index] = Some(Described {
                     id,
+                    def,
                     guard_of,
                     guarded: guarded as usize,
                 });
             }
             b'T' => event(writer, Event::Thread { tid: stream.u32()? })?,
-            b'S' => event(
-                writer,
-                Event::Signal {
-                    signo: stream.u32()?,
-                },
-            )?,
             b'R' => {
                 stream.u32()?;
                 event(writer, Event::SigReturn)?;
@@ -449,6 +458,96 @@ mod tests {
     fn convert_stream(bytes: &[u8]) -> Result<Recorded, RawError> {
         let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
         convert(bytes, &mut writer, |_| {})
+    }
+
+    /// A `D` record: block `id` at `addr`, instructions of 4 bytes with
+    /// the given items (tool item kinds, size 8), ending by `end`.
+    fn describe_record(id: u32, addr: u64, instrs: &[&[u8]], end: JumpKind) -> Vec<u8> {
+        let mut bytes = vec![b'D'];
+        bytes.extend(id.to_le_bytes());
+        bytes.extend(addr.to_le_bytes());
+        bytes.extend((instrs.len() as u16).to_le_bytes());
+        bytes.push(end.code());
+        for (k, items) in instrs.iter().enumerate() {
+            bytes.extend((4 * k as u16).to_le_bytes());
+            bytes.push(4);
+            bytes.extend((items.len() as u16).to_le_bytes());
+            for &kind in *items {
+                bytes.push(kind);
+                bytes.extend(8u16.to_le_bytes());
+            }
+        }
+        bytes
+    }
+
+    fn run_record(id: u32, sp: u64, addrs: &[u64]) -> Vec<u8> {
+        let mut bytes = vec![b'B'];
+        bytes.extend(id.to_le_bytes());
+        bytes.extend(sp.to_le_bytes());
+        for addr in addrs {
+            bytes.push(b'A');
+            bytes.extend(addr.to_le_bytes());
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_fault_cuts_a_run_short_and_a_pending_call_enters_what_completed() {
+        const READ: u8 = 1;
+        const WRITE: u8 = 2;
+        let mut bytes = b"LGR1".to_vec();
+        // Block 0 calls 0x2000, whose block 1 reads, writes (and faults),
+        // then writes again.
+        bytes.extend(describe_record(0, 0x1000, &[&[]], JumpKind::Call));
+        bytes.extend(run_record(0, 0x8000, &[]));
+        let callee: &[&[u8]] = &[&[READ], &[WRITE], &[WRITE]];
+        bytes.extend(describe_record(1, 0x2000, callee, JumpKind::Return));
+        bytes.extend(run_record(1, 0x7ff8, &[0x500, 0x600]));
+        bytes.push(b'S');
+        bytes.extend(11u32.to_le_bytes());
+        bytes.extend(0x2004u64.to_le_bytes());
+        bytes.push(b'R');
+        bytes.extend(11u32.to_le_bytes());
+        // The write runs again, as the first instruction of block 2.
+        let rest: &[&[u8]] = &[&[WRITE], &[WRITE]];
+        bytes.extend(describe_record(2, 0x2004, rest, JumpKind::Return));
+        bytes.extend(run_record(2, 0x7ff8, &[0x600, 0x601]));
+        bytes.push(b'E');
+
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        convert(&bytes[..], &mut writer, |_| {}).unwrap();
+        let trace = writer.finish(&[], Some(0)).unwrap();
+        let mut reader =
+            crate::trace::binary::BinaryReader::new(io::Cursor::new(trace), false).unwrap();
+        let mut events = Vec::new();
+        while let Some(event) = crate::trace::TraceRead::next_event(&mut reader).unwrap() {
+            events.push(event);
+        }
+        let instr = |addr| Event::Instr { addr, len: 4 };
+        let data = |access, addr| Event::Data {
+            access,
+            addr,
+            size: 8,
+        };
+        assert_eq!(
+            events,
+            [
+                Event::StackPointer { sp: 0x8000 },
+                instr(0x1000),
+                Event::StackPointer { sp: 0x7ff8 },
+                Event::Call { target: 0x2000 },
+                instr(0x2000),
+                data(Access::Read, 0x500),
+                Event::Signal { signo: 11 },
+                Event::SigReturn,
+                Event::StackPointer { sp: 0x7ff8 },
+                instr(0x2004),
+                data(Access::Write, 0x600),
+                instr(0x2008),
+                data(Access::Write, 0x601),
+                Event::Return,
+            ]
+        );
     }
 
     #[test]

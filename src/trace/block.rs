@@ -411,6 +411,14 @@ impl Expander {
         std::mem::take(&mut self.calling).then(|| def.addr())
     }
 
+    /// An instruction of a record of its own starts: the target of the call
+    /// that enters it, if the thread's previous block ended in a call (a
+    /// block whose run a fault stopped part-way is written that way).
+    #[inline]
+    pub fn enter_instr(&mut self, addr: u64) -> Option<u64> {
+        std::mem::take(&mut self.calling).then_some(addr)
+    }
+
     /// The run ended by `leaving`.
     #[inline]
     pub fn leave(&mut self, leaving: JumpKind) {

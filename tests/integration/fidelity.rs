@@ -101,6 +101,16 @@ const PROGRAMS: &[Program] = &[
         moved: 0,
     },
     Program {
+        source: "fault.c",
+        flags: &["-O1"],
+        functions: &["main", "touch", "touch_twice", "on_fault"],
+        // `__restore_rt` after each of the 3 x 2 x 256 handlers, as for
+        // signal.c.
+        uncounted: 2 * 3 * 2 * 256,
+        varies: 0,
+        moved: 0,
+    },
+    Program {
         source: "siglongjmp.c",
         flags: &["-O1"],
         functions: &[

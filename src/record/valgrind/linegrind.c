@@ -583,12 +583,15 @@ static void lg_start_client_code(ThreadId tid, ULong blocks_done)
    put_u32(tid);
 }
 
+/* The signal's record gives the address the thread was stopped at: for a
+   fault, the instruction that faulted, which did not complete. */
 static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 {
    lg_start_client_code(tid, 0);
    room(RECORD_MAX);
    put_u8('S');
    put_u32(sig);
+   put_u64(VG_(get_IP)(tid));
 }
 
 static void lg_post_deliver_signal(ThreadId tid, Int sig)
@@ -694,8 +697,16 @@ static void lg_print_debug_usage(void)
 
 static void lg_post_clo_init(void)
 {
-   /* Callgrind's instruction stream: superblocks end at every branch. */
+   /* Callgrind's superblocks: they end at every branch, and a loop of one
+      block is not unrolled into one. That also keeps the registers that a
+      faulting instruction reads as they were when its block started (or
+      as an earlier access of the block left them), so that a program
+      whose handler fixes the fault and returns (mapping the page, as
+      garbage collectors do) runs on as it does natively. */
    VG_(clo_vex_control).guest_chase = False;
+   VG_(clo_vex_control).iropt_unroll_thresh = 0;
+   VG_(clo_vex_control).iropt_register_updates_default = VexRegUpdAllregsAtMemAccess;
+   VG_(clo_px_file_backed) = VexRegUpdAllregsAtMemAccess;
    /* Bad options found this late are reported, not fatal: stop here, as
       a run that records nothing has no purpose. */
    if (clo_out == NULL) {

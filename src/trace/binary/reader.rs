@@ -508,6 +508,12 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.expander.signal();
                     self.queue.push_back(Event::Signal { signo });
                 }
+                Control::Event(Event::Instr { addr, len }) => {
+                    if let Some(target) = self.expander.enter_instr(addr) {
+                        self.queue.push_back(Event::Call { target });
+                    }
+                    self.queue.push_back(Event::Instr { addr, len });
+                }
                 Control::Event(Event::SigReturn) => {
                     self.expander.sigreturn();
                     self.queue.push_back(Event::SigReturn);

@@ -150,9 +150,14 @@ impl<W: Write> TraceWriter<W> {
 
     /// Writes a record that is not a block run.
     pub fn control(&mut self, control: &Control) -> io::Result<()> {
-        if let Control::Event(Event::Thread { tid }) = control {
-            self.thread = *tid;
-            self.sp_bases.switch(*tid);
+        match control {
+            Control::Event(Event::Thread { tid }) => {
+                self.thread = *tid;
+                self.sp_bases.switch(*tid);
+            }
+            Control::Event(Event::Instr { .. }) => self.totals.instructions += 1,
+            Control::Event(Event::Data { .. }) => self.totals.accesses += 1,
+            _ => {}
         }
         format::put_control(&mut self.events, control);
         self.maybe_flush()

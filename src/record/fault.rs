@@ -1,0 +1,222 @@
+//! Block runs that a fault stopped part-way.
+//!
+//! The tool writes a run's data addresses as the accesses happen, each just
+//! before its access. When an access faults (a `SIGSEGV` that a handler
+//! fixes by mapping the page, as garbage collectors and user-space paging
+//! do), the run stops there: its addresses fall short of what its block
+//! makes, and the signal's record comes next, with the address the thread
+//! resumes at when the handler returns: the instruction that faulted, as
+//! the tool has Valgrind keep every register exact at each access. That
+//! instruction did not complete; it runs again as the first of a new
+//! block. So the run is written as what completed, the instructions
+//! before it with their accesses, as Callgrind counts it.
+
+use std::io::{self, Write};
+
+use crate::trace::Event;
+use crate::trace::binary::{Control, TraceWriter};
+use crate::trace::block::{BlockDef, BlockRun, Item};
+
+/// Signals a data access or an arithmetic fault raises in the middle of a
+/// block: `SIGFPE`, `SIGBUS`, `SIGSEGV`. (An instruction that traps, `ud2`
+/// or `int3`, ends its block: its run is whole.)
+const FAULTS: [u32; 3] = [8, 7, 11];
+
+/// For a run of `def` that the signal `signo`, stopping the thread at
+/// `ip`, cut short: how many of its instructions completed. `None` when
+/// the run is whole: it took a side exit, or the signal came between
+/// blocks (a signal from outside, or a fault of the next block's first
+/// instruction).
+///
+/// A run short of addresses was cut short by a fault (at an access, before
+/// it or at an access of an instruction Valgrind did not give), at the
+/// instruction at `ip` if the run's addresses reach it; otherwise at the
+/// one whose access came last, or, with no access made, at the one that
+/// would have made the first. A run with all its addresses was cut short
+/// when a fault stopped it at one of its instructions after the first or
+/// at the one that made its last access.
+pub fn completed(def: &BlockDef, run: &BlockRun, signo: u32, ip: u64) -> Option<usize> {
+    if run.exit.is_some() {
+        return None;
+    }
+    // made[k]: the addresses that the instructions before k make.
+    let mut made = Vec::with_capacity(def.instrs.len() + 1);
+    let mut count = 0;
+    let mut guarded = 0;
+    made.push(0);
+    for instr in &def.instrs {
+        for item in &def.items[instr.items.clone()] {
+            if let Item::Access { guarded: g, .. } = *item {
+                let happened = !g || run.guards.get(guarded).copied().unwrap_or(false);
+                guarded += usize::from(g);
+                count += usize::from(happened);
+            }
+        }
+        made.push(count);
+    }
+    let addrs = run.addrs.len();
+    let at_ip = def.instrs.iter().position(|instr| instr.addr == ip);
+    if addrs >= count {
+        let faulted = |&k: &usize| {
+            let last_access = made[k] < addrs && addrs <= made[k + 1];
+            last_access || (k > 0 && made[k] == addrs)
+        };
+        return at_ip.filter(|k| FAULTS.contains(&signo) && faulted(k));
+    }
+    if let Some(k) = at_ip.filter(|&k| made[k] <= addrs) {
+        return Some(k);
+    }
+    // The last instruction whose accesses start before the run's last
+    // address (with none, the first that makes one).
+    Some(
+        (0..def.instrs.len())
+            .rev()
+            .find(|&k| made[k] < addrs.max(1))
+            .unwrap_or(0),
+    )
+}
+
+/// Writes the first `ran` instructions of a run of `def`, with their
+/// accesses, as events of their own: the trace's reader makes the first
+/// one the callee of a call that the thread's previous block ended in.
+pub fn write_completed<W: Write>(
+    writer: &mut TraceWriter<W>,
+    def: &BlockDef,
+    run: &BlockRun,
+    ran: usize,
+) -> io::Result<()> {
+    if ran == 0 {
+        return Ok(());
+    }
+    if let Some(sp) = run.sp {
+        writer.control(&Control::Event(Event::StackPointer { sp }))?;
+    }
+    let mut addrs = run.addrs.iter();
+    let mut guarded = 0;
+    for instr in &def.instrs[..ran] {
+        writer.control(&Control::Event(Event::Instr {
+            addr: instr.addr,
+            len: u32::from(instr.len),
+        }))?;
+        for item in &def.items[instr.items.clone()] {
+            let Item::Access {
+                access,
+                size,
+                guarded: g,
+            } = *item
+            else {
+                continue;
+            };
+            let happened = !g || run.guards.get(guarded).copied().unwrap_or(false);
+            guarded += usize::from(g);
+            if let Some(&addr) = happened.then(|| addrs.next()).flatten() {
+                writer.control(&Control::Event(Event::Data {
+                    access,
+                    addr,
+                    size: u32::from(size),
+                }))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Access;
+    use crate::trace::block::{BlockInstr, JumpKind};
+
+    /// `i 100 (read)`, `i 104 (guarded write)`, `i 108`, `i 10c (write)`.
+    fn block() -> BlockDef {
+        let access = |access, guarded| Item::Access {
+            access,
+            size: 8,
+            guarded,
+        };
+        let instr = |addr, items| BlockInstr {
+            addr,
+            len: 4,
+            items,
+        };
+        BlockDef {
+            instrs: vec![
+                instr(0x100, 0..1),
+                instr(0x104, 1..2),
+                instr(0x108, 2..2),
+                instr(0x10c, 2..3),
+            ],
+            items: vec![
+                access(Access::Read, false),
+                access(Access::Write, true),
+                access(Access::Write, false),
+            ],
+            end: JumpKind::Boring,
+        }
+    }
+
+    fn run(guard: bool, addrs: &[u64]) -> BlockRun {
+        BlockRun {
+            sp: Some(0x7000),
+            exit: None,
+            guards: vec![guard],
+            addrs: addrs.to_vec(),
+        }
+    }
+
+    const SEGV: u32 = 11;
+
+    #[test]
+    fn a_run_left_by_a_side_exit_or_between_blocks_is_whole() {
+        let def = block();
+        let left = BlockRun {
+            exit: Some(0),
+            ..run(false, &[1])
+        };
+        assert_eq!(completed(&def, &left, SEGV, 0x104), None);
+        // The next block's first instruction faulted, or a signal came
+        // from outside.
+        assert_eq!(completed(&def, &run(false, &[1, 2]), SEGV, 0x500), None);
+        assert_eq!(completed(&def, &run(true, &[1, 2, 3]), 14, 0x10c), None);
+        // A loop back to the block's start.
+        assert_eq!(completed(&def, &run(false, &[1, 2]), SEGV, 0x100), None);
+    }
+
+    #[test]
+    fn a_fault_stops_the_run_before_the_instruction_that_faulted() {
+        let def = block();
+        // The read faulted: nothing completed.
+        assert_eq!(completed(&def, &run(false, &[1]), SEGV, 0x100), Some(0));
+        // The guarded write faulted.
+        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x104), Some(1));
+        // The last write faulted: every address was made.
+        assert_eq!(
+            completed(&def, &run(true, &[1, 2, 3]), SEGV, 0x10c),
+            Some(3)
+        );
+        // Not an access: the instruction at the address given stopped.
+        assert_eq!(completed(&def, &run(false, &[1]), 8, 0x108), Some(2));
+        assert_eq!(completed(&def, &run(false, &[1]), 8, 0x10c), Some(3));
+    }
+
+    #[test]
+    fn an_address_the_accesses_disagree_with_falls_back_to_the_last_access() {
+        let def = block();
+        // The instructions before 0x10c make two addresses; the run made one.
+        assert_eq!(completed(&def, &run(true, &[1]), SEGV, 0x10c), Some(0));
+        // Resuming before the access that faulted: the rest runs again.
+        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x100), Some(0));
+        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x999), Some(1));
+        // No address at all: the first instruction making one stopped.
+        assert_eq!(completed(&def, &run(false, &[]), SEGV, 0x999), Some(0));
+    }
+
+    #[test]
+    fn what_completed_is_written_as_events_of_its_own() {
+        let def = block();
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        write_completed(&mut writer, &def, &run(false, &[0x2000, 0x3000]), 3).unwrap();
+        let totals = writer.totals();
+        assert_eq!((totals.instructions, totals.accesses), (3, 1));
+    }
+}
