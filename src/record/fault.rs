@@ -17,14 +17,18 @@ use crate::trace::Event;
 use crate::trace::binary::{Control, TraceWriter};
 use crate::trace::block::{BlockDef, BlockRun, Item};
 
-/// Signals a data access or an arithmetic fault raises in the middle of a
-/// block: `SIGFPE`, `SIGBUS`, `SIGSEGV`. (An instruction that traps, `ud2`
-/// or `int3`, ends its block: its run is whole.)
-const FAULTS: [u32; 3] = [8, 7, 11];
+/// Whether signal `signo` is one that a data access or an arithmetic fault
+/// raises in the middle of a block: `SIGFPE`, `SIGBUS`, `SIGSEGV`. (An
+/// instruction that traps, `ud2` or `int3`, ends its block: its run is
+/// whole.)
+pub fn is_fault(signo: u32) -> bool {
+    matches!(signo, 7 | 8 | 11)
+}
 
-/// For a run of `def` that the signal `signo`, stopping the thread at
-/// `ip`, cut short: how many of its instructions completed. `None` when
-/// the run is whole: it took a side exit, or the signal came between
+/// For a run of `def` that the thread stopping at `ip` cut short, by a
+/// fault if `fault` allows one (a fault signal, or the end of a program a
+/// fault may have killed): how many of its instructions completed. `None`
+/// when the run is whole: it took a side exit, or it stopped between
 /// blocks (a signal from outside, or a fault of the next block's first
 /// instruction).
 ///
@@ -35,7 +39,7 @@ const FAULTS: [u32; 3] = [8, 7, 11];
 /// would have made the first. A run with all its addresses was cut short
 /// when a fault stopped it at one of its instructions after the first or
 /// at the one that made its last access.
-pub fn completed(def: &BlockDef, run: &BlockRun, signo: u32, ip: u64) -> Option<usize> {
+pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
     if run.exit.is_some() {
         return None;
     }
@@ -61,7 +65,7 @@ pub fn completed(def: &BlockDef, run: &BlockRun, signo: u32, ip: u64) -> Option<
             let last_access = made[k] < addrs && addrs <= made[k + 1];
             last_access || (k > 0 && made[k] == addrs)
         };
-        return at_ip.filter(|k| FAULTS.contains(&signo) && faulted(k));
+        return at_ip.filter(|k| fault && faulted(k));
     }
     if let Some(k) = at_ip.filter(|&k| made[k] <= addrs) {
         return Some(k);
@@ -164,8 +168,6 @@ mod tests {
         }
     }
 
-    const SEGV: u32 = 11;
-
     #[test]
     fn a_run_left_by_a_side_exit_or_between_blocks_is_whole() {
         let def = block();
@@ -173,42 +175,44 @@ mod tests {
             exit: Some(0),
             ..run(false, &[1])
         };
-        assert_eq!(completed(&def, &left, SEGV, 0x104), None);
+        assert_eq!(completed(&def, &left, true, 0x104), None);
         // The next block's first instruction faulted, or a signal came
         // from outside.
-        assert_eq!(completed(&def, &run(false, &[1, 2]), SEGV, 0x500), None);
-        assert_eq!(completed(&def, &run(true, &[1, 2, 3]), 14, 0x10c), None);
+        assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x500), None);
+        assert_eq!(completed(&def, &run(true, &[1, 2, 3]), false, 0x10c), None);
         // A loop back to the block's start.
-        assert_eq!(completed(&def, &run(false, &[1, 2]), SEGV, 0x100), None);
+        assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x100), None);
     }
 
     #[test]
     fn a_fault_stops_the_run_before_the_instruction_that_faulted() {
+        assert!([7, 8, 11].into_iter().all(is_fault));
+        assert!(![4, 5, 14, 15].into_iter().any(is_fault));
         let def = block();
         // The read faulted: nothing completed.
-        assert_eq!(completed(&def, &run(false, &[1]), SEGV, 0x100), Some(0));
+        assert_eq!(completed(&def, &run(false, &[1]), true, 0x100), Some(0));
         // The guarded write faulted.
-        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x104), Some(1));
+        assert_eq!(completed(&def, &run(true, &[1, 2]), true, 0x104), Some(1));
         // The last write faulted: every address was made.
         assert_eq!(
-            completed(&def, &run(true, &[1, 2, 3]), SEGV, 0x10c),
+            completed(&def, &run(true, &[1, 2, 3]), true, 0x10c),
             Some(3)
         );
         // Not an access: the instruction at the address given stopped.
-        assert_eq!(completed(&def, &run(false, &[1]), 8, 0x108), Some(2));
-        assert_eq!(completed(&def, &run(false, &[1]), 8, 0x10c), Some(3));
+        assert_eq!(completed(&def, &run(false, &[1]), true, 0x108), Some(2));
+        assert_eq!(completed(&def, &run(false, &[1]), true, 0x10c), Some(3));
     }
 
     #[test]
     fn an_address_the_accesses_disagree_with_falls_back_to_the_last_access() {
         let def = block();
         // The instructions before 0x10c make two addresses; the run made one.
-        assert_eq!(completed(&def, &run(true, &[1]), SEGV, 0x10c), Some(0));
+        assert_eq!(completed(&def, &run(true, &[1]), true, 0x10c), Some(0));
         // Resuming before the access that faulted: the rest runs again.
-        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x100), Some(0));
-        assert_eq!(completed(&def, &run(true, &[1, 2]), SEGV, 0x999), Some(1));
+        assert_eq!(completed(&def, &run(true, &[1, 2]), true, 0x100), Some(0));
+        assert_eq!(completed(&def, &run(true, &[1, 2]), true, 0x999), Some(1));
         // No address at all: the first instruction making one stopped.
-        assert_eq!(completed(&def, &run(false, &[]), SEGV, 0x999), Some(0));
+        assert_eq!(completed(&def, &run(false, &[]), true, 0x999), Some(0));
     }
 
     #[test]

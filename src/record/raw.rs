@@ -141,10 +141,14 @@ pub fn convert<R: Read, W: Write>(
             }
             _ => {}
         }
-        // Anything else ends the run in progress; a signal may have stopped
-        // it part-way.
-        let signal = match tag {
-            b'S' => Some((stream.u32()?, stream.u64()?)),
+        // Anything else ends the run in progress; a signal, or the end of a
+        // program that a fault killed, may have stopped it part-way.
+        let stop = match tag {
+            b'S' => {
+                let signo = stream.u32()?;
+                Some((Some(signo), stream.u64()?))
+            }
+            b'E' => Some((None, stream.u64()?)),
             _ => None,
         };
         if let Some(index) = running.take() {
@@ -152,10 +156,8 @@ pub fn convert<R: Read, W: Write>(
                 .as_ref()
                 .expect("a running block is described");
             run.guards.resize(block.guarded, false);
-            match signal.and_then(|(signo, ip)| fault::completed(&block.def, &run, signo, ip)) {
-                Some(ran) => fault::write_completed(writer, &block.def, &run, ran)?,
-                None => writer.block_run(block.id, &run)?,
-            }
+            let fault = stop.map(|(signo, ip)| (signo.is_none_or(fault::is_fault), ip));
+            end_run(writer, block, &run, fault)?;
             run.clear();
             let totals = writer.totals();
             if totals.block_runs % PROGRESS_STEP == 0 {
@@ -164,9 +166,16 @@ pub fn convert<R: Read, W: Write>(
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
         }
-        if let Some((signo, _)) = signal {
-            event(writer, Event::Signal { signo })?;
-            continue;
+        match stop {
+            Some((Some(signo), _)) => {
+                event(writer, Event::Signal { signo })?;
+                continue;
+            }
+            Some((None, _)) => {
+                recorded.finished = true;
+                continue;
+            }
+            None => {}
         }
         match tag {
             b'B' => {
@@ -233,7 +242,6 @@ pub fn convert<R: Read, W: Write>(
             }
             b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
             b'P' => recorded.exec_at = Some(writer.totals().block_runs),
-            b'E' => recorded.finished = true,
             other => {
                 return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));
             }
@@ -244,9 +252,26 @@ pub fn convert<R: Read, W: Write>(
             .as_ref()
             .expect("a running block is described");
         run.guards.resize(block.guarded, false);
-        writer.block_run(block.id, &run)?;
+        end_run(writer, block, &run, None)?;
     }
     Ok(recorded)
+}
+
+/// Writes a run that `stop` ended: whole, or what completed of it when a
+/// fault cut it short. `stop` is whether the thread may have been stopped
+/// by a fault, and the address it stopped at; without it (the stream ended
+/// there), only a run short of addresses was cut short.
+fn end_run<W: Write>(
+    writer: &mut TraceWriter<W>,
+    block: &Described,
+    run: &BlockRun,
+    stop: Option<(bool, u64)>,
+) -> io::Result<()> {
+    let (fault, ip) = stop.unwrap_or((false, 0));
+    match fault::completed(&block.def, run, fault, ip) {
+        Some(ran) => fault::write_completed(writer, &block.def, run, ran),
+        None => writer.block_run(block.id, run),
+    }
 }
 
 fn event<W: Write>(writer: &mut TraceWriter<W>, event: Event) -> io::Result<()> {
@@ -513,16 +538,9 @@ mod tests {
         bytes.extend(describe_record(2, 0x2004, rest, JumpKind::Return));
         bytes.extend(run_record(2, 0x7ff8, &[0x600, 0x601]));
         bytes.push(b'E');
+        bytes.extend(0x3000u64.to_le_bytes());
 
-        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
-        convert(&bytes[..], &mut writer, |_| {}).unwrap();
-        let trace = writer.finish(&[], Some(0)).unwrap();
-        let mut reader =
-            crate::trace::binary::BinaryReader::new(io::Cursor::new(trace), false).unwrap();
-        let mut events = Vec::new();
-        while let Some(event) = crate::trace::TraceRead::next_event(&mut reader).unwrap() {
-            events.push(event);
-        }
+        let events = converted_events(&bytes);
         let instr = |addr| Event::Instr { addr, len: 4 };
         let data = |access, addr| Event::Data {
             access,
@@ -548,6 +566,50 @@ mod tests {
                 Event::Return,
             ]
         );
+    }
+
+    /// The events of the trace that `stream` converts into.
+    fn converted_events(stream: &[u8]) -> Vec<Event> {
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        convert(stream, &mut writer, |_| {}).unwrap();
+        let trace = writer.finish(&[], None).unwrap();
+        let mut reader =
+            crate::trace::binary::BinaryReader::new(io::Cursor::new(trace), false).unwrap();
+        let mut events = Vec::new();
+        while let Some(event) = crate::trace::TraceRead::next_event(&mut reader).unwrap() {
+            events.push(event);
+        }
+        events
+    }
+
+    #[test]
+    fn a_program_a_fault_killed_ends_before_the_faulting_instruction() {
+        const WRITE: u8 = 2;
+        let mut bytes = b"LGR1".to_vec();
+        let writes: &[&[u8]] = &[&[WRITE], &[], &[WRITE], &[WRITE]];
+        bytes.extend(describe_record(0, 0x1000, writes, JumpKind::Boring));
+        bytes.extend(run_record(0, 0x8000, &[0x500, 0x600]));
+        let mut killed = bytes.clone();
+        killed.push(b'E');
+        killed.extend(0x1008u64.to_le_bytes());
+        let instrs = |events: &[Event]| {
+            events
+                .iter()
+                .filter(|event| matches!(event, Event::Instr { .. }))
+                .count()
+        };
+        // The write at 0x1008 faulted: two instructions completed.
+        assert_eq!(instrs(&converted_events(&killed)), 2);
+        // Valgrind was killed: the stream stops after the second address,
+        // whose instruction is taken as the last to start.
+        assert_eq!(instrs(&converted_events(&bytes)), 2);
+        // A program that exited: its last run is whole.
+        let mut exited = bytes.clone();
+        exited.extend(b"A");
+        exited.extend(0x700u64.to_le_bytes());
+        exited.push(b'E');
+        exited.extend(0x1010u64.to_le_bytes());
+        assert_eq!(instrs(&converted_events(&exited)), 4);
     }
 
     #[test]

@@ -209,6 +209,41 @@ fn a_forked_child_is_not_recorded() {
     assert_eq!(instructions_in(&events, "child_work"), 0);
 }
 
+/// A program that a fault kills mid-block is recorded up to the faulting
+/// instruction, which did not complete (the run was refused before, and
+/// the recording lost); `record` exits as the program did.
+#[test]
+fn a_program_a_fault_kills_is_recorded_up_to_the_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("crash.c", dir.path()) else {
+        return;
+    };
+    let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(128 + 11));
+    let events = events(&dir.path().join("crash.lgt"));
+    let (start, end) = events
+        .iter()
+        .find_map(|event| match event {
+            Event::Function(f) if f.name == "work" => Some((f.start, f.end)),
+            _ => None,
+        })
+        .expect("work has a symbol");
+    let last = events.iter().rev().find_map(|event| match event {
+        Event::Instr { addr, .. } => Some(*addr),
+        _ => None,
+    });
+    assert!(last.is_some_and(|addr| (start..end).contains(&addr)));
+    // 1,000 iterations: the last one's store, through the null pointer,
+    // faulted and is not in the trace (nor what follows it).
+    let null_stores = events
+        .iter()
+        .filter(|event| matches!(event, Event::Data { addr: 0..=15, .. }))
+        .count();
+    assert_eq!(null_stores, 0);
+    assert!(instructions_in(&events, "work") > 999 * 8);
+    sim_succeeds(dir.path(), "crash.lgt");
+}
+
 /// Timer signals arrive between blocks, also between a block that ends in
 /// a call and the callee's first block (in some of the 50, nearly surely:
 /// about a third of the loop's blocks end in the call): the call waits for

@@ -735,10 +735,13 @@ static void lg_post_clo_init(void)
 
 /* Valgrind passes 0 whatever the program's exit code; the recorder takes
    the exit status of the Valgrind process instead. */
+/* The end's record gives the address the last thread to run stopped at:
+   for a program that a fault killed, the instruction that faulted. */
 static void lg_fini(Int exitcode)
 {
    room(RECORD_MAX);
    put_u8('E');
+   put_u64(last_tid == VG_INVALID_THREADID ? 0 : VG_(get_IP)(last_tid));
    flush();
    if (out_fd >= 0)
       VG_(close)(out_fd);
