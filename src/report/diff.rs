@@ -162,11 +162,15 @@ impl Diff {
             return Err(NoCommonEvents);
         }
         let runs = [a, b];
-        let pick = |run: &RunCosts, costs: &[i128]| -> Vec<i128> {
+        // Each common event's index in either run, looked up once.
+        let columns = runs.map(|run| {
             events
                 .iter()
-                .map(|event| run.event(event).map_or(0, |at| costs[at]))
-                .collect()
+                .map(|event| run.event(event).expect("a common event"))
+                .collect::<Vec<usize>>()
+        });
+        let pick = |side: usize, costs: &[i128]| -> Vec<i128> {
+            columns[side].iter().map(|&at| costs[at]).collect()
         };
         let mut functions: Vec<FunctionDelta> = Vec::new();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
@@ -184,12 +188,12 @@ impl Diff {
                     functions.len() - 1
                 });
                 let entry = &mut functions[at];
-                add(&mut entry.self_cost[side], &pick(run, &function.self_cost));
-                add(&mut entry.inclusive[side], &pick(run, &function.inclusive));
+                add(&mut entry.self_cost[side], &pick(side, &function.self_cost));
+                add(&mut entry.inclusive[side], &pick(side, &function.inclusive));
             }
         }
         Ok(Diff {
-            totals: [pick(a, &a.totals), pick(b, &b.totals)],
+            totals: [pick(0, &a.totals), pick(1, &b.totals)],
             events,
             functions,
         })

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::callgrind_file::{CallEntry, FunctionEntry, FunctionKey, ProfileFile};
 use crate::output::{file_name, object_of};
 use crate::profile::Profile;
-use crate::program::FnId;
+use crate::program::{FileId, FnId};
 
 impl ProfileFile {
     /// What the callgrind file of `profile` says, read back.
@@ -42,6 +42,7 @@ impl ProfileFile {
             index[func.0 as usize] = Some(file.functions.len() - 1);
             file.functions.len() - 1
         };
+        let mut lines: HashMap<(Option<FileId>, u32), Vec<u64>> = HashMap::new();
         for (instr, cost) in program.instrs().iter().zip(&profile.self_cost) {
             if cost.is_zero() {
                 continue;
@@ -50,12 +51,21 @@ impl ProfileFile {
             for (sum, value) in file.functions[at].self_cost.iter_mut().zip(costs(cost)) {
                 *sum += value;
             }
-            let line = (file_name(profile, instr.file), u64::from(instr.line));
+            // By the file's id: its name is copied once per line, below.
+            let line_cost = lines
+                .entry((instr.file, instr.line))
+                .or_insert_with(|| vec![0; kinds.len()]);
+            for (sum, value) in line_cost.iter_mut().zip(costs(cost)) {
+                *sum += value;
+            }
+        }
+        for ((id, line), cost) in lines {
+            let line = (file_name(profile, id), u64::from(line));
             let line_cost = file
                 .lines
                 .entry(line)
                 .or_insert_with(|| vec![0; kinds.len()]);
-            for (sum, value) in line_cost.iter_mut().zip(costs(cost)) {
+            for (sum, value) in line_cost.iter_mut().zip(cost) {
                 *sum += value;
             }
         }

@@ -102,9 +102,9 @@ fn annotate(
             table.row(source_row(show.len(), &source, shown, None, report));
         }
         table.row(source_row(show.len(), &source, line, Some(cost), report));
-        next = line + 1;
-        let until = (line + CONTEXT).min(source.len() as u64);
-        let following = costs.range(line + 1..).next().map_or(u64::MAX, |(&l, _)| l);
+        next = line.saturating_add(1);
+        let until = line.saturating_add(CONTEXT).min(source.len() as u64);
+        let following = costs.range(next..).next().map_or(u64::MAX, |(&l, _)| l);
         while next <= until && next < following {
             table.row(source_row(show.len(), &source, next, None, report));
             next += 1;

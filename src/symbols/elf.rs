@@ -103,7 +103,8 @@ impl ElfObject {
         let build_id = elf.build_id().ok().flatten().map(<[u8]>::to_vec);
         let debug = debug_file(path, &elf);
         let load_range = elf.segments().fold(None, |range, segment| {
-            let (start, end) = (segment.address(), segment.address() + segment.size());
+            let start = segment.address();
+            let end = start.saturating_add(segment.size());
             Some(match range {
                 None => (start, end),
                 Some((lo, hi)) => (start.min(lo), end.max(hi)),
@@ -286,7 +287,7 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
         };
         functions.push(ElfFunction {
             start: *start,
-            end: (start + size).min(next),
+            end: start.saturating_add(*size).min(next),
             name,
         });
     }

@@ -76,9 +76,10 @@ impl CodeObject {
             .sections
             .iter()
             .find(|&&(start, _, size)| start <= svma && svma - start < size)?;
-        let from = (offset + (svma - start)) as usize;
-        let to = (offset + size) as usize;
-        self.data.get(from..to.min(from + 15))
+        // Offsets from a damaged header may overflow: no code there.
+        let from = usize::try_from(offset.checked_add(svma - start)?).ok()?;
+        let to = usize::try_from(offset.checked_add(size)?).ok()?;
+        self.data.get(from..to.min(from.saturating_add(15)))
     }
 }
 
@@ -131,7 +132,10 @@ fn open(binary: &Binary) -> Result<CodeObject, String> {
     let plt = elf
         .sections()
         .filter(|section| section.name().is_ok_and(|name| name.starts_with(".plt")))
-        .map(|section| (section.address(), section.address() + section.size()))
+        .map(|section| {
+            let start = section.address();
+            (start, start.saturating_add(section.size()))
+        })
         .collect();
     Ok(CodeObject {
         path: absolute(&binary.path),

@@ -435,3 +435,26 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         "has `Bogus` in `inclusive`, which `events` does not list",
     );
 }
+
+/// Source lines at the top of the number range: annotating them shows the
+/// cost, with no context past the last line (the arithmetic once
+/// overflowed there).
+#[test]
+fn a_source_line_at_the_end_of_the_number_range_is_annotated() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "src.c", "int main(void)\n{\n}\n");
+    let profile = format!(
+        "events: Ir\nfl=src.c\nfn=main\n2 3\n{} 5\n{} 7\n",
+        u64::MAX - 1,
+        u64::MAX
+    );
+    write(dir.path(), "p.out", &profile);
+    let report = success(linegrind(
+        dir.path(),
+        &["report", "p.out", "--auto=yes", "--no-color"],
+    ));
+    assert!(
+        report.contains("2 lines with costs lie beyond the end of the file"),
+        "{report}"
+    );
+}

@@ -407,9 +407,8 @@ impl<C: Cost> Parser<C> {
                         what: "an `events:` line that names no event".into(),
                     });
                 }
-                if let Some(twice) =
-                    (1..events.len()).find(|&at| events[..at].contains(&events[at]))
-                {
+                let mut seen = std::collections::HashSet::with_capacity(events.len());
+                if let Some(twice) = events.iter().position(|event| !seen.insert(event)) {
                     return Err(ParseError {
                         line: number,
                         what: format!("event `{}` is listed twice", events[twice]),
