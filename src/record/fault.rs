@@ -15,7 +15,7 @@ use std::io::{self, Write};
 
 use crate::trace::Event;
 use crate::trace::binary::{Control, TraceWriter};
-use crate::trace::block::{BlockDef, BlockRun, Item};
+use crate::trace::block::{BlockDef, BlockRun, Item, Step, WalkError};
 
 /// Whether signal `signo` is one that a data access or an arithmetic fault
 /// raises in the middle of a block: `SIGFPE`, `SIGBUS`, `SIGSEGV`. (An
@@ -83,6 +83,7 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
 /// Writes the first `ran` instructions of a run of `def`, with their
 /// accesses, as events of their own: the trace's reader makes the first
 /// one the callee of a call that the thread's previous block ended in.
+/// `ran` is what [`completed`] gave, whose addresses the run has.
 pub fn write_completed<W: Write>(
     writer: &mut TraceWriter<W>,
     def: &BlockDef,
@@ -95,34 +96,28 @@ pub fn write_completed<W: Write>(
     if let Some(sp) = run.sp {
         writer.control(&Control::Event(Event::StackPointer { sp }))?;
     }
-    let mut addrs = run.addrs.iter();
-    let mut guarded = 0;
-    for instr in &def.instrs[..ran] {
-        writer.control(&Control::Event(Event::Instr {
-            addr: instr.addr,
-            len: u32::from(instr.len),
-        }))?;
-        for item in &def.items[instr.items.clone()] {
-            let Item::Access {
-                access,
-                size,
-                guarded: g,
-            } = *item
-            else {
-                continue;
-            };
-            let happened = !g || run.guards.get(guarded).copied().unwrap_or(false);
-            guarded += usize::from(g);
-            if let Some(&addr) = happened.then(|| addrs.next()).flatten() {
-                writer.control(&Control::Event(Event::Data {
-                    access,
-                    addr,
-                    size: u32::from(size),
-                }))?;
+    // The walk stops at instruction `ran`, before the addresses run out.
+    let mut instrs = 0;
+    let walked = def.walk(run.view(), |step| {
+        let event = match step {
+            Step::Instr { addr, len } => {
+                if instrs == ran {
+                    return Err(None);
+                }
+                instrs += 1;
+                Event::Instr { addr, len }
             }
+            Step::Data { access, addr, size } => Event::Data { access, addr, size },
+        };
+        writer.control(&Control::Event(event)).map_err(Some)
+    });
+    match walked {
+        Err(WalkError::Step(Some(err))) => Err(err),
+        Err(WalkError::Mismatch(mismatch)) => {
+            Err(io::Error::new(io::ErrorKind::InvalidData, mismatch.0))
         }
+        Ok(()) | Err(WalkError::Step(None)) => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -734,9 +734,9 @@ static void lg_post_clo_init(void)
 }
 
 /* Valgrind passes 0 whatever the program's exit code; the recorder takes
-   the exit status of the Valgrind process instead. */
-/* The end's record gives the address the last thread to run stopped at:
-   for a program that a fault killed, the instruction that faulted. */
+   the exit status of the Valgrind process instead. The end's record gives
+   the address the last thread to run stopped at: for a program that a
+   fault killed, the instruction that faulted. */
 static void lg_fini(Int exitcode)
 {
    room(RECORD_MAX);
