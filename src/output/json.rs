@@ -184,6 +184,12 @@ pub struct FunctionSummary {
     pub inclusive: EventValues<u64>,
 }
 
+/// `text` without the UTF-8 byte-order mark it may start with (JSON
+/// readers may skip one, RFC 8259 section 8.1).
+fn without_bom(text: &[u8]) -> &[u8] {
+    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+}
+
 impl Summary {
     /// The summary of `profile`, simulated from `source`.
     pub fn new(profile: &Profile, source: &Source) -> Summary {
@@ -262,8 +268,16 @@ impl Summary {
         writeln!(out)
     }
 
+    /// Whether a file starting with `start` is JSON rather than a callgrind
+    /// file: its first character is `{`, after blanks and the byte-order
+    /// mark some editors save UTF-8 with.
+    pub fn is_json(start: &[u8]) -> bool {
+        without_bom(start).trim_ascii_start().starts_with(b"{")
+    }
+
     /// Reads a summary, checking its schema and version.
     pub fn read(text: &[u8]) -> Result<Summary, String> {
+        let text = without_bom(text);
         let mut summary: Summary =
             serde_json::from_slice(text).map_err(|err| printable(&err.to_string()).into_owned())?;
         summary.escape_names();

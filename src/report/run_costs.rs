@@ -61,7 +61,7 @@ impl RunCosts {
         };
         let mut input = BufReader::new(File::open(path).map_err(|err| error(err.to_string()))?);
         let start = input.fill_buf().map_err(|err| error(err.to_string()))?;
-        if start.trim_ascii_start().starts_with(b"{") {
+        if Summary::is_json(start) {
             let text = read_bounded(input, MAX_SUMMARY).map_err(|err| error(err.to_string()))?;
             let Some(text) = text else {
                 return Err(error(format!(

@@ -436,6 +436,25 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
     );
 }
 
+/// A summary an editor saved with a UTF-8 byte-order mark is still JSON:
+/// `check` compares it as it was, where it once took it for a callgrind file.
+#[test]
+fn a_summary_saved_with_a_byte_order_mark_is_read_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    success(linegrind(
+        dir.path(),
+        &["sim", "-q", trace.to_str().unwrap(), "-o", "a.out", "--json", "a.json"],
+    ));
+    let summary = fs::read_to_string(dir.path().join("a.json")).unwrap();
+    write(dir.path(), "bom.json", &format!("\u{feff}{summary}"));
+    let out = success(linegrind(
+        dir.path(),
+        &["check", "--baseline", "bom.json", "a.json", "--limit", "Ir=+0%"],
+    ));
+    assert!(out.contains("Ir"), "{out}");
+}
+
 /// Source lines at the top of the number range: annotating them shows the
 /// cost, with no context past the last line (the arithmetic once
 /// overflowed there).

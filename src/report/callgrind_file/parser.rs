@@ -7,6 +7,7 @@ use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
 use super::{CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile};
+use crate::output::json::Summary;
 use crate::printable::printable;
 use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
@@ -72,7 +73,7 @@ fn not_a_profile(start: &[u8]) -> Option<&'static str> {
         Some(
             "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)",
         )
-    } else if start.trim_ascii_start().starts_with(b"{") {
+    } else if Summary::is_json(start) {
         Some("this is JSON (a `sim --json` summary, which `linegrind check` and `diff` read)")
     } else {
         None
