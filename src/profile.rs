@@ -49,7 +49,8 @@ pub struct Profile {
     pub program: Rc<Program>,
     /// Self cost of every instruction, indexed by [`InstrId`].
     pub self_cost: Vec<Cost>,
-    /// Every call arc, indexed by [`crate::arcs::ArcId`].
+    /// Every call arc, indexed by [`crate::arcs::ArcId`]; outputs take
+    /// [`Profile::called_arcs`].
     pub arcs: Vec<Arc>,
     /// Back-dating tree statistics, when back-dating was on.
     pub tree: Option<TreeStats>,
@@ -93,6 +94,13 @@ impl Profile {
             costs[instr.func.0 as usize] += cost;
         }
         costs
+    }
+
+    /// The arcs called along, with their indices. An arc can count no call:
+    /// a hand-written trace's `call` whose next instruction is not at its
+    /// target counts on the arc of the code that runs instead.
+    pub fn called_arcs(&self) -> impl Iterator<Item = (usize, &Arc)> {
+        self.arcs.iter().enumerate().filter(|(_, arc)| arc.calls > 0)
     }
 
     /// The function an arc is called from.

@@ -142,7 +142,7 @@ impl Writer<'_> {
                 tree.created_nodes
             )?;
         }
-        writeln!(self.out, "desc: Call arcs: {}", profile.arcs.len())?;
+        writeln!(self.out, "desc: Call arcs: {}", profile.called_arcs().count())?;
         writeln!(self.out)?;
         for kind in self.kinds {
             writeln!(self.out, "event: {} : {}", kind.name(), kind.long_name())?;
@@ -166,7 +166,7 @@ impl Writer<'_> {
             instrs_of[instr.func.0 as usize].push(InstrId(index as u32));
         }
         let mut arcs_from: Vec<Vec<usize>> = vec![Vec::new(); program.instrs().len()];
-        for (index, arc) in self.profile.arcs.iter().enumerate() {
+        for (index, arc) in self.profile.called_arcs() {
             arcs_from[arc.call_site.0 as usize].push(index);
         }
         // By object, then in order of first appearance.

@@ -235,7 +235,7 @@ impl Summary {
                 command: source.command.map(str::to_string),
                 threads: profile.threads as u64,
                 functions: profile.program.functions().len() as u64,
-                call_arcs: profile.arcs.len() as u64,
+                call_arcs: profile.called_arcs().count() as u64,
             },
             caches: Caches {
                 i1: config.i1().into(),

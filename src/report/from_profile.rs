@@ -70,7 +70,7 @@ impl ProfileFile {
             }
         }
         let mut calls: HashMap<(usize, usize), usize> = HashMap::new();
-        for arc in &profile.arcs {
+        for (_, arc) in profile.called_arcs() {
             let caller = entry(&mut file, profile.caller(arc));
             let callee = entry(&mut file, arc.callee);
             let at = *calls.entry((caller, callee)).or_insert_with(|| {

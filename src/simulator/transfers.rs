@@ -30,13 +30,16 @@ impl<B: Backdate> Simulator<B> {
         let mut jumped = false;
         let mut forced = false;
         match context.take_pending() {
-            Pending::Call(call) => {
+            Pending::Call(mut call) => {
                 // Callgrind leaves the frames the stack pointer has left
                 // first, and a call that left any is taken for a return.
                 let left = sp.map_or(0, |sp| {
                     context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
                 });
                 if left == 0 {
+                    if call.entry != addr {
+                        call = retarget(&mut self.program, &mut self.arcs, call, addr);
+                    }
                     context.push(call, sp, false, &mut self.charges.backdate, now);
                 }
             }
@@ -206,6 +209,27 @@ fn entered_by_jump(
     };
     let at_entry = program.function(func).starts_at(addr) && (with_sp || func != from);
     (forced || crosses || at_entry).then_some(func)
+}
+
+/// A call whose callee's first instruction is not at its target (a
+/// hand-written trace may say so) enters the code that runs there instead,
+/// as Callgrind names a callee by the code a call reaches: its count moves
+/// to that arc, leaving the target's arc one call fewer (an arc left with
+/// none is no call, see [`Profile::called_arcs`]).
+///
+/// [`Profile::called_arcs`]: crate::profile::Profile::called_arcs
+fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Call {
+    if let Some(arc) = call.arc {
+        arcs.get_mut(arc).calls -= 1;
+    }
+    let callee = program.callee(addr);
+    let (arc, charge_to) = enter(program, arcs, call.site, callee, addr);
+    Call {
+        arc,
+        charge_to,
+        entry: addr,
+        ..call
+    }
 }
 
 /// Counts a call from `site` into `callee` at `target`: its arc, or for a

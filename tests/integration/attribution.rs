@@ -73,6 +73,50 @@ fn a_jump_to_another_functions_entry_is_a_tail_call() {
     assert_eq!(self_cost(&profile, "main")[Ir], 2);
 }
 
+/// A `call` whose next instruction is not at its target enters the code
+/// that runs, as Callgrind names a callee by the code a call reaches; a
+/// `call` that nothing follows still counts on its target's arc.
+#[test]
+fn a_call_enters_the_function_its_next_instruction_runs_in() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 gather
+         fn 1080 10c0 other
+         i 1000 5     # main: call gather...
+         call 1040
+         i 1080 4     # ...yet other runs
+         i 1084 1     # other: ret
+         ret
+         i 1005 5     # main: call gather
+         call 1040
+         i 1040 1     # gather: ret
+         ret
+         i 100a 5     # main: call gather, and the trace ends
+         call 1040",
+        SimConfig::default(),
+    );
+    let main_other = arc(&profile, "main", "other");
+    assert_eq!(
+        (main_other.calls, main_other.target, main_other.inclusive[Ir]),
+        (1, 0x1080, 2)
+    );
+    let called: Vec<(u64, u64)> = profile
+        .called_arcs()
+        .map(|(_, arc)| (profile.program.instr(arc.call_site).addr, arc.calls))
+        .collect();
+    assert_eq!(called, [(0x1000, 1), (0x1005, 1), (0x100a, 1)]);
+    let mut out = Vec::new();
+    let positions = Positions {
+        instr: true,
+        line: true,
+    };
+    write_callgrind(&mut out, &profile, &Source::trace("t"), positions).unwrap();
+    let file = String::from_utf8(out).unwrap();
+    assert!(file.contains("desc: Call arcs: 3\n"), "{file}");
+    assert!(!file.contains("calls=0"), "{file}");
+}
+
 /// Callgrind makes a jump into another object, or between PLT stubs and
 /// other code, a call. Code without symbols has no entry to tell a jump by,
 /// so the first jump into it must decide as the later ones do, though
