@@ -100,7 +100,10 @@ impl Profile {
     /// a hand-written trace's `call` whose next instruction is not at its
     /// target counts on the arc of the code that runs instead.
     pub fn called_arcs(&self) -> impl Iterator<Item = (usize, &Arc)> {
-        self.arcs.iter().enumerate().filter(|(_, arc)| arc.calls > 0)
+        self.arcs
+            .iter()
+            .enumerate()
+            .filter(|(_, arc)| arc.calls > 0)
     }
 
     /// The function an arc is called from.

@@ -142,7 +142,11 @@ impl Writer<'_> {
                 tree.created_nodes
             )?;
         }
-        writeln!(self.out, "desc: Call arcs: {}", profile.called_arcs().count())?;
+        writeln!(
+            self.out,
+            "desc: Call arcs: {}",
+            profile.called_arcs().count()
+        )?;
         writeln!(self.out)?;
         for kind in self.kinds {
             writeln!(self.out, "event: {} : {}", kind.name(), kind.long_name())?;

@@ -98,7 +98,11 @@ fn a_call_enters_the_function_its_next_instruction_runs_in() {
     );
     let main_other = arc(&profile, "main", "other");
     assert_eq!(
-        (main_other.calls, main_other.target, main_other.inclusive[Ir]),
+        (
+            main_other.calls,
+            main_other.target,
+            main_other.inclusive[Ir]
+        ),
         (1, 0x1080, 2)
     );
     let called: Vec<(u64, u64)> = profile
