@@ -444,13 +444,28 @@ fn a_summary_saved_with_a_byte_order_mark_is_read_as_json() {
     let trace = root().join("traces/call_chain.lgt");
     success(linegrind(
         dir.path(),
-        &["sim", "-q", trace.to_str().unwrap(), "-o", "a.out", "--json", "a.json"],
+        &[
+            "sim",
+            "-q",
+            trace.to_str().unwrap(),
+            "-o",
+            "a.out",
+            "--json",
+            "a.json",
+        ],
     ));
     let summary = fs::read_to_string(dir.path().join("a.json")).unwrap();
     write(dir.path(), "bom.json", &format!("\u{feff}{summary}"));
     let out = success(linegrind(
         dir.path(),
-        &["check", "--baseline", "bom.json", "a.json", "--limit", "Ir=+0%"],
+        &[
+            "check",
+            "--baseline",
+            "bom.json",
+            "a.json",
+            "--limit",
+            "Ir=+0%",
+        ],
     ));
     assert!(out.contains("Ir"), "{out}");
 }
