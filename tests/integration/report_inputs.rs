@@ -397,12 +397,12 @@ fn a_diff_file_holds_only_what_readers_take_back() {
     );
 }
 
-#[test]
-fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+/// Simulates traces/call_chain.lgt in `dir` with its summary in `a.json`;
+/// the summary's text.
+fn call_chain_summary(dir: &Path) -> String {
     let trace = root().join("traces/call_chain.lgt");
     success(linegrind(
-        dir.path(),
+        dir,
         &[
             "sim",
             "-q",
@@ -413,7 +413,13 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
             "a.json",
         ],
     ));
-    let summary = fs::read_to_string(dir.path().join("a.json")).unwrap();
+    fs::read_to_string(dir.join("a.json")).unwrap()
+}
+
+#[test]
+fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = call_chain_summary(dir.path());
     let check = |name: &str, text: String, place: &str| {
         write(dir.path(), name, &text);
         expect_input_error(
@@ -441,20 +447,7 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
 #[test]
 fn a_summary_saved_with_a_byte_order_mark_is_read_as_json() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = root().join("traces/call_chain.lgt");
-    success(linegrind(
-        dir.path(),
-        &[
-            "sim",
-            "-q",
-            trace.to_str().unwrap(),
-            "-o",
-            "a.out",
-            "--json",
-            "a.json",
-        ],
-    ));
-    let summary = fs::read_to_string(dir.path().join("a.json")).unwrap();
+    let summary = call_chain_summary(dir.path());
     write(dir.path(), "bom.json", &format!("\u{feff}{summary}"));
     let out = success(linegrind(
         dir.path(),
@@ -467,7 +460,7 @@ fn a_summary_saved_with_a_byte_order_mark_is_read_as_json() {
             "Ir=+0%",
         ],
     ));
-    assert!(out.contains("Ir"), "{out}");
+    assert!(out.contains("Ir") && out.contains("ok"), "{out}");
 }
 
 /// Source lines at the top of the number range: annotating them shows the
