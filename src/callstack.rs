@@ -531,6 +531,32 @@ impl<C> Threads<C> {
         }
     }
 
+    /// Thread `tid` has ended: every call it left open returns and its
+    /// contexts close, innermost first, as at the end of the run. A thread
+    /// given the same id later (Valgrind reuses the ids of ended threads)
+    /// starts with an empty stack. Which thread runs does not change.
+    pub fn exit<B: Backdate<Cursor = C>>(
+        &mut self,
+        tid: u32,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        let Some(&index) = self.by_tid.get(&tid) else {
+            return;
+        };
+        let contexts = if index == self.current {
+            &mut self.running
+        } else {
+            &mut self.parked[index]
+        };
+        for mut context in contexts.drain(..).rev() {
+            context.unwind(arcs, backdate, now);
+            backdate.close(context.cursor, now);
+        }
+        contexts.push(Context::new(backdate.root(now)));
+    }
+
     /// A signal handler starts in the running thread. Until its first
     /// block, the innermost frame of the code it interrupts bounds it.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {

@@ -236,6 +236,10 @@ impl<B: Backdate> Simulator<B> {
                 self.tid = tid;
                 self.threads.switch(tid, &mut self.charges.backdate, now)
             }
+            Event::ThreadExit { tid } => {
+                self.threads
+                    .exit(tid, &mut self.arcs, &mut self.charges.backdate, now)
+            }
             Event::Signal { .. } => self.threads.enter_handler(&mut self.charges.backdate, now),
             Event::SigReturn => self
                 .threads

@@ -22,7 +22,11 @@ struct Counts {
     transfers: u64,
     others: u64,
     functions: u64,
+    /// Thread ids seen, those whose thread ended, and how many threads
+    /// started: an ended thread's id starts another when it runs again.
     threads: FxHashSet<u32>,
+    ended: FxHashSet<u32>,
+    started: u64,
     modules: Vec<ModuleMapping>,
     /// Per block number: its description, and how many instructions a run
     /// walks when it leaves by each side exit ([`BlockDef::exit_instrs`]).
@@ -38,6 +42,8 @@ impl Counts {
             others: 0,
             functions: 0,
             threads: FxHashSet::from_iter([1]),
+            ended: FxHashSet::default(),
+            started: 1,
             modules: Vec::new(),
             blocks: Vec::new(),
         }
@@ -49,7 +55,12 @@ impl Counts {
             Event::Data { .. } => self.accesses += 1,
             Event::Call { .. } | Event::Return => self.transfers += 1,
             Event::Thread { tid } => {
-                self.threads.insert(*tid);
+                if self.threads.insert(*tid) || self.ended.remove(tid) {
+                    self.started += 1;
+                }
+            }
+            Event::ThreadExit { tid } => {
+                self.ended.insert(*tid);
             }
             Event::Module(module) => self.modules.push((**module).clone()),
             Event::Function(_) => self.functions += 1,
@@ -107,6 +118,7 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         others,
         functions,
         threads,
+        started,
         modules,
         ..
     } = counts;
@@ -152,7 +164,14 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
             "functions:      {} (symbols in the trace)",
             grouped(functions)
         )?;
-        writeln!(out, "threads:        {}", threads.len())?;
+        match threads.len() as u64 {
+            ids if ids == started => writeln!(out, "threads:        {ids}")?,
+            ids => writeln!(
+                out,
+                "threads:        {} (under {ids} ids)",
+                grouped(started)
+            )?,
+        }
         writeln!(out, "instructions:   {}", grouped(instrs))?;
         writeln!(out, "data accesses:  {}", grouped(accesses))?;
         writeln!(out, "calls, returns: {}", grouped(transfers))?;

@@ -100,6 +100,9 @@ pub fn convert<R: Read, W: Write>(
     let mut blocks: Vec<Option<Described>> = Vec::new();
     let mut run = BlockRun::default();
     let mut running: Option<usize> = None;
+    // Threads that ended, written once the run in progress (their last
+    // block's) is.
+    let mut ended: Vec<u32> = Vec::new();
     while let Some(tag) = stream.tag()? {
         // Records that continue the current block run.
         match tag {
@@ -125,6 +128,10 @@ pub fn convert<R: Read, W: Write>(
                 } else {
                     run.exit = Some(u32::from(stream.u16()?));
                 }
+                continue;
+            }
+            b'Q' => {
+                ended.push(stream.u32()?);
                 continue;
             }
             // Heap events come from helpers at the block's start (an
@@ -167,6 +174,9 @@ pub fn convert<R: Read, W: Write>(
             }
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
+        }
+        for tid in ended.drain(..) {
+            event(writer, Event::ThreadExit { tid })?;
         }
         match stop {
             Some((Some(signo), _)) => {
@@ -260,6 +270,9 @@ pub fn convert<R: Read, W: Write>(
             .expect("a running block is described");
         run.guards.resize(block.guarded, false);
         end_run(writer, block, &run, None)?;
+    }
+    for tid in ended {
+        event(writer, Event::ThreadExit { tid })?;
     }
     Ok(recorded)
 }
@@ -623,6 +636,44 @@ mod tests {
         exited.push(b'E');
         exited.extend(0x1010u64.to_le_bytes());
         assert_eq!(instrs(&converted_events(&exited)), 4);
+    }
+
+    #[test]
+    fn a_thread_ends_after_its_last_run_even_one_a_fault_cut_short() {
+        const WRITE: u8 = 2;
+        let writes: &[&[u8]] = &[&[WRITE], &[], &[WRITE], &[WRITE]];
+        let mut bytes = b"LGR1".to_vec();
+        bytes.extend(describe_record(0, 0x1000, writes, JumpKind::Boring));
+        let exit = |bytes: &mut Vec<u8>| {
+            bytes.push(b'Q');
+            bytes.extend(1u32.to_le_bytes());
+        };
+        let instrs_before_exit = |events: &[Event]| {
+            let at = events
+                .iter()
+                .position(|event| *event == Event::ThreadExit { tid: 1 })
+                .expect("the thread's end is written");
+            events[..at]
+                .iter()
+                .filter(|event| matches!(event, Event::Instr { .. }))
+                .count()
+        };
+        // The thread's end comes while its last run is in progress: the
+        // whole run precedes it, not the next.
+        let mut ended = bytes.clone();
+        ended.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
+        exit(&mut ended);
+        ended.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
+        ended.push(b'E');
+        ended.extend(0x1010u64.to_le_bytes());
+        assert_eq!(instrs_before_exit(&converted_events(&ended)), 4);
+        // A fault that killed the program still cuts that run short.
+        let mut killed = bytes;
+        killed.extend(run_record(0, 0x8000, &[0x500, 0x600]));
+        exit(&mut killed);
+        killed.push(b'E');
+        killed.extend(0x1008u64.to_le_bytes());
+        assert_eq!(instrs_before_exit(&converted_events(&killed)), 2);
     }
 
     #[test]

@@ -376,6 +376,17 @@ impl Expander {
         }
     }
 
+    /// Forgets what thread `tid` had in flight: it has ended, and a thread
+    /// given its id later starts afresh.
+    pub fn exit(&mut self, tid: u32) {
+        if tid == self.thread {
+            self.calling = false;
+            self.handlers = Handlers::default();
+        } else {
+            self.others.remove(&tid);
+        }
+    }
+
     /// Forgets calls in flight, after recording was off for a while.
     pub fn interrupt(&mut self) {
         self.calling = false;

@@ -39,6 +39,7 @@ impl<W: Write> TextWriter<W> {
             Event::Return => writeln!(out, "ret"),
             Event::StackPointer { sp } => writeln!(out, "sp {sp:x}"),
             Event::Thread { tid } => writeln!(out, "thread {tid}"),
+            Event::ThreadExit { tid } => writeln!(out, "thread-exit {tid}"),
             Event::Signal { signo } => writeln!(out, "signal {signo}"),
             Event::SigReturn => writeln!(out, "sigreturn"),
             Event::Mark { edge, name } => {

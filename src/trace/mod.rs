@@ -106,6 +106,9 @@ pub enum Event {
     StackPointer { sp: u64 },
     /// Following events belong to thread `tid`.
     Thread { tid: u32 },
+    /// Thread `tid` has ended: its calls and signal handlers close, and a
+    /// later thread given the same id (Valgrind reuses them) starts afresh.
+    ThreadExit { tid: u32 },
     /// A signal handler starts in this thread, on a new isolated stack.
     Signal { signo: u32 },
     /// The innermost signal handler of this thread returns.

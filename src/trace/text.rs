@@ -15,8 +15,8 @@ use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, 
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
-const DIRECTIVES: &str = "fn, line, plt, object, thread, sp, i, r, w, m, call, ret, signal, \
-                          sigreturn, mark, alloc, free, flush";
+const DIRECTIVES: &str = "fn, line, plt, object, thread, thread-exit, sp, i, r, w, m, call, ret, \
+                          signal, sigreturn, mark, alloc, free, flush";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -150,6 +150,12 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
         b"thread" => {
             tokens.usage = "thread TID";
             Event::Thread {
+                tid: tokens.decimal("TID")?,
+            }
+        }
+        b"thread-exit" => {
+            tokens.usage = "thread-exit TID";
+            Event::ThreadExit {
                 tid: tokens.decimal("TID")?,
             }
         }
@@ -514,6 +520,7 @@ mod tests {
              ret\n\
              signal 10\n\
              sigreturn\n\
+             thread-exit 2\n\
              mark begin paint\n\
              mark end paint\n\
              alloc 10000000 4096\n\
@@ -568,6 +575,7 @@ mod tests {
                 Event::Return,
                 Event::Signal { signo: 10 },
                 Event::SigReturn,
+                Event::ThreadExit { tid: 2 },
                 Event::Mark {
                     edge: MarkEdge::Begin,
                     name: "paint".into()

@@ -1,9 +1,10 @@
 //! The back-dating tree against a deliberately naive reference that stores
 //! the whole call stack of every resident line and charges every arc on it
-//! at eviction. On random traces with several threads, signal handlers,
-//! recursion, returns without calls, longjmp-like returns and frames still
-//! open at the end, both must give the same cost for every event of every
-//! arc and every instruction.
+//! at eviction. On random traces with several threads (ending, and
+//! starting again under the same id), signal handlers, recursion, returns
+//! without calls, longjmp-like returns and frames still open at the end,
+//! both must give the same cost for every event of every arc and every
+//! instruction.
 
 use linegrind::arcs::ArcId;
 use linegrind::backdate::{Backdate, NoBackdate, TreeStats};
@@ -102,6 +103,7 @@ enum Op {
     Call { func: u8 },
     Ret { skip: u8 },
     Thread { tid: u8 },
+    ThreadExit { tid: u8 },
     Signal,
     SigReturn,
 }
@@ -115,6 +117,7 @@ fn op() -> impl Strategy<Value = Op> {
         12 => (1u8..=4).prop_map(|func| Op::Call { func }),
         10 => (0u8..4).prop_map(|skip| Op::Ret { skip }),
         3 => (1u8..=3).prop_map(|tid| Op::Thread { tid }),
+        1 => (1u8..=3).prop_map(|tid| Op::ThreadExit { tid }),
         2 => Just(Op::Signal),
         3 => Just(Op::SigReturn),
     ]
@@ -235,6 +238,12 @@ fn events(ops: &[Op]) -> Vec<Event> {
                     }
                 };
                 out.push(Event::Thread { tid: tid.into() });
+            }
+            Op::ThreadExit { tid } => {
+                if let Some(thread) = threads.iter_mut().find(|t| t.0 == tid) {
+                    thread.1 = vec![ContextState::default()];
+                }
+                out.push(Event::ThreadExit { tid: tid.into() });
             }
             Op::Signal => {
                 out.push(Event::Signal { signo: 10 });

@@ -69,6 +69,7 @@ i 401060 4
 sigreturn
 thread 2
 i 401000 300
+thread-exit 2
 mark begin paint
 alloc 10000000 4096
 free 10000000

@@ -97,6 +97,46 @@ fn threads_share_caches_but_not_stacks() {
 }
 
 #[test]
+fn a_thread_that_ends_closes_its_calls_and_its_id_starts_afresh() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 start
+         thread 2
+         i 1000 4     # main: call start
+         call 1040
+         i 1040 4     # start: I1 miss, line 0x1040
+         i 1044 4     # start: the thread ends here
+         thread-exit 2
+         i 1000 4     # a new thread 2, in main: call start
+         r 8000 8     #   D1 miss, line 0x8000: 8 of 64 bytes used
+         call 1040
+         i 1040 4     # start: ret
+         ret
+         i 1004 4",
+        SimConfig::default(),
+    );
+    let call = arc(&profile, "main", "start");
+    assert_eq!(call.calls, 2);
+    // 1040 and 1044 of the first call, 1040 of the second: the new
+    // thread's main is not inside the first call.
+    assert_eq!(
+        only(&call.inclusive, &IMMEDIATE),
+        cost(&[(Ir, 3), (I1mr, 1), (ILmr, 1)])
+    );
+    // Loaded under the first call: line 0x1040, bytes 0..8 used. Line
+    // 0x8000 was loaded in main's frame, under no call.
+    assert_eq!(
+        only(&call.inclusive, &[SpLoss1, SpLoss2]),
+        cost(&[(SpLoss1, 56), (SpLoss2, 56)])
+    );
+    assert_eq!(
+        only(&self_cost(&profile, "main"), &[Ir, Dr, D1mr, SpLoss1]),
+        cost(&[(Ir, 3), (Dr, 1), (D1mr, 1), (SpLoss1, 56 + 56)])
+    );
+}
+
+#[test]
 fn a_signal_handler_is_a_new_root_not_a_callee_of_the_interrupted_code() {
     let profile = simulate_text(
         "linegrind-trace text 1

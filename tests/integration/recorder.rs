@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use linegrind::config::SimConfig;
+use linegrind::cost::EventKind;
 use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
@@ -268,6 +269,49 @@ fn calls_interrupted_by_timer_signals_reach_their_callees() {
     assert!(arc(&profile, "on_alarm", "handler_work").calls >= 50);
     // `sim` itself, which decodes on a thread of its own.
     sim_succeeds(dir.path(), "timer_signals.lgt");
+}
+
+/// Threads created and joined in rounds, each round's under the ids the
+/// last round's had: every thread starts with a stack of its own, so no
+/// thread's cost is inside another's calls.
+#[test]
+fn a_thread_given_an_ended_threads_id_starts_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(stdout) = record_as_it_is("thread_rounds.c", dir.path()) else {
+        return;
+    };
+    let threads: u64 = String::from_utf8(stdout).unwrap().trim().parse().unwrap();
+    let trace = dir.path().join("thread_rounds.lgt");
+    let events = events(&trace);
+    let ended = |event: &Event| matches!(event, Event::ThreadExit { tid } if *tid > 1);
+    assert_eq!(
+        events.iter().filter(|event| ended(event)).count() as u64,
+        threads
+    );
+    let file = std::fs::File::open(&trace).unwrap();
+    let profile = simulate(
+        &mut AnyReader::new(file, false).unwrap(),
+        SimConfig::default(),
+    )
+    .expect("the recording simulates");
+    assert_eq!(arc(&profile, "worker", "work").calls, threads);
+    // Each thread's start_thread frame holds that thread's work alone:
+    // together, less than the whole run.
+    let (calls, inclusive) = profile
+        .arcs
+        .iter()
+        .filter(|arc| profile.program.function(arc.callee).name == "start_thread")
+        .fold((0, 0), |(calls, ir), arc| {
+            (calls + arc.calls, ir + arc.inclusive[EventKind::Ir])
+        });
+    assert_eq!(calls, threads);
+    let total = profile.totals[EventKind::Ir];
+    assert!(inclusive < total, "{inclusive} of {total} instructions");
+    sim_succeeds(dir.path(), "thread_rounds.lgt");
+    let info = linegrind(dir.path(), &["info", "thread_rounds.lgt"]);
+    let info = String::from_utf8(info.stdout).unwrap();
+    let started = format!("threads:        {} (under ", threads + 1);
+    assert!(info.contains(&started), "{info}");
 }
 
 /// A program that replaces itself by `execve` (Valgrind then runs the new

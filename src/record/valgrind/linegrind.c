@@ -5,8 +5,8 @@
    once, when it is instrumented (its instructions and, per instruction, its
    data accesses and side exits, in program order); each run of it writes
    its id and the stack pointer, then the address of every data access as it
-   happens, and an exit record when a side exit is taken. Thread switches,
-   signal delivery and return, mapped objects, section markers,
+   happens, and an exit record when a side exit is taken. Thread switches
+   and exits, signal delivery and return, mapped objects, section markers,
    instrumentation toggles and execve calls are written as they happen, and
    so are heap blocks, observed at the entries and returns of malloc,
    calloc, realloc, free and C++'s operator new and delete. Records go into a
@@ -583,6 +583,15 @@ static void lg_start_client_code(ThreadId tid, ULong blocks_done)
    put_u32(tid);
 }
 
+/* Valgrind gives an ended thread's id to the next thread it creates: the
+   record lets that thread start with a stack of its own. */
+static void lg_pre_thread_ll_exit(ThreadId tid)
+{
+   room(RECORD_MAX);
+   put_u8('Q');
+   put_u32(tid);
+}
+
 /* The signal's record gives the address the thread was stopped at: for a
    fault, the instruction that faulted, which did not complete. */
 static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
@@ -762,6 +771,7 @@ static void lg_pre_clo_init(void)
                                    lg_print_usage, lg_print_debug_usage);
    VG_(needs_client_requests)(lg_client_request);
    VG_(track_start_client_code)(lg_start_client_code);
+   VG_(track_pre_thread_ll_exit)(lg_pre_thread_ll_exit);
    VG_(track_pre_deliver_signal)(lg_pre_deliver_signal);
    VG_(track_post_deliver_signal)(lg_post_deliver_signal);
    VG_(atfork)(NULL, NULL, lg_atfork_child);

@@ -157,6 +157,7 @@ pub(super) mod control {
     pub const DATA: u64 = 16;
     pub const RESUME: u64 = 17;
     pub const FLUSH: u64 = 18;
+    pub const THREAD_EXIT: u64 = 19;
 }
 
 /// A record of the dynamic stream that is not a block run.
@@ -206,6 +207,10 @@ pub fn put_control(out: &mut Vec<u8>, control: &Control) {
             varint::put(out, u64::from(*signo));
         }
         Event::SigReturn => tag(out, control::SIGRETURN),
+        Event::ThreadExit { tid } => {
+            tag(out, control::THREAD_EXIT);
+            varint::put(out, u64::from(*tid));
+        }
         Event::Mark { edge, name } => {
             let subtype = match edge {
                 MarkEdge::Begin => control::MARK_BEGIN,
@@ -348,6 +353,9 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
             signo: small(cursor, "signal number")?,
         },
         control::SIGRETURN => Event::SigReturn,
+        control::THREAD_EXIT => Event::ThreadExit {
+            tid: small(cursor, "thread id")?,
+        },
         control::MARK_BEGIN | control::MARK_END => Event::Mark {
             edge: if subtype == control::MARK_BEGIN {
                 MarkEdge::Begin

@@ -503,6 +503,10 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.expander.switch(tid);
                     self.queue.push_back(Event::Thread { tid });
                 }
+                Control::Event(Event::ThreadExit { tid }) => {
+                    self.expander.exit(tid);
+                    self.queue.push_back(Event::ThreadExit { tid });
+                }
                 Control::Event(Event::Module(_)) if self.symbols_loaded => {}
                 Control::Event(Event::Signal { signo }) => {
                     self.expander.signal();
