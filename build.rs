@@ -1,7 +1,9 @@
 //! Builds the recorder's Valgrind tool (src/record/valgrind) against the
 //! installed Valgrind's static tool libraries and headers, when they are
 //! there. Without them linegrind still builds; only `record` is missing,
-//! and says why.
+//! and says why. Links GNU libiberty's demangler, Valgrind's, when its
+//! static library is installed; without it C++ names are demangled by a
+//! Rust crate, a little differently.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -16,6 +18,9 @@ fn main() {
     println!("cargo:rerun-if-env-changed=LINEGRIND_VALGRIND_INCLUDE");
     println!("cargo:rerun-if-env-changed=LINEGRIND_VALGRIND_LIBDIR");
     println!("cargo::rustc-check-cfg=cfg(linegrind_tool)");
+    println!("cargo:rerun-if-env-changed=LINEGRIND_LIBIBERTY_DIR");
+    println!("cargo::rustc-check-cfg=cfg(libiberty)");
+    link_libiberty();
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     match build_tool(&out) {
         Ok(tool) => {
@@ -97,6 +102,28 @@ fn build_tool(out: &Path) -> Result<PathBuf, String> {
         .arg(libdir.join("libgcc-sup-amd64-linux.a"))
         .arg("-lgcc"))?;
     Ok(tool)
+}
+
+/// Links the static libiberty (Debian: libiberty-dev), for C++ names as
+/// Valgrind demangles them.
+fn link_libiberty() {
+    let found = locate(
+        "LINEGRIND_LIBIBERTY_DIR",
+        &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"],
+        "libiberty.a",
+    );
+    match found {
+        Some(dir) => {
+            println!("cargo:rustc-link-search=native={}", dir.display());
+            println!("cargo:rustc-link-lib=static=iberty");
+            println!("cargo:rustc-cfg=libiberty");
+        }
+        None => println!(
+            "cargo:warning=libiberty.a is not installed: C++ names will differ from \
+             Callgrind's in some symbols. Install it (Debian: apt-get install libiberty-dev) \
+             and rebuild for Valgrind's demangler."
+        ),
+    }
 }
 
 fn locate(variable: &str, candidates: &[&str], marker: &str) -> Option<PathBuf> {

@@ -3,11 +3,12 @@
 //! sections and the build-id. An object is parsed once and then answers
 //! lookups by ELF address (`svma`).
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+
+use super::demangle;
 
 /// A function symbol: `[start, end)` in ELF addresses, demangled name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,7 +170,7 @@ impl ElfObject {
         let mut outermost = None;
         while let Ok(Some(frame)) = frames.next() {
             if let Some(name) = frame.function {
-                outermost = name.demangle().ok().map(Cow::into_owned);
+                outermost = name.raw_name().ok().map(|name| demangle(&name));
             }
         }
         outermost
@@ -187,7 +188,7 @@ impl ElfObject {
         while let Ok(Some(frame)) = frames.next() {
             let name = frame
                 .function
-                .and_then(|name| name.demangle().ok().map(Cow::into_owned));
+                .and_then(|name| name.raw_name().ok().map(|name| demangle(&name)));
             let location = frame.location.and_then(|location| {
                 Some(SourceLine {
                     file: location.file?.to_string(),
@@ -228,18 +229,6 @@ impl ElfObject {
         self.plt
             .iter()
             .any(|&(start, end)| start <= svma && svma < end)
-    }
-}
-
-/// `name` demangled if it is mangled, as C++ and Rust names are (`_Z...`,
-/// Rust's `_R...`); any other name is kept as it is, since a demangler
-/// reads a short C name such as `f` or `Ss` as a type (`float`,
-/// `std::string`).
-fn demangle(name: &str) -> String {
-    if name.starts_with("_Z") || name.starts_with("_R") {
-        addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
-    } else {
-        name.to_string()
     }
 }
 

@@ -1,11 +1,13 @@
 //! Symbols: which object, function, file and line an address belongs to.
 
+mod demangle;
 mod elf;
 mod fn_ranges;
 mod module_map;
 mod skip;
 mod symbolizer;
 
+pub use demangle::demangle;
 pub use elf::{ElfFunction, ElfObject, InlineFrame, SourceLine, map_file};
 pub use fn_ranges::{FnRanges, OverlapError};
 pub use module_map::{Module, ModuleId, ModuleMap};

@@ -533,3 +533,49 @@ fn symbols_carried_in_the_trace_need_no_binary() {
     assert!(out.contains("calls=1 0x1129 4\n"), "{out}");
     assert!(out.contains("fi=(2) helper.h\n"), "{out}");
 }
+
+/// Every C++ name of the C++ standard library demangled as Valgrind shows
+/// it: as binutils' `c++filt --no-verbose` (GNU libiberty without
+/// implementation details, Valgrind's options) does.
+#[cfg(libiberty)]
+#[test]
+fn cxx_names_are_demangled_as_valgrind_demangles_them() {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let library = Path::new("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+    let Some(listing) = binutils("nm", &["-D", "--defined-only"], library) else {
+        return;
+    };
+    let mangled: Vec<&str> = listing
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .map(|name| name.split('@').next().unwrap_or(name))
+        .filter(|name| name.starts_with("_Z"))
+        .collect();
+    assert!(mangled.len() > 1000, "{} C++ names", mangled.len());
+    let Ok(mut filt) = Command::new("c++filt")
+        .arg("--no-verbose")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("skipped: no c++filt");
+        return;
+    };
+    let mut input = filt.stdin.take().unwrap();
+    let names = mangled.join("\n");
+    let writer = std::thread::spawn(move || input.write_all(names.as_bytes()));
+    let output = filt.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let expected = String::from_utf8(output.stdout).unwrap();
+    let mut differ = 0;
+    for (name, expected) in mangled.iter().zip(expected.lines()) {
+        let ours = linegrind::symbols::demangle(name);
+        if ours != expected {
+            eprintln!("{name}: {ours} against {expected}");
+            differ += 1;
+        }
+    }
+    assert_eq!(differ, 0, "of {} names", mangled.len());
+}

@@ -1,0 +1,100 @@
+//! Symbol names demangled as Valgrind shows them. Valgrind demangles C++
+//! names with GNU libiberty's demangler (`DMGL_ANSI | DMGL_PARAMS`); where
+//! the build found libiberty (build.rs), linegrind calls the same, so that
+//! its names are Callgrind's. Without it, and for Rust names, the
+//! demanglers of the `addr2line` crate stand in, whose C++ names differ
+//! from libiberty's in about one in ten symbols of a C++ library (`16u`
+//! for `(unsigned int)16`, and a few outright slips).
+
+use std::borrow::Cow;
+
+use addr2line::gimli::DW_LANG_Rust;
+
+/// `name` demangled if it is mangled, as C++ and Rust names are (`_Z...`,
+/// Rust's `_R...`); any other name is kept as it is, since a demangler
+/// reads a short C name such as `f` or `Ss` as a type (`float`,
+/// `std::string`).
+pub fn demangle(name: &str) -> String {
+    if !name.starts_with("_Z") && !name.starts_with("_R") {
+        return name.to_string();
+    }
+    if let Some(rust) = addr2line::demangle(name, DW_LANG_Rust) {
+        return rust;
+    }
+    #[cfg(libiberty)]
+    if let Some(cxx) = libiberty::demangle(name) {
+        return cxx;
+    }
+    addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
+}
+
+#[cfg(libiberty)]
+mod libiberty {
+    use std::ffi::{CStr, CString, c_char, c_int, c_void};
+
+    /// Valgrind's options: `const` and `volatile` shown, parameters listed.
+    const DMGL_PARAMS: c_int = 1 << 0;
+    const DMGL_ANSI: c_int = 1 << 1;
+
+    unsafe extern "C" {
+        /// libiberty's demangler: a `malloc`ed string, or null when `mangled`
+        /// is not a name it knows.
+        fn cplus_demangle(mangled: *const c_char, options: c_int) -> *mut c_char;
+        fn free(pointer: *mut c_void);
+    }
+
+    pub fn demangle(name: &str) -> Option<String> {
+        let mangled = CString::new(name).ok()?;
+        // SAFETY: `mangled` is a valid NUL-terminated string that outlives
+        // the call; the result is null or a string the caller owns.
+        let demangled = unsafe { cplus_demangle(mangled.as_ptr(), DMGL_PARAMS | DMGL_ANSI) };
+        if demangled.is_null() {
+            return None;
+        }
+        // SAFETY: not null, so a NUL-terminated string from `malloc`,
+        // read once and then freed, never used again.
+        let text = unsafe { CStr::from_ptr(demangled) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { free(demangled.cast()) };
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_names_stay_and_rust_names_lose_their_hash() {
+        assert_eq!(demangle("Ss"), "Ss");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(
+            demangle("_ZN3std2rt10lang_start17h0123456789abcdefE"),
+            "std::rt::lang_start"
+        );
+    }
+
+    #[cfg(libiberty)]
+    #[test]
+    fn cxx_names_are_libibertys() {
+        // A reference type's nested name, and a pack of rvalue references.
+        assert_eq!(
+            demangle(
+                "_ZNK10__cxxabiv120__si_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE"
+            ),
+            "__cxxabiv1::__si_class_type_info::__do_upcast(__cxxabiv1::__class_type_info const*, \
+             void const*, __cxxabiv1::__class_type_info::__upcast_result&) const"
+        );
+        assert_eq!(demangle("_Z1fIJOiEEvDpOT_"), "void f<int&&>(int&&)");
+        // A literal template argument, an empty pack.
+        assert_eq!(
+            demangle("_Z1fRN4llvm11SmallVectorIPKcLj16EEE"),
+            "f(llvm::SmallVector<char const*, 16u>&)"
+        );
+        assert_eq!(
+            demangle("_ZN4llvm10NewGVNPass3runERNS_8FunctionERNS_15AnalysisManagerIS1_JEEE"),
+            "llvm::NewGVNPass::run(llvm::Function&, llvm::AnalysisManager<llvm::Function>&)"
+        );
+    }
+}
