@@ -440,11 +440,17 @@ impl Program {
     /// code, without adding an instruction; no function for code without
     /// symbols that has not run yet.
     pub fn function_at(&mut self, addr: u64) -> (Option<FnId>, Region) {
-        let func = match self.by_addr.get(&addr) {
-            Some(&id) => Some(self.instrs[id.0 as usize].func),
-            None => self.ranges.find(addr),
-        };
-        if let Some(func) = func {
+        if let Some(&id) = self.by_addr.get(&addr) {
+            let func = self.instrs[id.0 as usize].func;
+            return (Some(func), self.functions[func.0 as usize].region());
+        }
+        self.symbol_function(addr)
+    }
+
+    /// The function whose symbol covers `addr`, if any, and the region of
+    /// the code there.
+    fn symbol_function(&mut self, addr: u64) -> (Option<FnId>, Region) {
+        if let Some(func) = self.ranges.find(addr) {
             return (Some(func), self.functions[func.0 as usize].region());
         }
         let mut found = self.symbolizer.resolve(addr, false);
@@ -496,13 +502,16 @@ impl Program {
                 self.function_id(FnKey::Named(module, name.clone()), name, module, found.plt)
             }
             None => {
-                // Unnamed code in a frame entered at unnamed code joins the
-                // function of that entry; otherwise it stands alone.
-                let entry = if entry != addr && self.has_symbol(entry) {
-                    addr
-                } else {
-                    entry
-                };
+                // Unnamed code joins the function of the frame that runs it,
+                // as Callgrind charges a block to its frame's function: a
+                // named function's (the `.cold` part or a static function
+                // it jumps to, in a stripped object), or the unnamed
+                // function of the frame's entry.
+                if entry != addr
+                    && let (Some(func), _) = self.symbol_function(entry)
+                {
+                    return (func, source, found.inlined);
+                }
                 self.unresolved.insert(entry);
                 let module = self.symbolizer.module_at(entry).or(module);
                 // In an object, Callgrind's name: the ELF address, 16 digits.
@@ -514,10 +523,6 @@ impl Program {
             }
         };
         (func, source, found.inlined)
-    }
-
-    fn has_symbol(&mut self, addr: u64) -> bool {
-        self.ranges.find(addr).is_some() || self.symbolizer.resolve(addr, false).function.is_some()
     }
 
     /// The function for `key`, created with its entry, file and line.
@@ -647,9 +652,13 @@ mod tests {
         assert_eq!(p.function(callee).name, "0x2000");
         let inside = p.intern(0x2010, 2, 0x2000);
         assert_eq!(p.instr(inside).func, callee);
-        // Unnamed code in a frame entered at a named function is its own.
-        let stray = p.intern(0x3000, 1, 0x1000);
-        assert_eq!(p.function(p.instr(stray).func).name, "0x3000");
+        // Unnamed code in a frame entered at a named function is that
+        // function's (its cold part, say), as Callgrind charges it.
+        let cold = p.intern(0x3000, 1, 0x1000);
+        assert_eq!(p.function(p.instr(cold).func).name, "main");
+        // Named after the frame's entry only when that entry is unnamed.
+        let stray = p.intern(0x3008, 1, 0x3008);
+        assert_eq!(p.function(p.instr(stray).func).name, "0x3008");
     }
 
     #[test]
