@@ -3,8 +3,9 @@
 //! the build found libiberty (build.rs), linegrind calls the same, so that
 //! its names are Callgrind's. Without it, and for Rust names, the
 //! demanglers of the `addr2line` crate stand in, whose C++ names differ
-//! from libiberty's in about one in ten symbols of a C++ library (`16u`
-//! for `(unsigned int)16`, and a few outright slips).
+//! from libiberty's in about one in ten symbols of a C++ library (they
+//! write `(unsigned int)16` where libiberty writes `16u`, spell out
+//! `std::istream`, and slip on a few).
 
 use std::borrow::Cow;
 
