@@ -423,13 +423,14 @@ impl<C> Context<C> {
         });
     }
 
-    /// Returns from every active call, innermost first. A call not yet
-    /// entered is dropped: its frame would have no cost.
-    pub fn unwind<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
-        self.pending = Pending::None;
+    /// Ends the context: returns from every active call, innermost first,
+    /// and closes its cursor. A call not yet entered is dropped: its frame
+    /// would have no cost.
+    pub fn end<B: Backdate<Cursor = C>>(mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
         while !self.frames.is_empty() {
             self.pop(arcs, backdate, now);
         }
+        backdate.close(self.cursor, now);
     }
 
     /// Returns from the innermost call; true if it had been entered by a jump.
@@ -550,9 +551,8 @@ impl<C> Threads<C> {
         } else {
             &mut self.parked[index]
         };
-        for mut context in contexts.drain(..).rev() {
-            context.unwind(arcs, backdate, now);
-            backdate.close(context.cursor, now);
+        for context in contexts.drain(..).rev() {
+            context.end(arcs, backdate, now);
         }
         contexts.push(Context::new(backdate.root(now)));
     }
@@ -578,9 +578,8 @@ impl<C> Threads<C> {
         if self.running.len() < 2 {
             return Err(NoHandler);
         }
-        if let Some(mut handler) = self.running.pop() {
-            handler.unwind(arcs, backdate, now);
-            backdate.close(handler.cursor, now);
+        if let Some(handler) = self.running.pop() {
+            handler.end(arcs, backdate, now);
         }
         Ok(())
     }
@@ -607,9 +606,8 @@ impl<C> Threads<C> {
     pub fn finish<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
         std::mem::swap(&mut self.running, &mut self.parked[self.current]);
         for contexts in self.parked.drain(..) {
-            for mut context in contexts.into_iter().rev() {
-                context.unwind(arcs, backdate, now);
-                backdate.close(context.cursor, now);
+            for context in contexts.into_iter().rev() {
+                context.end(arcs, backdate, now);
             }
         }
     }

@@ -7,9 +7,7 @@
 //! write `(unsigned int)16` where libiberty writes `16u`, spell out
 //! `std::istream`, and slip on a few).
 
-use std::borrow::Cow;
-
-use addr2line::gimli::DW_LANG_Rust;
+use addr2line::gimli::{DW_LANG_C_plus_plus, DW_LANG_Rust};
 
 /// `name` demangled if it is mangled, as C++ and Rust names are (`_Z...`,
 /// Rust's `_R...`); any other name is kept as it is, since a demangler
@@ -26,7 +24,7 @@ pub fn demangle(name: &str) -> String {
     if let Some(cxx) = libiberty::demangle(name) {
         return cxx;
     }
-    addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
+    addr2line::demangle(name, DW_LANG_C_plus_plus).unwrap_or_else(|| name.to_string())
 }
 
 #[cfg(libiberty)]

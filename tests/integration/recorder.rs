@@ -6,10 +6,9 @@ use std::process::Command;
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
-use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
-use crate::support::{arc, linegrind, root};
+use crate::support::{arc, linegrind, root, simulate_file};
 
 /// Compiles tests/programs/recorder/`source` into a program in `dir`, or
 /// says why the recorder tests cannot run here.
@@ -258,13 +257,7 @@ fn calls_interrupted_by_timer_signals_reach_their_callees() {
         return;
     };
     let calls: u64 = String::from_utf8(stdout).unwrap().trim().parse().unwrap();
-    let trace = dir.path().join("timer_signals.lgt");
-    let file = std::fs::File::open(&trace).unwrap();
-    let profile = simulate(
-        &mut AnyReader::new(file, false).unwrap(),
-        SimConfig::default(),
-    );
-    let profile = profile.expect("the recording simulates");
+    let profile = simulate_file(&dir.path().join("timer_signals.lgt"), SimConfig::default());
     assert_eq!(arc(&profile, "main", "leaf").calls, calls);
     assert!(arc(&profile, "on_alarm", "handler_work").calls >= 50);
     // `sim` itself, which decodes on a thread of its own.
@@ -288,12 +281,7 @@ fn a_thread_given_an_ended_threads_id_starts_afresh() {
         events.iter().filter(|event| ended(event)).count() as u64,
         threads
     );
-    let file = std::fs::File::open(&trace).unwrap();
-    let profile = simulate(
-        &mut AnyReader::new(file, false).unwrap(),
-        SimConfig::default(),
-    )
-    .expect("the recording simulates");
+    let profile = simulate_file(&trace, SimConfig::default());
     assert_eq!(arc(&profile, "worker", "work").calls, threads);
     // Each thread's start_thread frame holds that thread's work alone:
     // together, less than the whole run.
