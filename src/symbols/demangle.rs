@@ -1,11 +1,11 @@
 //! Symbol names demangled as Valgrind shows them. Valgrind demangles C++
-//! names with GNU libiberty's demangler (`DMGL_ANSI | DMGL_PARAMS`); where
-//! the build found libiberty (build.rs), linegrind calls the same, so that
-//! its names are Callgrind's. Without it, and for Rust names, the
-//! demanglers of the `addr2line` crate stand in, whose C++ names differ
-//! from libiberty's in about one in ten symbols of a C++ library (they
-//! write `(unsigned int)16` where libiberty writes `16u`, spell out
-//! `std::istream`, and slip on a few).
+//! and Rust names with GNU libiberty's demangler (`DMGL_ANSI |
+//! DMGL_PARAMS`); where the build found libiberty (build.rs), linegrind
+//! calls the same, so that its names are Callgrind's. Without it the
+//! demanglers of the `addr2line` crate stand in: their Rust names are
+//! libiberty's, their C++ names differ in about one in ten symbols of a C++
+//! library (they write `(unsigned int)16` where libiberty writes `16u`,
+//! spell out `std::istream`, and slip on a few).
 
 use addr2line::gimli::{DW_LANG_C_plus_plus, DW_LANG_Rust};
 
@@ -17,12 +17,21 @@ pub fn demangle(name: &str) -> String {
     if !name.starts_with("_Z") && !name.starts_with("_R") {
         return name.to_string();
     }
-    if let Some(rust) = addr2line::demangle(name, DW_LANG_Rust) {
-        return rust;
-    }
     #[cfg(libiberty)]
-    if let Some(cxx) = libiberty::demangle(name) {
-        return cxx;
+    if let Some(demangled) = libiberty::demangle(name) {
+        return demangled;
+    }
+    without_libiberty(name)
+}
+
+/// The `addr2line` crate's demangling, made to match libiberty's where it
+/// can: a Rust name loses the suffix after a `.` that the compiler adds to
+/// tell copies of a function apart (`box_new_uninit.1035`, `.llvm.1234`),
+/// as libiberty drops it.
+fn without_libiberty(name: &str) -> String {
+    let unsuffixed = name.split('.').next().unwrap_or(name);
+    if let Some(demangled) = addr2line::demangle(unsuffixed, DW_LANG_Rust) {
+        return demangled;
     }
     addr2line::demangle(name, DW_LANG_C_plus_plus).unwrap_or_else(|| name.to_string())
 }
@@ -65,13 +74,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn c_names_stay_and_rust_names_lose_their_hash() {
+    fn c_names_stay_and_rust_names_lose_their_hash_and_suffix() {
         assert_eq!(demangle("Ss"), "Ss");
         assert_eq!(demangle("main"), "main");
-        assert_eq!(
-            demangle("_ZN3std2rt10lang_start17h0123456789abcdefE"),
-            "std::rt::lang_start"
-        );
+        for demangle in [demangle, without_libiberty] {
+            for suffix in ["", ".llvm.12345", ".123"] {
+                assert_eq!(
+                    demangle(&format!(
+                        "_ZN3std2rt10lang_start17h0123456789abcdefE{suffix}"
+                    )),
+                    "std::rt::lang_start"
+                );
+            }
+            // A v0 name, with the crate's disambiguator and a copy's suffix.
+            for suffix in ["", ".1035"] {
+                assert_eq!(
+                    demangle(&format!(
+                        "_RNvNtCslNYArtu3iFV_5alloc5boxed14box_new_uninit{suffix}"
+                    )),
+                    "alloc::boxed::box_new_uninit"
+                );
+            }
+        }
     }
 
     #[cfg(libiberty)]

@@ -232,6 +232,34 @@ impl ElfObject {
     }
 }
 
+/// Whether Valgrind shows `a` rather than `b` for a function named both
+/// (its `preferName`): `PMPI_f` over `MPI_f`; then a name that is not
+/// empty or blank; then the shorter name, counting a versioned one up to
+/// its `@`; then a versioned name; then the first in byte order. So `qsort`
+/// over `__qsort`, `bcmp` over `memcmp`, `__acos_finite@GLIBC_2.15` over
+/// `__ieee754_acos`, `____strtoul_l_internal` over
+/// `__GI_____strtoul_l_internal`, `__libc_start_main@@GLIBC_2.34` over
+/// `__libc_start_main@GLIBC_2.2.5`, `_Exit` over `_exit`.
+fn prefer(a: &str, b: &str) -> bool {
+    let profiles = |p: &str, of: &str| of.starts_with("MPI_") && p.strip_prefix('P') == Some(of);
+    if profiles(b, a) {
+        return false;
+    }
+    if profiles(a, b) {
+        return true;
+    }
+    let unversioned = |name: &str| name.find('@').unwrap_or(name.len());
+    let blank = |name: &str| name.chars().all(|c| c.is_ascii_whitespace());
+    let versioned = |name: &str| name.contains('@');
+    let (length_a, length_b) = (unversioned(a), unversioned(b));
+    ((length_a == 0).cmp(&(length_b == 0)))
+        .then(blank(a).cmp(&blank(b)))
+        .then(length_a.cmp(&length_b))
+        .then(versioned(b).cmp(&versioned(a)))
+        .then(a.cmp(b))
+        .is_le()
+}
+
 /// The text symbols of `elf` as functions, demangled, sorted, one per start
 /// address, each ending where the next begins at the latest.
 fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
@@ -248,22 +276,17 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
         .filter(|s| s.size() > 0)
         .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
         .collect();
-    // Among aliases at one address, the name Valgrind shows: fewer leading
-    // underscores, then a default-versioned name (`@@`), then the shorter
-    // name, then the first in byte order: `qsort` over `__qsort`, `bcmp`
-    // over `memcmp`, `__libc_start_main@@GLIBC_2.34` over its other
-    // versions, `_Exit` over `_exit`.
-    let key = |(_, _, name): &(u64, u64, String)| {
-        let underscores = name.len() - name.trim_start_matches('_').len();
-        let (base, version) = match name.find('@') {
-            Some(at) if name[at..].starts_with("@@") => (at, 0),
-            Some(at) => (at, 2),
-            None => (name.len(), 1),
-        };
-        (underscores, version, base, name.clone())
-    };
-    candidates.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a).cmp(&key(b))));
-    candidates.dedup_by_key(|c| c.0);
+    // Among aliases at one address, the name Valgrind shows.
+    candidates.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+    candidates.dedup_by(|later, kept| {
+        if later.0 != kept.0 {
+            return false;
+        }
+        if !prefer(&kept.2, &later.2) {
+            std::mem::swap(kept, later);
+        }
+        true
+    });
     let mut functions: Vec<ElfFunction> = Vec::with_capacity(candidates.len());
     for (i, (start, size, name)) in candidates.iter().enumerate() {
         let next = candidates.get(i + 1).map_or(u64::MAX, |c| c.0);
@@ -281,4 +304,37 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
         });
     }
     functions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefer;
+
+    #[test]
+    fn aliases_are_named_as_valgrind_names_them() {
+        let pairs = [
+            ("qsort", "__qsort"),
+            ("bcmp", "memcmp"),
+            ("__acos_finite@GLIBC_2.15", "__ieee754_acos"),
+            ("____strtoul_l_internal", "__GI_____strtoul_l_internal"),
+            (
+                "__libc_start_main@@GLIBC_2.34",
+                "__libc_start_main@GLIBC_2.2.5",
+            ),
+            ("memcpy@@GLIBC_2.14", "memcpy"),
+            ("_Exit", "_exit"),
+            ("PMPI_Send", "MPI_Send"),
+            ("f", ""),
+            ("f", "  "),
+            ("f", "@GLIBC_2.2.5"),
+        ];
+        for (preferred, other) in pairs {
+            assert!(prefer(preferred, other), "{preferred} over {other}");
+            assert!(
+                !prefer(other, preferred),
+                "{preferred} over {other}, either way"
+            );
+        }
+        assert!(prefer("same", "same"));
+    }
 }

@@ -534,26 +534,42 @@ fn symbols_carried_in_the_trace_need_no_binary() {
     assert!(out.contains("fi=(2) helper.h\n"), "{out}");
 }
 
-/// Every C++ name of the C++ standard library demangled as Valgrind shows
+/// Every C++ name of the C++ standard library, and every Rust name of
+/// linegrind's own binary (v0 names, `_R...`, and legacy ones, `_ZN...E`,
+/// some with a copy's suffix such as `.1035`), demangled as Valgrind shows
 /// it: as binutils' `c++filt --no-verbose` (GNU libiberty without
 /// implementation details, Valgrind's options) does.
 #[cfg(libiberty)]
 #[test]
-fn cxx_names_are_demangled_as_valgrind_demangles_them() {
+fn mangled_names_are_demangled_as_valgrind_demangles_them() {
     use std::io::Write;
     use std::process::Stdio;
 
-    let library = Path::new("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
-    let Some(listing) = binutils("nm", &["-D", "--defined-only"], library) else {
-        return;
-    };
-    let mangled: Vec<&str> = listing
-        .lines()
-        .filter_map(|line| line.split_whitespace().nth(2))
-        .map(|name| name.split('@').next().unwrap_or(name))
-        .filter(|name| name.starts_with("_Z"))
-        .collect();
-    assert!(mangled.len() > 1000, "{} C++ names", mangled.len());
+    let listings = [
+        ("-D", Path::new("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")),
+        ("--defined-only", Path::new(env!("CARGO_BIN_EXE_linegrind"))),
+    ];
+    let mut mangled: Vec<String> = Vec::new();
+    for (table, binary) in listings {
+        let Some(listing) = binutils("nm", &[table, "--defined-only"], binary) else {
+            return;
+        };
+        let before = mangled.len();
+        mangled.extend(
+            listing
+                .lines()
+                .filter_map(|line| line.split_whitespace().nth(2))
+                .map(|name| name.split('@').next().unwrap_or(name))
+                .filter(|name| name.starts_with("_Z") || name.starts_with("_R"))
+                .map(str::to_string),
+        );
+        assert!(
+            mangled.len() - before > 500,
+            "{} mangled names in {}",
+            mangled.len() - before,
+            binary.display()
+        );
+    }
     let Ok(mut filt) = Command::new("c++filt")
         .arg("--no-verbose")
         .stdin(Stdio::piped())
