@@ -16,8 +16,8 @@
 //! other L1 drops its pending use, which happened while no LL residency
 //! existed. This is Callgrind's merge, made exact: no access is lost or
 //! charged to the wrong residency. (The hand-over at an L1 eviction waits a
-//! few evictions in [`DeferredUse`], so that the LL state it goes to is
-//! prefetched meanwhile.)
+//! few evictions in [`DeferredUse`](super::deferred_use::DeferredUse), so
+//! that the LL state it goes to is prefetched meanwhile.)
 //!
 //! A sweep's LLs can share one walk when its configurations differ in LL
 //! only: the first LL is this hierarchy's own, the others are *lanes* with
@@ -25,15 +25,16 @@
 //! ([`lanes`]).
 
 use super::caches::CacheAccess;
-use super::deferred_use::DeferredUse;
 use super::geometry::{CacheGeometry, LineSpan};
 use super::huge_table::{HugeTable, NoMemory};
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
 use crate::program::InstrId;
 use lanes::LaneCaches;
+use levels::{FirstLevel, L1Held, L1Line, LastLevel, LlLine};
 
 mod lanes;
+mod levels;
 #[cfg(test)]
 mod naive;
 
@@ -107,90 +108,6 @@ pub struct Outcome {
     pub ll_miss: bool,
     /// The lanes after the first whose LL missed, lane `n` as bit `n`.
     pub lane_misses: u32,
-}
-
-/// The use of a resident L1 line, which every hit adds to: apart from
-/// [`L1Held`], and aligned so that with narrow masks (32 bytes) it lies in
-/// one host cache line.
-#[derive(Clone, Copy, Default)]
-#[repr(align(32))]
-struct L1Line<M> {
-    /// Use during this L1 residency (with lanes, since the residency's
-    /// last split: see [`lanes`]).
-    used: LineUse<M>,
-    /// Use not yet handed to the LL residency of the same line.
-    pending: LineUse<M>,
-}
-
-/// What a resident L1 line holds that only loads and evictions touch.
-#[derive(Clone, Copy, Default)]
-struct L1Held<H> {
-    loader: Loader<H>,
-    /// Where LL holds the same line, while it does: L1 evictions hand
-    /// their pending use there without searching LL's set.
-    ll_slot: Option<u32>,
-}
-
-#[derive(Clone, Copy, Default)]
-struct LlLine<H, M> {
-    loader: Loader<H>,
-    used: LineUse<M>,
-}
-
-struct FirstLevel<H, M> {
-    cache: SetAssocCache,
-    lines: HugeTable<L1Line<M>>,
-    held: HugeTable<L1Held<H>>,
-    line_bits: u32,
-}
-
-/// An LL: the hierarchy's own, or a lane's.
-struct LastLevel<H, M> {
-    cache: SetAssocCache,
-    lines: HugeTable<LlLine<H, M>>,
-    /// Pending use of evicted L1 lines not yet added to `lines`.
-    deferred: DeferredUse<M>,
-}
-
-impl<H: Copy + Default, M: ByteMask> LastLevel<H, M> {
-    /// An empty LL of geometry `ll`, tracking the use of its lines if
-    /// `track_use`.
-    fn new(ll: CacheGeometry, track_use: bool) -> Result<LastLevel<H, M>, NoMemory> {
-        let tracked = if track_use { ll.lines() as usize } else { 0 };
-        Ok(LastLevel {
-            cache: SetAssocCache::new(ll)?,
-            lines: HugeTable::filled(LlLine::default(), tracked)?,
-            deferred: DeferredUse::new(),
-        })
-    }
-
-    /// Hands `pending`, the use of an evicted L1 line, to the residency in
-    /// `slot`, once a few more evictions have let its state be prefetched.
-    fn hand_over(&mut self, slot: u32, pending: LineUse<M>) {
-        if let Some((due, pending)) = self.deferred.push(slot, pending) {
-            self.lines[due].used.absorb(&pending);
-        }
-    }
-
-    /// The use of the residency in `slot`, including hand-overs still due.
-    fn ending_use(&mut self, slot: Slot) -> LineUse<M> {
-        let mut used = self.lines[slot].used;
-        self.deferred.take_for(slot, &mut used);
-        used
-    }
-
-    /// Ends the residency of every line, as lane `lane`, after the L1
-    /// residencies ended; the cache stays as it is.
-    fn release_all(&mut self, lane: usize, sink: &mut impl Release<H>) {
-        for (slot, pending) in self.deferred.drain() {
-            self.lines[slot].used.absorb(&pending);
-        }
-        let line_size = self.cache.geometry().line_size();
-        for (_, slot) in self.cache.resident() {
-            let state = &self.lines[slot];
-            sink.release(lane, Level::LL, state.loader, &state.used, line_size);
-        }
-    }
 }
 
 /// Fetches that continued the I1 line looked up last, byte for byte, and

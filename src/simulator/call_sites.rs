@@ -5,9 +5,9 @@
 use crate::arcs::ArcId;
 use crate::program::InstrId;
 
-/// Where a call from one site went: its target and, as [`super::enter`]
-/// decided, its arc or, for a skipped callee, the instruction its code is
-/// charged to.
+/// Where a call from one site went: its target and, as
+/// [`super::transfers::enter`] decided, its arc or, for a skipped callee,
+/// the instruction its code is charged to.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SiteCall {
     pub target: u64,

@@ -25,9 +25,9 @@
 //!
 //! An L1 miss touches every lane's LL state, megabytes each: all of it is
 //! prefetched before any is used, every lane's view of an L1 line sits
-//! beside the others', and hand-overs wait in each lane's [`DeferredUse`]
-//! as they do for the hierarchy's own LL: each lane is a [`LastLevel`]
-//! like it.
+//! beside the others', and hand-overs wait in each lane's
+//! [`DeferredUse`](super::super::deferred_use::DeferredUse) as they do for
+//! the hierarchy's own LL: each lane is a [`LastLevel`] like it.
 
 use super::super::geometry::CacheGeometry;
 use super::super::huge_table::{HugeTable, NoMemory};
