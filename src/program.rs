@@ -42,6 +42,10 @@ pub struct Instr {
     /// The chain of inlined calls it runs in (see [`Program::inlined`]); 0
     /// when it is not inlined code or inlined functions are not shown.
     pub inline: u32,
+    /// No symbol covers it: `func` is the function of the frames that run
+    /// it, and code run in another function's frames is another
+    /// instruction (see [`Program::intern`]).
+    pub framed: bool,
 }
 
 /// A call into inlined code: the inlined function, and a call site made up
@@ -105,6 +109,15 @@ impl Region {
 /// A source file (unknown for code without one) and line.
 type SourcePos = (Option<FileId>, u32);
 
+/// What the symbols say of the code at an address.
+struct Resolved {
+    func: FnId,
+    source: Option<SourcePos>,
+    inlined: Vec<InlineFrame>,
+    /// No symbol covers the code: `func` is the function of its frame.
+    framed: bool,
+}
+
 /// Names of glibc's lazy-binding resolvers (`_dl_runtime_resolve_xsavec`
 /// and its kin), matched by prefix as Callgrind matches them.
 const RESOLVER: &str = "_dl_runtime_resolve";
@@ -150,7 +163,15 @@ pub struct Program {
     instrs: Vec<Instr>,
     functions: Vec<Function>,
     files: Vec<String>,
+    /// The instruction at each address; for code no symbol covers, the
+    /// one of the function whose frame ran it first.
     by_addr: FxHashMap<u64, InstrId>,
+    /// Every instruction of code no symbol covers, by address and the
+    /// function of the frames that run it.
+    framed: FxHashMap<(u64, FnId), InstrId>,
+    /// The function that code no symbol covers joins, by the entry of the
+    /// frame that runs it.
+    frame_functions: FxHashMap<u64, FnId>,
     file_ids: FxHashMap<String, FileId>,
     fn_ids: FxHashMap<FnKey, FnId>,
     /// The callee function of each call target seen.
@@ -213,6 +234,7 @@ impl Program {
             file: None,
             line: 0,
             inline: 0,
+            framed: false,
         });
         self.unknown = Some(id);
         id
@@ -358,17 +380,59 @@ impl Program {
 
     /// The id of the instruction at `addr`, added and symbolized on first
     /// sight. `entry` is the address the current frame was entered at; it
-    /// names the function of code that no symbol covers.
+    /// names the function of code that no symbol covers, which has an
+    /// instruction for each function whose frames run it, as Callgrind
+    /// charges such code to the function of the frame that runs it (a
+    /// helper that two functions of a stripped library jump to is each
+    /// one's in turn).
     #[inline]
     pub fn intern(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
-        if let Some(&id) = self.by_addr.get(&addr) {
+        match self.by_addr.get(&addr) {
+            Some(&id) if !self.instrs[id.0 as usize].framed => id,
+            Some(_) => self.framed_instr(addr, len, entry),
+            None => {
+                let id = self.add_instr(addr, len, entry);
+                self.by_addr.insert(addr, id);
+                if let (true, Some(func)) = (
+                    self.instrs[id.0 as usize].framed,
+                    self.frame_function(entry),
+                ) {
+                    self.framed.insert((addr, func), id);
+                }
+                id
+            }
+        }
+    }
+
+    /// The instruction of code at `addr`, which no symbol covers, run in
+    /// the frame entered at `entry`.
+    fn framed_instr(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
+        let func = match self.frame_function(entry) {
+            Some(func) => func,
+            None => self.resolve(addr, entry).func,
+        };
+        if let Some(&id) = self.framed.get(&(addr, func)) {
             return id;
         }
-        self.add_instr(addr, len, entry)
+        let id = self.add_instr(addr, len, entry);
+        self.framed.insert((addr, func), id);
+        id
+    }
+
+    /// The function that code no symbol covers joins when the frame that
+    /// runs it was entered at `entry`, once such code ran in one.
+    #[inline]
+    pub fn frame_function(&self, entry: u64) -> Option<FnId> {
+        self.frame_functions.get(&entry).copied()
     }
 
     fn add_instr(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
-        let (mut func, source, inlined) = self.resolve(addr, entry);
+        let Resolved {
+            mut func,
+            source,
+            inlined,
+            framed,
+        } = self.resolve(addr, entry);
         let mut inline = 0;
         if !inlined.is_empty() {
             (func, inline) = self.inline_chain(func, addr, inlined);
@@ -390,8 +454,8 @@ impl Program {
             file,
             line,
             inline,
+            framed,
         });
-        self.by_addr.insert(addr, id);
         id
     }
 
@@ -417,6 +481,7 @@ impl Program {
                         file,
                         line,
                         inline: 0,
+                        framed: false,
                     });
                     self.inline_sites.insert((caller, file, line), site);
                     site
@@ -476,16 +541,21 @@ impl Program {
         if let Some(&func) = self.callees.get(&target) {
             return func;
         }
-        let (func, _, _) = self.resolve(target, target);
+        let func = self.resolve(target, target).func;
         self.callees.insert(target, func);
         func
     }
 
     /// The function of `addr` and, from the object's debug information, its
     /// source position and (when shown) the functions inlined there.
-    fn resolve(&mut self, addr: u64, entry: u64) -> (FnId, Option<SourcePos>, Vec<InlineFrame>) {
-        if let Some(id) = self.ranges.find(addr) {
-            return (id, None, Vec::new());
+    fn resolve(&mut self, addr: u64, entry: u64) -> Resolved {
+        if let Some(func) = self.ranges.find(addr) {
+            return Resolved {
+                func,
+                source: None,
+                inlined: Vec::new(),
+                framed: false,
+            };
         }
         self.unresolved.insert(addr);
         let mut found = self.symbolizer.resolve(addr, self.inline);
@@ -494,35 +564,54 @@ impl Program {
             .source
             .map(|source| (Some(self.file_id(source.file)), source.line));
         let module = found.module;
-        let func = match found.function {
-            Some((Some(start), name)) => {
-                self.function_id(FnKey::Symbol(module, start), name, module, found.plt)
-            }
-            Some((None, name)) => {
-                self.function_id(FnKey::Named(module, name.clone()), name, module, found.plt)
-            }
+        let (func, framed) = match found.function {
+            Some((Some(start), name)) => (
+                self.function_id(FnKey::Symbol(module, start), name, module, found.plt),
+                false,
+            ),
+            Some((None, name)) => (
+                self.function_id(FnKey::Named(module, name.clone()), name, module, found.plt),
+                false,
+            ),
             None => {
-                // Unnamed code joins the function of the frame that runs it,
-                // as Callgrind charges a block to its frame's function: a
-                // named function's (the `.cold` part or a static function
-                // it jumps to, in a stripped object), or the unnamed
-                // function of the frame's entry.
-                if entry != addr
-                    && let (Some(func), _) = self.symbol_function(entry)
-                {
-                    return (func, source, found.inlined);
-                }
-                self.unresolved.insert(entry);
-                let module = self.symbolizer.module_at(entry).or(module);
-                // In an object, Callgrind's name: the ELF address, 16 digits.
-                let name = match module {
-                    Some(id) => format!("0x{:016x}", self.symbolizer.modules().get(id).svma(entry)),
-                    None => format!("0x{entry:x}"),
-                };
-                self.function_id(FnKey::Unnamed(module, entry), name, module, found.plt)
+                let func = self.unnamed_code_function(addr, entry, module, found.plt);
+                self.frame_functions.insert(entry, func);
+                (func, true)
             }
         };
-        (func, source, found.inlined)
+        Resolved {
+            func,
+            source,
+            inlined: found.inlined,
+            framed,
+        }
+    }
+
+    /// The function that code at `addr`, which no symbol covers, joins in
+    /// the frame entered at `entry`: as Callgrind charges a block to its
+    /// frame's function, a named function's (the `.cold` part or a static
+    /// function it jumps to, in a stripped object), or the unnamed function
+    /// of the frame's entry. `module` and `plt` are the code's.
+    fn unnamed_code_function(
+        &mut self,
+        addr: u64,
+        entry: u64,
+        module: Option<ModuleId>,
+        plt: bool,
+    ) -> FnId {
+        if entry != addr
+            && let (Some(func), _) = self.symbol_function(entry)
+        {
+            return func;
+        }
+        self.unresolved.insert(entry);
+        let module = self.symbolizer.module_at(entry).or(module);
+        // In an object, Callgrind's name: the ELF address, 16 digits.
+        let name = match module {
+            Some(id) => format!("0x{:016x}", self.symbolizer.modules().get(id).svma(entry)),
+            None => format!("0x{entry:x}"),
+        };
+        self.function_id(FnKey::Unnamed(module, entry), name, module, plt)
     }
 
     /// The function for `key`, created with its entry, file and line.

@@ -9,11 +9,11 @@ use crate::cache::{Caches, NoMemory};
 use crate::callstack::Threads;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet};
+use crate::cost::{EventKind, EventSet};
 use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
-use crate::trace::block::{JumpKind, RunMismatch, Step, WalkError};
+use crate::trace::block::{JumpKind, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
 mod call_sites;
@@ -320,15 +320,14 @@ impl<B: Backdate> Simulator<B> {
             self.threads.current().set_sp(sp);
         }
         let id = item.id as usize;
-        match self.known.get(id) {
-            Some(block) if !self.program.shows_inlined() => self
-                .known_run(id, &block, item)
-                .map_err(|mismatch| SimError::Run(mismatch.0))?,
-            known => match self.new_run(id, known.is_none(), item) {
-                Ok(()) => {}
-                Err(WalkError::Step(err)) => return Err(err),
-                Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
-            },
+        let walked = match self.known.get(id) {
+            Some(block) if !self.program.shows_inlined() => self.known_run(id, &block, item),
+            known => self.new_run(id, known.is_none(), None, item),
+        };
+        match walked {
+            Ok(()) => {}
+            Err(WalkError::Step(err)) => return Err(err),
+            Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
         }
         if item.leaving == JumpKind::Return {
             let context = self.threads.current();
@@ -339,18 +338,29 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// A run of a block whose instructions are not known yet (or with
-    /// inlined functions shown, any run): each is looked up, and once a run
-    /// went through all of them they are known.
+    /// inlined functions shown, any run; or one run in another function's
+    /// frame than the known instructions of code without a symbol): each is
+    /// looked up, and once a run went through all of them they are known.
+    /// `arrived` is the first instruction when control already arrived
+    /// there.
     fn new_run(
         &mut self,
         id: usize,
         unknown: bool,
+        mut arrived: Option<InstrId>,
         item: &BlockItem,
     ) -> Result<(), WalkError<SimError>> {
         let mut seen = Vec::new();
         let walked = item.def.walk(item.run, |step| match step {
             Step::Instr { addr, len } => {
-                seen.push(self.instruction(addr, len));
+                let instr = match arrived.take() {
+                    Some(instr) => {
+                        self.execute(instr, addr, len);
+                        instr
+                    }
+                    None => self.instruction(addr, len),
+                };
+                seen.push(instr);
                 Ok(())
             }
             Step::Data { access, addr, size } => self.data(access, addr, size),
@@ -361,9 +371,13 @@ impl<B: Backdate> Simulator<B> {
             item.def.instrs.first(),
         ) {
             let func = self.program.function(self.program.instr(first).func);
+            let (enters, region) = (func.starts_at(instr.addr), func.region());
+            let framed = seen.iter().any(|&instr| self.program.instr(instr).framed);
+            let entry = self.threads.current().entry(instr.addr);
             let arrival = Arrival {
-                enters: func.starts_at(instr.addr),
-                region: func.region(),
+                enters,
+                region,
+                frame_function: framed.then(|| self.program.frame_function(entry)).flatten(),
             };
             let region = seen
                 .iter()
@@ -385,9 +399,20 @@ impl<B: Backdate> Simulator<B> {
         id: usize,
         block: &KnownBlock,
         item: &BlockItem,
-    ) -> Result<(), RunMismatch> {
+    ) -> Result<(), WalkError<SimError>> {
+        let len = u32::from(block.first_len);
         if !self.plain_arrival(block) {
-            self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
+            self.arrive(block.addr, len, Some(block.first));
+        }
+        if let Some(func) = block.arrival.frame_function {
+            let entry = self.threads.current().entry(block.addr);
+            if self.program.frame_function(entry) != Some(func) {
+                // Code without a symbol, run in another function's frame:
+                // that function's instructions.
+                let first = self.program.intern(block.addr, len, entry);
+                self.charges.cover(self.program.instrs().len());
+                return self.new_run(id, false, Some(first), item);
+            }
         }
         let context = self.threads.current();
         let charge_to = context.charge_to();
@@ -445,9 +470,7 @@ impl<B: Backdate> Simulator<B> {
             Some(instr) => context.charged(instr),
             None if self.detached_data => {
                 let id = self.program.unknown();
-                if self.charges.self_cost.len() <= id.0 as usize {
-                    self.charges.self_cost.resize(id.0 as usize + 1, Cost::ZERO);
-                }
+                self.charges.cover(id.0 as usize + 1);
                 id
             }
             None => return Err(SimError::NoInstruction("data access")),

@@ -24,6 +24,15 @@ pub(super) struct Charges<B> {
 }
 
 impl<B> Charges<B> {
+    /// Gives the instructions of ids below `instrs` a self cost, new ones
+    /// zero.
+    #[inline]
+    pub(super) fn cover(&mut self, instrs: usize) {
+        if self.self_cost.len() < instrs {
+            self.self_cost.resize(instrs, Cost::ZERO);
+        }
+    }
+
     /// A charger of residencies that end at instruction `now`.
     #[inline(always)]
     pub(super) fn charger(&mut self, now: u64) -> Charger<'_, B> {

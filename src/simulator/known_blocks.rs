@@ -27,7 +27,7 @@
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, LineSpan};
 use crate::cost::{Cost, EventKind};
-use crate::program::{InstrId, Region};
+use crate::program::{FnId, InstrId, Region};
 use crate::trace::Access;
 use crate::trace::block::{BlockDef, Item, RunCursor, RunMismatch, RunRef};
 
@@ -117,6 +117,12 @@ pub(super) struct Arrival {
     pub enters: bool,
     /// Where the first instruction's function lies.
     pub region: Region,
+    /// For a block of code without a symbol, the function of the frame its
+    /// known instructions ran in: a run in another function's frame runs
+    /// other instructions (see [`Program::intern`]).
+    ///
+    /// [`Program::intern`]: crate::program::Program::intern
+    pub frame_function: Option<FnId>,
 }
 
 /// A known block: where its instruction ids and steps are in

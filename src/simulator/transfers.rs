@@ -5,7 +5,6 @@
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
 use crate::callstack::{Call, Context, Pending};
-use crate::cost::Cost;
 use crate::program::{FnId, InstrId, Program};
 
 use super::call_sites::SiteCall;
@@ -110,13 +109,9 @@ impl<B: Backdate> Simulator<B> {
                 self.program.intern(addr, len, entry)
             }
         };
-        if self.charges.self_cost.len() < self.program.instrs().len() {
-            // New instructions, and with inlined functions shown, made-up
-            // call sites of inlined calls.
-            self.charges
-                .self_cost
-                .resize(self.program.instrs().len(), Cost::ZERO);
-        }
+        // New instructions, and with inlined functions shown, made-up call
+        // sites of inlined calls.
+        self.charges.cover(self.program.instrs().len());
         if self.program.shows_inlined() {
             let chain = self.program.inlined(instr);
             let keep = context.inlined_prefix(chain);

@@ -121,6 +121,56 @@ fn a_call_enters_the_function_its_next_instruction_runs_in() {
     assert!(!file.contains("calls=0"), "{file}");
 }
 
+/// Code no symbol covers is charged to the function of the frame that
+/// runs it, as Callgrind charges it: a helper that two functions end by
+/// jumping to (as `sqlite3_result_blob` and `sqlite3_result_text` do in a
+/// stripped libsqlite3) is each one's in turn, whichever ran it first, and
+/// in later runs too, whose blocks are known.
+#[test]
+fn unnamed_code_that_two_functions_jump_to_is_each_ones_in_its_frames() {
+    let round = "i 1000 5     # main: call blob
+         call 1100
+         i 1100 2     # blob: jmp helper
+         i 1300 4     # helper
+         r 9000 8
+         i 1304 1     # helper: ret
+         ret
+         i 1005 5     # main: call text
+         call 1110
+         i 1110 3     # text: jmp helper
+         i 1300 4
+         r 9040 8
+         i 1304 1
+         ret
+         i 100a 2     # main: jmp back
+    ";
+    let text = format!(
+        "linegrind-trace text 1
+         object /x/a bias=0 start=1000 end=2000 symbols=embedded
+         fn 1000 1100 main
+         fn 1100 1110 blob
+         fn 1110 1120 text
+         {round}{round}{round}i 1000 1"
+    );
+    let profile = simulate_text(&text, SimConfig::default());
+    for name in ["blob", "text"] {
+        let cost = self_cost(&profile, name);
+        // Its jump and the helper's two instructions and read, three times;
+        // its line missed once.
+        assert_eq!((cost[Ir], cost[Dr], cost[D1mr]), (9, 3, 1), "{name}");
+        let call = arc(&profile, "main", name);
+        assert_eq!((call.calls, call.inclusive[Ir]), (3, 9), "{name}");
+    }
+    assert_eq!(self_cost(&profile, "main")[Ir], 10);
+    let names: Vec<&str> = profile
+        .program
+        .functions()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["main", "blob", "text"]);
+}
+
 /// Callgrind makes a jump into another object, or between PLT stubs and
 /// other code, a call. Code without symbols has no entry to tell a jump by,
 /// so the first jump into it must decide as the later ones do, though
