@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::printable::printable;
 use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
@@ -42,10 +42,6 @@ pub struct Instr {
     /// The chain of inlined calls it runs in (see [`Program::inlined`]); 0
     /// when it is not inlined code or inlined functions are not shown.
     pub inline: u32,
-    /// No symbol covers it: `func` is the function of the frames that run
-    /// it, and code run in another function's frames is another
-    /// instruction (see [`Program::intern`]).
-    pub framed: bool,
 }
 
 /// A call into inlined code: the inlined function, and a call site made up
@@ -169,6 +165,8 @@ pub struct Program {
     /// Every instruction of code no symbol covers, by address and the
     /// function of the frames that run it.
     framed: FxHashMap<(u64, FnId), InstrId>,
+    /// The instructions of code no symbol covers.
+    framed_ids: FxHashSet<InstrId>,
     /// The function that code no symbol covers joins, by the entry of the
     /// frame that runs it.
     frame_functions: FxHashMap<u64, FnId>,
@@ -234,7 +232,6 @@ impl Program {
             file: None,
             line: 0,
             inline: 0,
-            framed: false,
         });
         self.unknown = Some(id);
         id
@@ -388,15 +385,14 @@ impl Program {
     #[inline]
     pub fn intern(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
         match self.by_addr.get(&addr) {
-            Some(&id) if !self.instrs[id.0 as usize].framed => id,
+            Some(&id) if !self.framed_ids.contains(&id) => id,
             Some(_) => self.framed_instr(addr, len, entry),
             None => {
                 let id = self.add_instr(addr, len, entry);
                 self.by_addr.insert(addr, id);
-                if let (true, Some(func)) = (
-                    self.instrs[id.0 as usize].framed,
-                    self.frame_function(entry),
-                ) {
+                if let (true, Some(func)) =
+                    (self.framed_ids.contains(&id), self.frame_function(entry))
+                {
                     self.framed.insert((addr, func), id);
                 }
                 id
@@ -417,6 +413,12 @@ impl Program {
         let id = self.add_instr(addr, len, entry);
         self.framed.insert((addr, func), id);
         id
+    }
+
+    /// Whether instruction `id` is code no symbol covers, charged to the
+    /// function of the frame that runs it (see [`Program::intern`]).
+    pub fn is_framed(&self, id: InstrId) -> bool {
+        self.framed_ids.contains(&id)
     }
 
     /// The function that code no symbol covers joins when the frame that
@@ -454,8 +456,10 @@ impl Program {
             file,
             line,
             inline,
-            framed,
         });
+        if framed {
+            self.framed_ids.insert(id);
+        }
         id
     }
 
@@ -481,7 +485,6 @@ impl Program {
                         file,
                         line,
                         inline: 0,
-                        framed: false,
                     });
                     self.inline_sites.insert((caller, file, line), site);
                     site

@@ -13,7 +13,7 @@ use crate::cost::{EventKind, EventSet};
 use crate::profile::{Profile, RunCosts, Walked};
 use crate::program::{InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
-use crate::trace::block::{JumpKind, Step, WalkError};
+use crate::trace::block::{JumpKind, RunMismatch, Step, WalkError};
 use crate::trace::{Access, BlockItem, Event, MarkEdge, TraceError, TraceItem, TraceRead};
 
 mod call_sites;
@@ -27,7 +27,7 @@ mod transfers;
 
 use call_sites::CallSites;
 use charges::Charges;
-use known_blocks::{Arrival, KnownBlock, KnownBlocks};
+use known_blocks::{Arrival, KnownBlock, KnownBlocks, KnownFor};
 use stepper::Stepper;
 use transfers::check_can_transfer;
 
@@ -320,14 +320,14 @@ impl<B: Backdate> Simulator<B> {
             self.threads.current().set_sp(sp);
         }
         let id = item.id as usize;
-        let walked = match self.known.get(id) {
-            Some(block) if !self.program.shows_inlined() => self.known_run(id, &block, item),
-            known => self.new_run(id, known.is_none(), None, item),
-        };
-        match walked {
-            Ok(()) => {}
-            Err(WalkError::Step(err)) => return Err(err),
-            Err(WalkError::Mismatch(mismatch)) => return Err(SimError::Run(mismatch.0)),
+        match self.known.get(id) {
+            Some(block) if !self.program.shows_inlined() && !block.arrival.framed => self
+                .known_run(&block, item)
+                .map_err(|mismatch| SimError::Run(mismatch.0))?,
+            Some(block) if !self.program.shows_inlined() => self.framed_run(id, &block, item)?,
+            known => self
+                .new_run(id, known.is_none(), None, item)
+                .map_err(walk_error)?,
         }
         if item.leaving == JumpKind::Return {
             let context = self.threads.current();
@@ -338,15 +338,15 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// A run of a block whose instructions are not known yet (or with
-    /// inlined functions shown, any run; or one run in another function's
-    /// frame than the known instructions of code without a symbol): each is
-    /// looked up, and once a run went through all of them they are known.
-    /// `arrived` is the first instruction when control already arrived
-    /// there.
+    /// inlined functions shown, any run; or the first in a frame of another
+    /// function than the block's known runs of code without a symbol): each
+    /// is looked up, and if `learn`, once a run went through all of them
+    /// they are known, for the frames of that function. `arrived` is the
+    /// first instruction when control already arrived there.
     fn new_run(
         &mut self,
         id: usize,
-        unknown: bool,
+        learn: bool,
         mut arrived: Option<InstrId>,
         item: &BlockItem,
     ) -> Result<(), WalkError<SimError>> {
@@ -366,26 +366,34 @@ impl<B: Backdate> Simulator<B> {
             Step::Data { access, addr, size } => self.data(access, addr, size),
         });
         if let (true, Some(&first), Some(instr)) = (
-            unknown && seen.len() == item.def.instrs.len(),
+            learn && seen.len() == item.def.instrs.len(),
             seen.first(),
             item.def.instrs.first(),
         ) {
             let func = self.program.function(self.program.instr(first).func);
             let (enters, region) = (func.starts_at(instr.addr), func.region());
-            let framed = seen.iter().any(|&instr| self.program.instr(instr).framed);
+            let framed = seen.iter().any(|&instr| self.program.is_framed(instr));
             let entry = self.threads.current().entry(instr.addr);
+            let frame = self.program.frame_function(entry).map(|func| (entry, func));
             let arrival = Arrival {
                 enters,
                 region,
-                frame_function: framed.then(|| self.program.frame_function(entry)).flatten(),
+                framed,
             };
             let region = seen
                 .iter()
                 .all(|&instr| self.program.region_of(instr) == arrival.region)
                 .then_some(arrival.region);
             let line_bits = self.config.i1().line_bits();
+            // Code without a symbol is known with the frame it ran in.
+            let known_for = match (self.known.get(id), framed, frame) {
+                (None, false, _) => KnownFor::Every,
+                (None, true, Some((entry, func))) => KnownFor::FirstFrame(entry, func),
+                (Some(_), true, Some((_, func))) => KnownFor::OtherFrame(func),
+                _ => return walked,
+            };
             self.known
-                .learn(id, item.def, &seen, arrival, region, line_bits);
+                .learn(id, known_for, item.def, &seen, arrival, region, line_bits);
         }
         walked
     }
@@ -394,26 +402,54 @@ impl<B: Backdate> Simulator<B> {
     /// instruction, where control arrives, needs the full treatment; then
     /// nothing but the caches and the costs change until the block ends, so
     /// the run steps through one hierarchy with one stepper.
-    fn known_run(
+    fn known_run(&mut self, block: &KnownBlock, item: &BlockItem) -> Result<(), RunMismatch> {
+        if !self.plain_arrival(block) {
+            self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
+        }
+        self.known_walk(block, item)
+    }
+
+    /// A run of a known block of code without a symbol, whose instructions
+    /// are those of the function of the frame that runs it (see
+    /// [`Program::intern`]): the known ones in frames of the function they
+    /// were known in, or of another function they are known for too; else
+    /// each is looked up, and they are known for that function from then
+    /// on.
+    #[inline(never)]
+    fn framed_run(
         &mut self,
         id: usize,
         block: &KnownBlock,
         item: &BlockItem,
-    ) -> Result<(), WalkError<SimError>> {
+    ) -> Result<(), SimError> {
         let len = u32::from(block.first_len);
         if !self.plain_arrival(block) {
             self.arrive(block.addr, len, Some(block.first));
         }
-        if let Some(func) = block.arrival.frame_function {
-            let entry = self.threads.current().entry(block.addr);
-            if self.program.frame_function(entry) != Some(func) {
-                // Code without a symbol, run in another function's frame:
-                // that function's instructions.
-                let first = self.program.intern(block.addr, len, entry);
-                self.charges.cover(self.program.instrs().len());
-                return self.new_run(id, false, Some(first), item);
+        let entry = self.threads.current().entry(block.addr);
+        let frame_function = self.program.frame_function(entry);
+        let walked = match self.known.frame(id) {
+            Some((known_entry, func)) if entry != known_entry && frame_function != Some(func) => {
+                match frame_function.and_then(|func| self.known.get_for_frame(id, func)) {
+                    Some(other) => self.known_walk(&other, item),
+                    None => {
+                        let first = self.program.intern(block.addr, len, entry);
+                        self.charges.cover(self.program.instrs().len());
+                        return self
+                            .new_run(id, true, Some(first), item)
+                            .map_err(walk_error);
+                    }
+                }
             }
-        }
+            _ => self.known_walk(block, item),
+        };
+        walked.map_err(|mismatch| SimError::Run(mismatch.0))
+    }
+
+    /// The walk of a run of `block` once control arrived at its first
+    /// instruction.
+    #[inline(always)]
+    fn known_walk(&mut self, block: &KnownBlock, item: &BlockItem) -> Result<(), RunMismatch> {
         let context = self.threads.current();
         let charge_to = context.charge_to();
         let charger = self.charges.charger(self.instructions);
@@ -423,13 +459,11 @@ impl<B: Backdate> Simulator<B> {
         let end = match &mut self.caches {
             Caches::Narrow(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                self.known
-                    .walk(id, block, item.run, stepper, charge_to, now)
+                self.known.walk(block, item.run, stepper, charge_to, now)
             }
             Caches::Wide(caches) => {
                 let stepper = Stepper::new(caches, charger, cursor, cost, first_charged);
-                self.known
-                    .walk(id, block, item.run, stepper, charge_to, now)
+                self.known.walk(block, item.run, stepper, charge_to, now)
             }
         }?;
         context.last_instr = Some(end.last);
@@ -531,6 +565,14 @@ impl<B: Backdate> Simulator<B> {
                 samples: self.charges.samples,
             }],
         }
+    }
+}
+
+/// The error a walk of a block run stopped at.
+fn walk_error(err: WalkError<SimError>) -> SimError {
+    match err {
+        WalkError::Step(err) => err,
+        WalkError::Mismatch(mismatch) => SimError::Run(mismatch.0),
     }
 }
 

@@ -24,6 +24,8 @@
 //! self costs as they happen. A run charged to a call site (a skipped
 //! function's) adds all its counts to that instruction at once instead.
 
+use rustc_hash::FxHashMap;
+
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, LineSpan};
 use crate::cost::{Cost, EventKind};
@@ -117,12 +119,12 @@ pub(super) struct Arrival {
     pub enters: bool,
     /// Where the first instruction's function lies.
     pub region: Region,
-    /// For a block of code without a symbol, the function of the frame its
-    /// known instructions ran in: a run in another function's frame runs
-    /// other instructions (see [`Program::intern`]).
+    /// Whether it is code without a symbol, whose instructions are those of
+    /// the function of the frame that runs it (see [`Program::intern`]):
+    /// [`KnownBlocks::frame`] tells the frame they were known in.
     ///
     /// [`Program::intern`]: crate::program::Program::intern
-    pub frame_function: Option<FnId>,
+    pub framed: bool,
 }
 
 /// A known block: where its instruction ids and steps are in
@@ -144,20 +146,35 @@ pub(super) struct KnownBlock {
     /// (`arrival.region`): kept whole, as the run's end hands it on (a flag
     /// to turn into it took 1.6% more host instructions on hydro).
     pub region: Option<Region>,
-    /// Runs that went through the whole block and are not yet in the self
-    /// costs: counted here rather than at the last step, in memory the run
-    /// has read already.
-    full_runs: u64,
 }
 
 #[derive(Default)]
 pub(super) struct KnownBlocks {
     /// By block number, once known.
     blocks: Vec<Option<KnownBlock>>,
+    /// Blocks of code without a symbol known again for frames of other
+    /// functions than in `blocks`, by block number and the function of the
+    /// frame.
+    other_frames: FxHashMap<(usize, FnId), KnownBlock>,
+    /// The frame (its entry and function) the instructions of a block in
+    /// `blocks` of code without a symbol were known in, by block number.
+    frames: FxHashMap<usize, (u64, FnId)>,
     /// The instruction ids of the known blocks, block after block.
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
     steps: Vec<KnownStep>,
+}
+
+/// Which runs the instructions a block is known with are for.
+pub(super) enum KnownFor {
+    /// Every run: code with symbols.
+    Every,
+    /// Code without a symbol, first known: runs in frames of function
+    /// `.1`, as the one entered at `.0` it ran in.
+    FirstFrame(u64, FnId),
+    /// Code without a symbol known already: runs in frames of another
+    /// function.
+    OtherFrame(FnId),
 }
 
 /// Where a walk of a known run ended: the last instruction it ran (the
@@ -174,12 +191,26 @@ impl KnownBlocks {
         self.blocks.get(id).copied().flatten()
     }
 
+    /// The frame, its entry and function, block `id` of code without a
+    /// symbol was first known in.
+    pub fn frame(&self, id: usize) -> Option<(u64, FnId)> {
+        self.frames.get(&id).copied()
+    }
+
+    /// Block `id` known for frames of `func`, other than the frames it was
+    /// first known in.
+    pub fn get_for_frame(&self, id: usize, func: FnId) -> Option<KnownBlock> {
+        self.other_frames.get(&(id, func)).copied()
+    }
+
     /// Makes block `id`, `def` with instructions `ids` whose first is
     /// reached as `arrival` says and whose functions all lie in `region`
-    /// (if one), known; I1 lines have `line_bits` bits.
+    /// (if one), known for the runs `known_for` says. I1 lines have
+    /// `line_bits` bits.
     pub fn learn(
         &mut self,
         id: usize,
+        known_for: KnownFor,
         def: &BlockDef,
         ids: &[InstrId],
         arrival: Arrival,
@@ -247,10 +278,7 @@ impl KnownBlocks {
             let last_line = span.line + u64::from(span.second > 0);
             previous = Some((last_line, end));
         }
-        if self.blocks.len() <= id {
-            self.blocks.resize(id + 1, None);
-        }
-        self.blocks[id] = Some(KnownBlock {
+        let block = KnownBlock {
             start,
             len: ids.len() as u32,
             steps_start,
@@ -261,11 +289,24 @@ impl KnownBlocks {
             arrival,
             end: previous.map_or(first.addr, |(_, end)| end),
             region,
-            full_runs: 0,
-        });
+        };
+        // Runs that went through the whole block and are not yet in the
+        // self costs, counted right after its steps.
+        self.steps.push(KnownStep::Left { runs: 0 });
+        if let KnownFor::OtherFrame(func) = known_for {
+            self.other_frames.insert((id, func), block);
+            return;
+        }
+        if let KnownFor::FirstFrame(entry, func) = known_for {
+            self.frames.insert(id, (entry, func));
+        }
+        if self.blocks.len() <= id {
+            self.blocks.resize(id + 1, None);
+        }
+        self.blocks[id] = Some(block);
     }
 
-    /// Steps through `run` of `block`, known block `id`, charging to
+    /// Steps through `run` of `block`, charging to
     /// `charge_to` where set and else to each instruction; `now` counts the
     /// instructions. Returns where the run ended; its instructions and data
     /// accesses are counted here in the context's cost, and in `charge_to`'s
@@ -274,7 +315,6 @@ impl KnownBlocks {
     #[inline(always)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &mut self,
-        id: usize,
         block: &KnownBlock,
         run: RunRef,
         mut stepper: Stepper<B, Hierarchy<B::Line, M>>,
@@ -394,8 +434,9 @@ impl KnownBlocks {
                         }
                     }
                     None => {
-                        if let Some(Some(block)) = self.blocks.get_mut(id) {
-                            block.full_runs += 1;
+                        let after = start + block.steps_len as usize;
+                        if let Some(KnownStep::Left { runs }) = self.steps.get_mut(after) {
+                            *runs += 1;
                         }
                     }
                 }
@@ -411,10 +452,14 @@ impl KnownBlocks {
     /// `self_cost`: a step ran once in every run that stopped at it or
     /// after it; guarded accesses were counted as they happened.
     pub fn add_counts(&mut self, self_cost: &mut [Cost]) {
-        for block in self.blocks.iter_mut().flatten() {
+        let blocks = self.blocks.iter().flatten();
+        for block in blocks.chain(self.other_frames.values()) {
             let range = block.steps_start as usize..(block.steps_start + block.steps_len) as usize;
             let mut next_instr = (block.start + block.len) as usize;
-            let mut runs = std::mem::take(&mut block.full_runs);
+            let mut runs = match &mut self.steps[range.end] {
+                KnownStep::Left { runs } => std::mem::take(runs),
+                _ => 0,
+            };
             // Unguarded accesses of the instruction fetched before them.
             let (mut reads, mut writes) = (0, 0);
             for step in self.steps[range].iter_mut().rev() {
