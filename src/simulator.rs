@@ -204,6 +204,7 @@ impl<B: Backdate> Simulator<B> {
                 samples: config.stack_samples().then(StackSamples::new),
             },
             caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use())?,
+            known: KnownBlocks::new(config.i1().line_bits()),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,
@@ -212,7 +213,6 @@ impl<B: Backdate> Simulator<B> {
             instructions: 0,
             detached_data: false,
             tid: 1,
-            known: KnownBlocks::default(),
             call_sites: CallSites::default(),
         })
     }
@@ -384,7 +384,6 @@ impl<B: Backdate> Simulator<B> {
                 .iter()
                 .all(|&instr| self.program.region_of(instr) == arrival.region)
                 .then_some(arrival.region);
-            let line_bits = self.config.i1().line_bits();
             // Code without a symbol is known with the frame it ran in.
             let known_for = match (self.known.get(id), framed, frame) {
                 (None, false, _) => KnownFor::Every,
@@ -393,7 +392,7 @@ impl<B: Backdate> Simulator<B> {
                 _ => return walked,
             };
             self.known
-                .learn(id, known_for, item.def, &seen, arrival, region, line_bits);
+                .learn(id, known_for, item.def, &seen, arrival, region);
         }
         walked
     }

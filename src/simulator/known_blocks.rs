@@ -148,8 +148,9 @@ pub(super) struct KnownBlock {
     pub region: Option<Region>,
 }
 
-#[derive(Default)]
 pub(super) struct KnownBlocks {
+    /// The bits of an I1 line's offset.
+    line_bits: u32,
     /// By block number, once known.
     blocks: Vec<Option<KnownBlock>>,
     /// Blocks of code without a symbol known again for frames of other
@@ -185,6 +186,18 @@ pub(super) struct RunEnd {
 }
 
 impl KnownBlocks {
+    /// No block known yet, with I1 lines of `line_bits` bits.
+    pub fn new(line_bits: u32) -> KnownBlocks {
+        KnownBlocks {
+            line_bits,
+            blocks: Vec::new(),
+            other_frames: FxHashMap::default(),
+            frames: FxHashMap::default(),
+            instrs: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
     /// Block `id`, if known.
     #[inline]
     pub fn get(&self, id: usize) -> Option<KnownBlock> {
@@ -205,8 +218,7 @@ impl KnownBlocks {
 
     /// Makes block `id`, `def` with instructions `ids` whose first is
     /// reached as `arrival` says and whose functions all lie in `region`
-    /// (if one), known for the runs `known_for` says. I1 lines have
-    /// `line_bits` bits.
+    /// (if one), known for the runs `known_for` says.
     pub fn learn(
         &mut self,
         id: usize,
@@ -215,8 +227,8 @@ impl KnownBlocks {
         ids: &[InstrId],
         arrival: Arrival,
         region: Option<Region>,
-        line_bits: u32,
     ) {
+        let line_bits = self.line_bits;
         debug_assert_eq!(def.instrs.len(), ids.len());
         let (Some(first), Some(&first_id)) = (def.instrs.first(), ids.first()) else {
             return;
