@@ -390,11 +390,6 @@ impl Program {
             None => {
                 let id = self.add_instr(addr, len, entry);
                 self.by_addr.insert(addr, id);
-                if let (true, Some(func)) =
-                    (self.framed_ids.contains(&id), self.frame_function(entry))
-                {
-                    self.framed.insert((addr, func), id);
-                }
                 id
             }
         }
@@ -407,12 +402,10 @@ impl Program {
             Some(func) => func,
             None => self.resolve(addr, entry).func,
         };
-        if let Some(&id) = self.framed.get(&(addr, func)) {
-            return id;
+        match self.framed.get(&(addr, func)) {
+            Some(&id) => id,
+            None => self.add_instr(addr, len, entry),
         }
-        let id = self.add_instr(addr, len, entry);
-        self.framed.insert((addr, func), id);
-        id
     }
 
     /// Whether instruction `id` is code no symbol covers, charged to the
@@ -430,11 +423,12 @@ impl Program {
 
     fn add_instr(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
         let Resolved {
-            mut func,
+            func: frame_function,
             source,
             inlined,
             framed,
         } = self.resolve(addr, entry);
+        let mut func = frame_function;
         let mut inline = 0;
         if !inlined.is_empty() {
             (func, inline) = self.inline_chain(func, addr, inlined);
@@ -459,6 +453,7 @@ impl Program {
         });
         if framed {
             self.framed_ids.insert(id);
+            self.framed.insert((addr, frame_function), id);
         }
         id
     }

@@ -374,7 +374,7 @@ impl<B: Backdate> Simulator<B> {
             let (enters, region) = (func.starts_at(instr.addr), func.region());
             let framed = seen.iter().any(|&instr| self.program.is_framed(instr));
             let entry = self.threads.current().entry(instr.addr);
-            let frame = self.program.frame_function(entry).map(|func| (entry, func));
+            let frame = framed.then(|| self.program.frame_function(entry)).flatten();
             let arrival = Arrival {
                 enters,
                 region,
@@ -384,11 +384,18 @@ impl<B: Backdate> Simulator<B> {
                 .iter()
                 .all(|&instr| self.program.region_of(instr) == arrival.region)
                 .then_some(arrival.region);
-            // Code without a symbol is known with the frame it ran in.
+            // Code without a symbol is known with the frame it ran in, once
+            // for each function: a copy known again would lose the runs
+            // counted in the one it replaced.
             let known_for = match (self.known.get(id), framed, frame) {
                 (None, false, _) => KnownFor::Every,
-                (None, true, Some((entry, func))) => KnownFor::FirstFrame(entry, func),
-                (Some(_), true, Some((_, func))) => KnownFor::OtherFrame(func),
+                (None, true, Some(func)) => KnownFor::FirstFrame(entry, func),
+                (Some(_), true, Some(func))
+                    if self.known.frame(id).is_some_and(|(_, first)| first != func)
+                        && self.known.get_for_frame(id, func).is_none() =>
+                {
+                    KnownFor::OtherFrame(func)
+                }
                 _ => return walked,
             };
             self.known
@@ -426,21 +433,29 @@ impl<B: Backdate> Simulator<B> {
             self.arrive(block.addr, len, Some(block.first));
         }
         let entry = self.threads.current().entry(block.addr);
-        let frame_function = self.program.frame_function(entry);
-        let walked = match self.known.frame(id) {
-            Some((known_entry, func)) if entry != known_entry && frame_function != Some(func) => {
-                match frame_function.and_then(|func| self.known.get_for_frame(id, func)) {
-                    Some(other) => self.known_walk(&other, item),
-                    None => {
-                        let first = self.program.intern(block.addr, len, entry);
-                        self.charges.cover(self.program.instrs().len());
-                        return self
-                            .new_run(id, true, Some(first), item)
-                            .map_err(walk_error);
+        // In a frame of another function than the block was first known in:
+        // the block as known for that function, if it is.
+        let other = match self.known.frame(id) {
+            Some((known_entry, func)) if entry != known_entry => {
+                match self.program.frame_function(entry) {
+                    Some(frame_function) if frame_function == func => None,
+                    frame_function => {
+                        Some(frame_function.and_then(|func| self.known.get_for_frame(id, func)))
                     }
                 }
             }
-            _ => self.known_walk(block, item),
+            _ => None,
+        };
+        let walked = match other {
+            None => self.known_walk(block, item),
+            Some(Some(copy)) => self.known_walk(&copy, item),
+            Some(None) => {
+                let first = self.program.intern(block.addr, len, entry);
+                self.charges.cover(self.program.instrs().len());
+                return self
+                    .new_run(id, true, Some(first), item)
+                    .map_err(walk_error);
+            }
         };
         walked.map_err(|mismatch| SimError::Run(mismatch.0))
     }

@@ -2,10 +2,11 @@
 //! and Rust names with GNU libiberty's demangler (`DMGL_ANSI |
 //! DMGL_PARAMS`); where the build found libiberty (build.rs), linegrind
 //! calls the same, so that its names are Callgrind's. Without it the
-//! demanglers of the `addr2line` crate stand in: their Rust names are
-//! libiberty's, their C++ names differ in about one in ten symbols of a C++
-//! library (they write `(unsigned int)16` where libiberty writes `16u`,
-//! spell out `std::istream`, and slip on a few).
+//! demanglers of the `addr2line` crate stand in: their Rust names drop the
+//! hash and a copy's suffix as libiberty's do, their C++ names differ in
+//! about one in ten symbols of a C++ library (they write `(unsigned int)16`
+//! where libiberty writes `16u`, spell out `std::istream`, and slip on a
+//! few).
 
 use addr2line::gimli::{DW_LANG_C_plus_plus, DW_LANG_Rust};
 
