@@ -321,13 +321,20 @@ impl<B: Backdate> Simulator<B> {
         }
         let id = item.id as usize;
         match self.known.get(id) {
-            Some(block) if !self.program.shows_inlined() && !block.arrival.framed => self
+            Some(block) if !block.arrival.framed => self
                 .known_run(&block, item)
                 .map_err(|mismatch| SimError::Run(mismatch.0))?,
-            Some(block) if !self.program.shows_inlined() => self.framed_run(id, &block, item)?,
-            known => self
-                .new_run(id, known.is_none(), None, item)
-                .map_err(walk_error)?,
+            // Handed on as a copy without the call, which is made: a copy
+            // of the item as it is would be the item itself, which would
+            // then have to be in memory on the path most runs take.
+            known => self.unusual_run(
+                id,
+                known,
+                BlockItem {
+                    call: None,
+                    ..*item
+                },
+            )?,
         }
         if item.leaving == JumpKind::Return {
             let context = self.threads.current();
@@ -335,6 +342,25 @@ impl<B: Backdate> Simulator<B> {
             context.mark_return();
         }
         Ok(())
+    }
+
+    /// A run of a block whose instructions are not known yet, or are known
+    /// as code without a symbol. With inlined functions shown no block is
+    /// made known, as every instruction's inlined calls are looked up.
+    #[inline(never)]
+    fn unusual_run(
+        &mut self,
+        id: usize,
+        known: Option<KnownBlock>,
+        item: BlockItem,
+    ) -> Result<(), SimError> {
+        match known {
+            Some(block) => self.framed_run(id, &block, &item),
+            None => {
+                let learn = !self.program.shows_inlined();
+                self.new_run(id, learn, None, &item).map_err(walk_error)
+            }
+        }
     }
 
     /// A run of a block whose instructions are not known yet (or with
@@ -421,7 +447,6 @@ impl<B: Backdate> Simulator<B> {
     /// were known in, or of another function they are known for too; else
     /// each is looked up, and they are known for that function from then
     /// on.
-    #[inline(never)]
     fn framed_run(
         &mut self,
         id: usize,

@@ -133,6 +133,7 @@ pub enum Event {
 }
 
 /// One run of a block, as a block-structured trace gives it.
+#[derive(Clone, Copy)]
 pub struct BlockItem<'a> {
     /// The block's number in its trace.
     pub id: u32,
