@@ -499,20 +499,14 @@ impl Program {
         (caller, id)
     }
 
-    /// The function at `addr` as the symbols name it, and the region of its
-    /// code, without adding an instruction; no function for code without
-    /// symbols that has not run yet.
-    pub fn function_at(&mut self, addr: u64) -> (Option<FnId>, Region) {
-        if let Some(&id) = self.by_addr.get(&addr) {
-            let func = self.instrs[id.0 as usize].func;
-            return (Some(func), self.functions[func.0 as usize].region());
-        }
-        self.symbol_function(addr)
+    /// The instruction at `addr` that ran first, if any ran there.
+    pub fn instr_at(&self, addr: u64) -> Option<InstrId> {
+        self.by_addr.get(&addr).copied()
     }
 
     /// The function whose symbol covers `addr`, if any, and the region of
     /// the code there.
-    fn symbol_function(&mut self, addr: u64) -> (Option<FnId>, Region) {
+    pub fn symbol_function(&mut self, addr: u64) -> (Option<FnId>, Region) {
         if let Some(func) = self.ranges.find(addr) {
             return (Some(func), self.functions[func.0 as usize].region());
         }

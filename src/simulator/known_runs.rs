@@ -156,6 +156,54 @@ fn known_runs_count_as_their_events() {
     }
 }
 
+/// A return that is not one (the frame it would leave is the root) is
+/// taken for a jump that enters a function. Into code without a symbol, it
+/// enters the function named after its target, as a call there would,
+/// whether the block there is known (in the frame of another function,
+/// where its first instruction first ran) or not.
+#[test]
+fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
+    let exit = Item::Exit {
+        kind: JumpKind::Return,
+    };
+    let defs = [
+        // 0x1000: returns at once, or runs on into 0x1001.
+        block(
+            false,
+            0,
+            vec![(0, 1, vec![exit]), (0, 1, vec![])],
+            JumpKind::Boring,
+        ),
+        block(false, 1, vec![(0, 1, vec![])], JumpKind::Call),
+        block(false, 1, vec![(0, 1, vec![])], JumpKind::Boring),
+    ];
+    let returning = BlockRun {
+        exit: Some(0),
+        ..full_run(&[])
+    };
+    let with_sp = BlockRun {
+        sp: Some(0x7000),
+        ..full_run(&[])
+    };
+    let mut runs = vec![
+        (1, full_run(&[])),
+        (2, full_run(&[])),
+        (0, returning),
+        (0, with_sp),
+    ];
+    runs.extend((0..defs.len()).map(|id| (id, full_run(&[]))));
+    let (blocks, events) = runs_and_their_events(&defs, &runs, SimConfig::default());
+    assert_eq!(blocks.arcs, events.arcs);
+    let program = &blocks.program;
+    let callees: Vec<&str> = blocks
+        .arcs
+        .iter()
+        .filter(|arc| arc.target == 0x1000)
+        .map(|arc| program.function(arc.callee).name.as_str())
+        .collect();
+    assert_eq!(callees, ["0x1000"]);
+}
+
 /// How a random block or side exit leaves: mostly by a jump.
 fn jump() -> impl Strategy<Value = JumpKind> {
     prop_oneof![

@@ -179,9 +179,10 @@ impl<B: Backdate> Simulator<B> {
 /// for a jump into another [`Region`](crate::program::Region) (another
 /// object, or between PLT stubs and other code); with stack pointers, also
 /// a jump to a symbol's first byte; without them (text traces), to the
-/// first byte of another function's symbol. Code without symbols has no
-/// first byte to jump to, so the first jump into it decides as every later
-/// one does. Returns the function entered.
+/// first byte of another function's symbol. Code without a symbol has no
+/// first byte to jump to, and a jump that enters it enters the function
+/// named after where it jumped, as a call there does, whichever frames ran
+/// the code before. Returns the function entered.
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,
@@ -191,12 +192,14 @@ fn entered_by_jump(
     forced: bool,
 ) -> Option<FnId> {
     let from = program.instr(last).func;
-    let (func, region) = match known {
+    let (func, region) = match known.or_else(|| program.instr_at(addr)) {
         Some(instr) => {
             let func = program.instr(instr).func;
-            (Some(func), program.function(func).region())
+            // Code without a symbol runs as its frame's function's.
+            let named = !program.is_framed(instr);
+            (named.then_some(func), program.function(func).region())
         }
-        None => program.function_at(addr),
+        None => program.symbol_function(addr),
     };
     let crosses = region != program.function(from).region();
     let Some(func) = func else {
