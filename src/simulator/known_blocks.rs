@@ -158,8 +158,9 @@ pub(super) struct KnownBlocks {
     /// frame.
     other_frames: FxHashMap<(usize, FnId), KnownBlock>,
     /// The frame (its entry and function) the instructions of a block in
-    /// `blocks` of code without a symbol were known in, by block number.
-    frames: FxHashMap<usize, (u64, FnId)>,
+    /// `blocks` of code without a symbol were known in, by block number
+    /// (as `blocks`).
+    frames: Vec<Option<(u64, FnId)>>,
     /// The instruction ids of the known blocks, block after block.
     instrs: Vec<InstrId>,
     /// The steps of the known blocks, block after block.
@@ -192,7 +193,7 @@ impl KnownBlocks {
             line_bits,
             blocks: Vec::new(),
             other_frames: FxHashMap::default(),
-            frames: FxHashMap::default(),
+            frames: Vec::new(),
             instrs: Vec::new(),
             steps: Vec::new(),
         }
@@ -207,7 +208,7 @@ impl KnownBlocks {
     /// The frame, its entry and function, block `id` of code without a
     /// symbol was first known in.
     pub fn frame(&self, id: usize) -> Option<(u64, FnId)> {
-        self.frames.get(&id).copied()
+        self.frames.get(id).copied().flatten()
     }
 
     /// Block `id` known for frames of `func`, other than the frames it was
@@ -309,13 +310,14 @@ impl KnownBlocks {
             self.other_frames.insert((id, func), block);
             return;
         }
-        if let KnownFor::FirstFrame(entry, func) = known_for {
-            self.frames.insert(id, (entry, func));
-        }
         if self.blocks.len() <= id {
             self.blocks.resize(id + 1, None);
+            self.frames.resize(id + 1, None);
         }
         self.blocks[id] = Some(block);
+        if let KnownFor::FirstFrame(entry, func) = known_for {
+            self.frames[id] = Some((entry, func));
+        }
     }
 
     /// Steps through `run` of `block`, charging to
