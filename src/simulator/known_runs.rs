@@ -156,11 +156,11 @@ fn known_runs_count_as_their_events() {
     }
 }
 
-/// A return that is not one (the frame it would leave is the root) is
-/// taken for a jump that enters a function. Into code without a symbol, it
-/// enters the function named after its target, as a call there would,
-/// whether the block there is known (in the frame of another function,
-/// where its first instruction first ran) or not.
+/// A `ret` to where no frame returns (with stack pointers) is taken for a
+/// jump that enters a function. Into code without a symbol, it enters the
+/// function named after its target, as a call there would, whether the
+/// block there is known (in the frame of another function, where its first
+/// instruction first ran) or not.
 #[test]
 fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
     let exit = Item::Exit {
