@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     let result = match &job {
         cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()).map(|()| 0),
         cli::Job::Record(job) => commands::record(job, &mut io::stderr()),
+        cli::Job::PrintValgrindLib => commands::print_valgrind_lib(&mut stdout).map(|()| 0),
         cli::Job::Convert(job) => commands::convert(job, &mut io::stderr()).map(|()| 0),
         cli::Job::Info(input) => commands::info(input, &mut stdout).map(|()| 0),
         cli::Job::Report(job) => commands::report(job, &mut stdout).map(|()| 0),

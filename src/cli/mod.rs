@@ -76,6 +76,7 @@ enum Command {
 pub enum Job {
     Sim(SimJob),
     Record(RecordJob),
+    PrintValgrindLib,
     Convert(ConvertJob),
     Info(TraceInput),
     Report(ReportJob),
@@ -88,7 +89,10 @@ impl Args {
     pub fn into_job(self) -> Result<Job, ConfigError> {
         Ok(match self.command {
             Command::Sim(args) => Job::Sim(args.into_job()?),
-            Command::Record(args) => Job::Record(args.into_job()),
+            Command::Record(args) => match args.into_job() {
+                Some(job) => Job::Record(job),
+                None => Job::PrintValgrindLib,
+            },
             Command::Convert(args) => Job::Convert(args.into_job()),
             Command::Info(args) => Job::Info(args.into_input()),
             Command::Report(args) => Job::Report(args.into_job()),

@@ -14,7 +14,9 @@ pub const RECORD_EXAMPLES: &str = "\
 Examples:
   linegrind record -- ./app input.dat        # writes app.lgt
   linegrind record -o run1.lgt -- ./app
-  linegrind record --instr-atstart=no -- ./app   # record from CALLGRIND_START_INSTRUMENTATION";
+  linegrind record --instr-atstart=no -- ./app   # record from CALLGRIND_START_INSTRUMENTATION
+  env _=\"$(command -v linegrind)\" VALGRIND_LIB=\"$(linegrind record --print-valgrind-lib)\" \\
+      valgrind --tool=callgrind ./app           # Callgrind as the recording ran";
 
 pub const CONVERT_EXAMPLES: &str = "\
 Examples:
@@ -38,9 +40,16 @@ pub struct RecordArgs {
     #[arg(short, long)]
     quiet: bool,
 
+    /// Print the VALGRIND_LIB folder recordings run Valgrind with, set up
+    /// if need be, and exit: Callgrind run with it (and `_` set to this
+    /// linegrind's path) sees the environment a recording sees (example:
+    /// --print-valgrind-lib).
+    #[arg(long, conflicts_with_all = ["output", "instr_atstart", "quiet", "program"])]
+    print_valgrind_lib: bool,
+
     /// The program to run and its arguments (example: -- ./app input.dat).
     #[arg(
-        required = true,
+        required_unless_present = "print_valgrind_lib",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "PROGRAM"
@@ -118,16 +127,20 @@ fn output_format(text: &str) -> Result<Format, String> {
 }
 
 impl RecordArgs {
-    pub fn into_job(self) -> RecordJob {
+    /// The recording, or `None` for `--print-valgrind-lib`.
+    pub fn into_job(self) -> Option<RecordJob> {
+        if self.print_valgrind_lib {
+            return None;
+        }
         let output = self
             .output
             .unwrap_or_else(|| RecordJob::default_output(Path::new(&self.program[0])));
-        RecordJob {
+        Some(RecordJob {
             output,
             program: self.program,
             instr_atstart: self.instr_atstart,
             quiet: self.quiet,
-        }
+        })
     }
 }
 

@@ -18,7 +18,7 @@ pub use convert::{ConvertJob, convert};
 pub use diff::{DiffJob, diff};
 pub use failure::{Failure, InputContext};
 pub use info::info;
-pub use record::record;
+pub use record::{print_valgrind_lib, record};
 pub use report::{ReportJob, report};
 pub use sim::{SimJob, SimRun, sim};
 pub use trace_input::TraceInput;

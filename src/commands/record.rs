@@ -2,6 +2,7 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext};
@@ -49,6 +50,16 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     )
     .other("cannot write the report")?;
     Ok(exit_code(recording.status))
+}
+
+/// Prints the `VALGRIND_LIB` folder `record` runs Valgrind with, setting it
+/// up if need be.
+pub fn print_valgrind_lib(stdout: &mut dyn Write) -> Result<(), Failure> {
+    let folder = record::valgrind_lib().map_err(|err| Failure::Input(err.into()))?;
+    stdout
+        .write_all(folder.as_os_str().as_bytes())
+        .and_then(|()| stdout.write_all(b"\n"))
+        .other("cannot print the folder")
 }
 
 /// Checks, before the program runs, that the trace can be written and

@@ -384,6 +384,45 @@ fn without_valgrind_record_says_how_to_get_it() {
     );
 }
 
+#[test]
+fn callgrind_run_with_the_printed_valgrind_lib_starts_like_a_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("stack_address.c", dir.path()) else {
+        return;
+    };
+    let linegrind_path = env!("CARGO_BIN_EXE_linegrind");
+    let printed = linegrind(dir.path(), &["record", "--print-valgrind-lib"]);
+    assert_eq!(printed.status.code(), Some(0));
+    let folder = String::from_utf8(printed.stdout).unwrap();
+    let folder = folder.strip_suffix('\n').unwrap();
+    assert!(
+        Path::new(folder).join("linegrind-amd64-linux").exists(),
+        "{folder}"
+    );
+    // As a shell runs either command: `_` is the command's path.
+    let recorded = Command::new(linegrind_path)
+        .current_dir(dir.path())
+        .env("_", linegrind_path)
+        .args(["record", "-q", "-o", "t.lgt", "--"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    let callgrind = Command::new("valgrind")
+        .current_dir(dir.path())
+        .env("_", linegrind_path)
+        .env("VALGRIND_LIB", folder)
+        .args(["-q", "--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(recorded.status.success() && callgrind.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&recorded.stdout),
+        String::from_utf8_lossy(&callgrind.stdout),
+        "the program's stack"
+    );
+}
+
 /// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, with its
 /// temporary files in `tmp`, in a process group of its own, so that a
 /// signal the script sends to its group spares the test; `None` where
