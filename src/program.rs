@@ -598,12 +598,16 @@ impl Program {
         }
         self.unresolved.insert(entry);
         let module = self.symbolizer.module_at(entry).or(module);
+        let key = FnKey::Unnamed(module, entry);
+        if let Some(&id) = self.fn_ids.get(&key) {
+            return id;
+        }
         // In an object, Callgrind's name: the ELF address, 16 digits.
         let name = match module {
             Some(id) => format!("0x{:016x}", self.symbolizer.modules().get(id).svma(entry)),
             None => format!("0x{entry:x}"),
         };
-        self.function_id(FnKey::Unnamed(module, entry), name, module, plt)
+        self.function_id(key, name, module, plt)
     }
 
     /// The function for `key`, created with its entry, file and line.
