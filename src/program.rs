@@ -223,7 +223,7 @@ impl Program {
             return id;
         }
         let name = "(unknown)".to_string();
-        let func = self.function_id(FnKey::Named(None, name.clone()), name, None, false);
+        let func = self.function_id(FnKey::Named(None, name.clone()), |_| name, None, false);
         let id = InstrId(self.instrs.len() as u32);
         self.instrs.push(Instr {
             addr: 0,
@@ -486,7 +486,7 @@ impl Program {
                 }
             };
             let key = FnKey::Named(object, frame.name.clone());
-            let func = self.function_id(key, frame.name, object, false);
+            let func = self.function_id(key, |_| frame.name, object, false);
             chain.push(InlineCall { func, site });
             caller = func;
         }
@@ -515,13 +515,13 @@ impl Program {
         let func = match found.function {
             Some((Some(start), name)) => Some(self.function_id(
                 FnKey::Symbol(found.module, start),
-                name,
+                |_| name,
                 found.module,
                 found.plt,
             )),
             Some((None, name)) => {
                 let key = FnKey::Named(found.module, name.clone());
-                Some(self.function_id(key, name, found.module, found.plt))
+                Some(self.function_id(key, |_| name, found.module, found.plt))
             }
             None => None,
         };
@@ -558,11 +558,16 @@ impl Program {
         let module = found.module;
         let (func, framed) = match found.function {
             Some((Some(start), name)) => (
-                self.function_id(FnKey::Symbol(module, start), name, module, found.plt),
+                self.function_id(FnKey::Symbol(module, start), |_| name, module, found.plt),
                 false,
             ),
             Some((None, name)) => (
-                self.function_id(FnKey::Named(module, name.clone()), name, module, found.plt),
+                self.function_id(
+                    FnKey::Named(module, name.clone()),
+                    |_| name,
+                    module,
+                    found.plt,
+                ),
                 false,
             ),
             None => {
@@ -598,29 +603,30 @@ impl Program {
         }
         self.unresolved.insert(entry);
         let module = self.symbolizer.module_at(entry).or(module);
-        let key = FnKey::Unnamed(module, entry);
-        if let Some(&id) = self.fn_ids.get(&key) {
-            return id;
-        }
         // In an object, Callgrind's name: the ELF address, 16 digits.
-        let name = match module {
-            Some(id) => format!("0x{:016x}", self.symbolizer.modules().get(id).svma(entry)),
+        let name = |program: &Program| match module {
+            Some(id) => format!(
+                "0x{:016x}",
+                program.symbolizer.modules().get(id).svma(entry)
+            ),
             None => format!("0x{entry:x}"),
         };
-        self.function_id(key, name, module, plt)
+        self.function_id(FnKey::Unnamed(module, entry), name, module, plt)
     }
 
-    /// The function for `key`, created with its entry, file and line.
+    /// The function for `key`, created with its entry, file, line and
+    /// `name`, which is made only then.
     fn function_id(
         &mut self,
         key: FnKey,
-        name: String,
+        name: impl FnOnce(&Program) -> String,
         object: Option<ModuleId>,
         plt: bool,
     ) -> FnId {
         if let Some(&id) = self.fn_ids.get(&key) {
             return id;
         }
+        let name = name(self);
         let (entry, source) = match (&key, object) {
             (FnKey::Symbol(_, start), Some(module)) => {
                 let bias = self.symbolizer.modules().get(module).bias;
