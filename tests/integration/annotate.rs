@@ -1,6 +1,7 @@
 //! callgrind_annotate, Valgrind's own reader, must parse every file we write
 //! and reproduce our totals, and the inclusive cost of the root function
-//! must be the whole program.
+//! must be the whole program; a recursive function's inclusive cost is
+//! the one place where its sums and ours differ.
 
 use std::process::Command;
 
@@ -8,8 +9,9 @@ use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
 use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::profile::Profile;
+use linegrind::report::ProfileFile;
 
-use crate::support::{example_traces, simulate_file};
+use crate::support::{config, example_traces, simulate_file, simulate_text};
 
 /// The numbers and the name of one row of callgrind_annotate's tables,
 /// such as `1,234 (50.00%) 0 5 (1.00%) .  file.c:main`, where `.` is an
@@ -142,4 +144,69 @@ fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
             }
         }
     }
+}
+
+/// A function that calls itself: callgrind_annotate adds the cost of its
+/// calls to itself to its inclusive cost, and we do not (their cost is in
+/// its outermost call already), so the two differ by exactly that arc.
+#[test]
+fn callgrind_annotate_adds_a_recursive_functions_calls_to_itself() {
+    let trace = "linegrind-trace text 1
+fn 1000 1100 main m.c 1
+fn 2000 2100 f m.c 20
+i 1000 5
+call 2000
+i 2000 4
+r 5000 4
+i 2004 5
+call 2000
+i 2000 4
+r 5040 4
+i 2009 1
+ret
+i 2009 1
+ret
+i 1005 4
+";
+    let profile = simulate_text(trace, config("256,2,16", "32,1,16", "256,2,16"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("callgrind.out.recursion");
+    let mut out = Vec::new();
+    write_callgrind(
+        &mut out,
+        &profile,
+        &Source::trace("test"),
+        Positions::default(),
+    )
+    .unwrap();
+    std::fs::write(&file, &out).unwrap();
+    let Some(report) = annotate(&file) else {
+        return;
+    };
+    let theirs = report
+        .lines()
+        .map(parse_row)
+        .find(|(_, name)| name == "m.c:f")
+        .expect("a row for f")
+        .0;
+
+    let parsed = ProfileFile::<u64>::parse(&out[..]).unwrap();
+    let f = parsed
+        .functions
+        .iter()
+        .position(|function| function.key.name == "f")
+        .unwrap();
+    let to_itself = parsed
+        .calls
+        .iter()
+        .find(|call| call.caller == f && call.callee == f)
+        .expect("f calls itself");
+    let ours = &parsed.inclusive()[f];
+    let ours_and_arc: Vec<u64> = ours
+        .iter()
+        .zip(&to_itself.inclusive)
+        .map(|(a, b)| a + b)
+        .collect();
+    assert!(to_itself.inclusive[0] > 0, "the arc has instructions");
+    assert_eq!(theirs, ours_and_arc);
 }
