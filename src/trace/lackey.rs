@@ -12,10 +12,11 @@
 //! Addresses are hex without `0x`, sizes decimal. Valgrind's own lines
 //! (`==1234== ...`) and anything else that is not a trace line are skipped
 //! and counted. Accesses before any instruction are charged to the
-//! `(unknown)` instruction. Dirty-helper accesses larger than a cache
-//! line's worth (x87 and SSE state saves of 28, 108, 512 bytes) are
-//! clamped to 16 bytes, as Callgrind clamps them; regular accesses are 1,
-//! 2, 4, 8, 16 or 32 bytes.
+//! `(unknown)` instruction. Regular accesses are 1, 2, 4, 8, 16 or 32
+//! bytes; dirty-helper accesses (x87 and SSE state saves, pieces of up to
+//! 512 bytes) over 64 bytes are clamped to 64, as Callgrind clamps them
+//! with 64-byte lines (to its smallest line size) and as `linegrind
+//! record` does.
 
 use std::io::BufRead;
 
@@ -24,17 +25,14 @@ use super::hex::{DIGIT, NOT_HEX};
 use super::lines::{LineCount, parse_line};
 use super::{Access, Event, TraceRead};
 
-/// Callgrind's `MIN_LINE_SIZE`: its limit for dirty-helper accesses.
-const HELPER_ACCESS_LIMIT: u32 = 16;
+/// Callgrind's limit for dirty-helper accesses with 64-byte lines: the
+/// smallest of its line sizes.
+const HELPER_ACCESS_LIMIT: u32 = 64;
 
-/// The size Callgrind would simulate for an access Lackey reports as
-/// `size` bytes.
+/// The size Callgrind would simulate, with 64-byte lines, for an access
+/// Lackey reports as `size` bytes.
 pub fn clamped(size: u32) -> u32 {
-    if size > HELPER_ACCESS_LIMIT && size != 32 {
-        HELPER_ACCESS_LIMIT
-    } else {
-        size
-    }
+    size.min(HELPER_ACCESS_LIMIT)
 }
 
 /// Streams events from a Lackey trace.
@@ -275,7 +273,7 @@ mod tests {
                 Event::Data {
                     access: Access::Read,
                     addr: 0x10,
-                    size: 16
+                    size: 64
                 },
             ]
         );
@@ -304,11 +302,11 @@ mod tests {
 
     #[test]
     fn only_oversized_accesses_are_clamped() {
-        for regular in [1, 2, 4, 8, 10, 16, 32] {
+        for regular in [1, 2, 4, 8, 10, 16, 28, 32, 64] {
             assert_eq!(clamped(regular), regular);
         }
-        for helper in [28, 64, 108, 512] {
-            assert_eq!(clamped(helper), 16);
+        for helper in [65, 108, 160, 512] {
+            assert_eq!(clamped(helper), 64);
         }
     }
 }

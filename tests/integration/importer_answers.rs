@@ -70,15 +70,15 @@ fn a_lackey_trace_with_instructions_clamps_helper_accesses() {
     //  S 7ff000038,8  hit (Dw); line 0x7ff000000: 2 uses, 16 bytes
     //  M 601004,4  write miss (Dw, D1mw, DLmw), line 0x601000: 1 use, 4 bytes
     // I 401007,5  hit
-    //  S 7ff000040,512  an FXSAVE-sized helper access, clamped to 16 bytes:
-    //                   write miss, line 0x7ff000040: 1 use, 16 bytes
-    //                   (unclamped it would use the whole line)
+    //  S 7ff000040,512  an FXSAVE-sized helper access, clamped to 64 bytes:
+    //                   write miss, line 0x7ff000040: 1 use, 64 bytes
+    //                   (unclamped, over eight lines)
     // I 40103e,4  straddles 0x401040: line 0x401000 hits (its 4th use, 14
     //             bytes: 4+3+5+2), line 0x401040 misses (1 use, 2 bytes):
     //             one I1mr and one ILmr
     // AcCost: 1000/4 + 1000 (I1 lines) + 1000/2 + 1000 + 1000 (D1 lines).
-    // SpLoss: 50 + 62 + 48 + 60 + 48. LL lines see the same uses.
-    let (accost, sploss, used) = (250 + 1000 + 500 + 1000 + 1000, 50 + 62 + 48 + 60 + 48, 52);
+    // SpLoss: 50 + 62 + 48 + 60 + 0. LL lines see the same uses.
+    let (accost, sploss, used) = (250 + 1000 + 500 + 1000 + 1000, 50 + 62 + 48 + 60, 100);
     let expected = cost(&[
         (Ir, 4),
         (Dr, 1),

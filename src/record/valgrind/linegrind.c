@@ -322,7 +322,7 @@ static void report_object(Addr addr)
 #define KIND_OTHER  3
 
 #define MAX_INSTRS 1024
-#define HELPER_ACCESS_LIMIT 16
+#define HELPER_ACCESS_LIMIT 64
 #define MAX_ITEMS  4096
 
 typedef struct {
@@ -543,10 +543,10 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
             Bool always = d->guard == NULL
                || (d->guard->tag == Iex_Const && d->guard->Iex.Const.con->Ico.U1);
             IRExpr* guard = always ? NULL : d->guard;
-            /* Helpers that save or load the FPU or vector state (28, 108,
-               512 bytes and more) are clamped to 16 bytes, as Callgrind
-               clamps them (its MIN_LINE_SIZE), so that both simulate the
-               same accesses. */
+            /* Helpers that save or load the FPU or vector state (pieces
+               of up to 512 bytes and more) are clamped to 64 bytes, as
+               Callgrind clamps them with 64-byte lines (to the smallest of
+               its line sizes), so that both simulate the same accesses. */
             Int size = d->mSize > HELPER_ACCESS_LIMIT ? HELPER_ACCESS_LIMIT : d->mSize;
             if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
                add_access(sb, ITEM_READ, size, d->mAddr, guard);
