@@ -8,9 +8,10 @@
 //! `allowed_total` explains; per function above 1% of all Ir, the nine
 //! self costs, equal but for what the program's run varies by, the
 //! instructions Callgrind does not count and (for stripped code) what it
-//! charges to another frame; the call arcs between the program's own
-//! functions with their call counts; and the inclusive Ir of the program's
-//! own functions.
+//! charges to another frame, and `AcCost1` where the run does not vary;
+//! the call arcs between the program's own functions with their call
+//! counts; the inclusive Ir of the program's own functions; and, for a
+//! state save (`fxsave`), its line's nine costs, `AcCost1` and `SpLoss1`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -301,7 +302,12 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
         let our_cost = ours_by
             .get(function)
             .unwrap_or_else(|| panic!("{name}: no function {function} in our profile"));
-        for event_name in CALLGRIND_EVENTS {
+        // L1's temporal loss too, where the program runs the same every
+        // time: it is each evicted line's 1000 / uses, whose loader and
+        // uses both tools see alike (SpLoss1 differs: Callgrind's use mask
+        // resolves 2 bytes).
+        let same_every_time = (program.varies == 0).then_some("AcCost1");
+        for event_name in CALLGRIND_EVENTS.into_iter().chain(same_every_time) {
             let (a, b) = (
                 our_cost[event(ours, event_name)],
                 their_cost[event(theirs, event_name)],
