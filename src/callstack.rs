@@ -141,15 +141,18 @@ impl<C> Context<C> {
         }
     }
 
-    /// Starts a signal handler's code at its first block, whose stack
-    /// pointer is `sp`. The handler's code runs below `sp + 8`, where the
+    /// Starts the context's code at its first instruction, `addr`: the
+    /// entry of its outermost code, whichever way the instruction was
+    /// looked up. In a signal handler's context, the first block's stack
+    /// pointer is `sp`: the handler's code runs below `sp + 8`, where the
     /// signal return trampoline runs once it returned; a block above both
     /// that and the innermost frame of the context it interrupted has left
     /// the handler, since the interrupted code's frames lie above the
     /// signal's frame (unless the handler runs on an alternate stack above
     /// them: then only a block above the handler's first leaves it).
     /// Without `sp` the handler's stack is unknown, and no block leaves it.
-    pub fn start_handler(&mut self, sp: Option<u64>) {
+    pub fn start(&mut self, addr: u64, sp: Option<u64>) {
+        self.root_entry = Some(addr);
         if let Some(top) = self.handler_top {
             self.handler_top = sp.map(|sp| top.max(sp.saturating_add(8)));
             self.leave_above = self.top_sp().or(self.handler_top);

@@ -203,6 +203,7 @@ impl SimArgs {
             input,
             output,
             runs,
+            hierarchies_file: self.hierarchies,
             positions: Positions {
                 instr: self.dump_instr,
                 line: self.dump_line,

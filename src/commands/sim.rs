@@ -29,6 +29,9 @@ pub struct SimJob {
     pub output: PathBuf,
     /// The hierarchies to simulate, all from one decoding of the trace.
     pub runs: Vec<SimRun>,
+    /// The file that listed them (`--config`), which no output may
+    /// overwrite.
+    pub hierarchies_file: Option<PathBuf>,
     /// Subpositions of the callgrind file's cost lines.
     pub positions: Positions,
     /// Functions listed in each top list of the summary.
@@ -200,7 +203,12 @@ fn outputs(job: &SimJob) -> Vec<(PathBuf, &'static str)> {
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
     for (i, (path, option)) in paths.iter().enumerate() {
-        if let Some(input) = job.input.named(path) {
+        let config = job
+            .hierarchies_file
+            .as_ref()
+            .filter(|config| same_path(config, path))
+            .map(|config| format!("the hierarchies' file {} (--config)", config.display()));
+        if let Some(input) = job.input.named(path).or(config) {
             return Err(Failure::Input(anyhow::anyhow!(
                 "the output {} is {input}: pick another output name ({option})",
                 path.display(),

@@ -8,7 +8,9 @@
 //! as well) is the program's to act on: linegrind goes on, and writes the
 //! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
 //! alone, are passed on to the program before linegrind dies, so that it
-//! does not run on unwatched.
+//! does not run on unwatched. A write past the file size limit
+//! (`ulimit -f`) fails as any failed write does, with its error, instead
+//! of killing linegrind (SIGXFSZ) before it can remove what it wrote.
 
 use std::ffi::{CString, c_char, c_int};
 use std::io;
@@ -119,10 +121,20 @@ fn wait_for_end(pid: i32) {
 
 /// Installs the handler, once, for the signals that linegrind does not
 /// already ignore (a run started with `nohup`, or in the background of a
-/// script, keeps ignoring them).
+/// script, keeps ignoring them), and a handler that does nothing for
+/// SIGXFSZ. (Ignoring it would be inherited by the program `record` runs;
+/// a handler is not.)
 fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
+        // SAFETY: the handler does nothing.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_file_size_limit as extern "C" fn(c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGXFSZ, &action, null_mut());
+        }
         for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // SAFETY: sigaction is given valid structures; the handler only
             // makes calls that are safe in a signal handler.
@@ -142,6 +154,9 @@ fn install() {
         }
     });
 }
+
+/// The write that went past the limit returns its error (EFBIG).
+extern "C" fn on_file_size_limit(_: c_int) {}
 
 extern "C" fn on_signal(signal: c_int) {
     if PROGRAM_RUNS.load(Ordering::Acquire) {

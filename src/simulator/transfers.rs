@@ -19,7 +19,7 @@ impl<B: Backdate> Simulator<B> {
         let mut context = self.threads.current();
         let sp = context.take_sp();
         if context.last_instr.is_none() {
-            context.start_handler(sp);
+            context.start(addr, sp);
         } else if let Some(sp) = sp.filter(|&sp| context.left_handler(sp)) {
             self.leave_jumped_handlers(sp);
             context = self.threads.current();

@@ -224,6 +224,20 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     let gap = [&binary[..trailer], &[0], &binary[trailer..]].concat();
     let err = open_error(&gap);
     assert!(err.contains("no end record"), "{err}");
+    // An exit code (+ 1, its last field: 4 for the 3 written) past 32 bits.
+    let stored = u32::from_le_bytes(binary[end_at + 4..end_at + 8].try_into().unwrap()) as usize;
+    let payload = &binary[end_at + 16..end_at + 16 + stored];
+    assert_eq!(payload.last(), Some(&4));
+    let past = [&payload[..stored - 1], &[0x81, 0x80, 0x80, 0x80, 0x10]].concat();
+    let mut changed = with_payload(&binary, end_at, &past);
+    // The end chunk stays where it was.
+    let trailer = changed.len() - 8;
+    changed[trailer..].copy_from_slice(&(end_at as u64).to_le_bytes());
+    let err = open_error(&changed);
+    assert!(
+        err.ends_with("the end record's exit code 4294967296 is past 32 bits"),
+        "{err}"
+    );
 }
 
 /// The offset and kind of every chunk of `binary`.

@@ -51,3 +51,30 @@ fn block_runs_simulate_as_their_events() {
         }
     }
 }
+
+/// A signal handler or a thread whose first block ran before, in another
+/// context, so that its run is a known block's: code without a symbol that
+/// it then jumps to joins the function of the context's first instruction
+/// (`f0`), as it does event by event, not a function named after itself.
+#[test]
+fn a_context_that_starts_in_a_known_block_names_its_code_as_events_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = "linegrind-trace text 1\nfn 401000 401100 f0 f.c 56\n";
+    let starts = [
+        "i 40102f 1\nsignal 17\ni 40102f 1\ni 401515 2\n",
+        "i 401000 5\nthread 3\ni 401000 5\ni 401200 5\n",
+    ];
+    for start in starts {
+        fs::write(dir.path().join("events.txt"), format!("{header}{start}")).unwrap();
+        let converted = linegrind(dir.path(), &["convert", "events.txt", "runs.lgt"]);
+        assert!(converted.status.success(), "{converted:?}");
+        let profile = |input: &str| {
+            let output = linegrind(dir.path(), &["sim", input, "-o", "out", "--quiet"]);
+            assert!(output.status.success(), "{output:?}");
+            without_source(&fs::read_to_string(dir.path().join("out")).unwrap())
+        };
+        let events = profile("events.txt");
+        assert_eq!(profile("runs.lgt"), events, "{start}");
+        assert!(!events.contains("fn=(2)"), "one function, f0: {events}");
+    }
+}

@@ -391,6 +391,23 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
         "{message}"
     );
     assert_eq!(fs::read(dir.path().join("prog")).unwrap(), b"the program");
+
+    // So is the list of hierarchies: `-o c` writes `c.a` for hierarchy `a`.
+    fs::write(dir.path().join("c.a"), "a LL=1M,16,64\n").unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", "chain.lgt", "--config", "c.a", "-o", "c"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("the output c.a is the hierarchies' file c.a (--config)"),
+        "{message}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("c.a")).unwrap(),
+        "a LL=1M,16,64\n"
+    );
 }
 
 #[test]
@@ -693,4 +710,30 @@ fn two_hundred_thousand_objects_are_read_in_moments() {
             .unwrap_or_else(|| panic!("{args:?} took more than 10 s"));
         assert!(output.status.success(), "{}", stderr(&output));
     }
+}
+
+/// Past the file size limit a write fails: linegrind says so and removes
+/// its temporary file, rather than being killed by SIGXFSZ with the file
+/// left behind.
+#[test]
+fn a_write_past_the_file_size_limit_is_an_error_that_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "ulimit -f 4 && exec '{}' sim -q '{}' -o h.cg",
+        env!("CARGO_BIN_EXE_linegrind"),
+        root().join("traces/hydro.lgt").display()
+    );
+    let output = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("linegrind: cannot write h.cg: File too large"),
+        "{message}"
+    );
+    let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -202,7 +202,17 @@ impl<R: Read + Seek> BinaryReader<R> {
             exit_code: None,
         };
         let code = cursor.varint().map_err(|e| corrupt(e.into()))?;
-        summary.exit_code = code.checked_sub(1).map(|code| code as u32 as i32);
+        summary.exit_code = match code.checked_sub(1).map(u32::try_from) {
+            None => None,
+            // A wait status's code, as the recorder wrote it (`u32`).
+            Some(Ok(code)) => Some(code as i32),
+            Some(Err(_)) => {
+                return Err(syntax(
+                    end_at,
+                    format!("the end record's exit code {} is past 32 bits", code - 1),
+                ));
+            }
+        };
         decoded_whole(&cursor, end_at, "end record")?;
         self.summary = Some(summary);
         self.end_at = end_at;
