@@ -730,8 +730,8 @@ fn with_payload(binary: &[u8], chunk: usize, payload: &[u8]) -> Vec<u8> {
 }
 
 /// Kilobytes of compressed block descriptions can stand for millions of
-/// blocks: where the host's memory ends, reading says so and stops (exit
-/// code 2), rather than aborting in some allocation.
+/// blocks, or for long ones: where the host's memory ends, reading says so
+/// and stops (exit code 2), rather than aborting in some allocation.
 #[test]
 fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
     let available = std::process::Command::new("prlimit")
@@ -742,22 +742,33 @@ fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
         eprintln!("skipped: no prlimit (util-linux)");
         return;
     }
-    let one = events(&mut TextReader::new(
-        "linegrind-trace text 1\ni 400000 1\n".as_bytes(),
-    ));
-    let binary = to_binary(&one, false, &[]);
-    let (at, _) = *chunks(&binary)
-        .iter()
-        .find(|&&(_, kind)| kind == 3)
-        .expect("a BLOCKS chunk");
-    let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
-    let block = &binary[at + 16..at + 16 + stored];
-    // Four million blocks, far more than 256 MiB holds.
-    let bomb = with_payload(&binary, at, &block.repeat(4 << 20));
-    assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
+    // Four million blocks of one instruction, or 64 Ki blocks of 256
+    // instructions: far more than 256 MiB holds.
+    let one: String = (0..1)
+        .map(|i| format!("i {:x} 1\n", 0x400000 + i))
+        .collect();
+    let long: String = (0..256)
+        .map(|i| format!("i {:x} 1\n", 0x400000 + i))
+        .collect();
+    for (code, blocks) in [(one, 4 << 20), (long, 64 << 10)] {
+        let text = format!("linegrind-trace text 1\n{code}");
+        let binary = to_binary(&events(&mut TextReader::new(text.as_bytes())), false, &[]);
+        let (at, _) = *chunks(&binary)
+            .iter()
+            .find(|&&(_, kind)| kind == 3)
+            .expect("a BLOCKS chunk");
+        let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+        let block = &binary[at + 16..at + 16 + stored];
+        let bomb = with_payload(&binary, at, &block.repeat(blocks));
+        assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
+        refused_where_memory_ends(&bomb);
+    }
+}
+
+fn refused_where_memory_ends(bomb: &[u8]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bomb.lgt");
-    std::fs::write(&path, &bomb).unwrap();
+    std::fs::write(&path, bomb).unwrap();
     for command in [&["info"][..], &["sim", "-q"]] {
         let out = std::process::Command::new("prlimit")
             .arg(format!("--as={}", 256 << 20))

@@ -36,11 +36,6 @@ pub struct Summary {
     pub exit_code: Option<i32>,
 }
 
-/// Heap bytes a described block takes besides its [`Def`], at most for
-/// most blocks: its shared description with its items, its sites and its
-/// side exits, each with the allocator's overhead.
-const BLOCK_HEAP: usize = 256;
-
 /// A binary trace read as events.
 pub struct BinaryReader<R> {
     input: R,
@@ -64,6 +59,10 @@ pub struct BinaryReader<R> {
     symbols_loaded: bool,
     done: bool,
     defs: Vec<Def>,
+    /// Heap bytes the blocks described so far take, and past how many the
+    /// host is asked again for room.
+    described: usize,
+    room_checked: usize,
     /// Last address of each access site in the current chunk.
     site_last: Vec<u64>,
     sp_bases: SpBases,
@@ -132,6 +131,8 @@ impl<R: Read + Seek> BinaryReader<R> {
             symbols_loaded: false,
             done: false,
             defs: Vec::new(),
+            described: 0,
+            room_checked: 0,
             site_last: Vec::new(),
             sp_bases: SpBases::default(),
             thread: 1,
@@ -455,7 +456,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             let block = format::get_block(&mut cursor).map_err(|err| corrupted(at, err))?;
             let first_site = self.site_last.len();
             let def = Def::new(block, first_site);
-            if !self.room_for_block(def.sites.len()) {
+            if !self.room_for_block(&def) {
                 return Err(syntax(
                     at,
                     format!(
@@ -471,24 +472,30 @@ impl<R: Read + Seek> BinaryReader<R> {
         Ok(())
     }
 
-    /// Whether the host gives the memory for one more block with `sites`
-    /// access sites. A few kilobytes of compressed descriptions can stand
-    /// for millions of blocks: when the table of blocks is full, the room
-    /// for as many again is asked for, its own and (tried, then given back)
-    /// that of their descriptions, so that a host that runs out says so
-    /// here rather than in some small allocation, which would abort.
-    fn room_for_block(&mut self, sites: usize) -> bool {
+    /// Whether the host gives the memory for one more block, `def`. A few
+    /// kilobytes of compressed descriptions can stand for millions of
+    /// blocks, or for blocks of thousands of instructions: when the table
+    /// of blocks is full, the room for as many again is asked for, and
+    /// whenever the descriptions have grown by half since the host was last
+    /// asked, the room for as many again of theirs (tried, then given
+    /// back), so that
+    /// a host that runs out says so here rather than in some small
+    /// allocation, which would abort.
+    fn room_for_block(&mut self, def: &Def) -> bool {
         if self.defs.len() == self.defs.capacity() {
             let more = self.defs.len().max(1024);
-            let room = self.defs.try_reserve(more).is_ok()
-                && Vec::<u8>::new()
-                    .try_reserve_exact(more.saturating_mul(BLOCK_HEAP))
-                    .is_ok();
-            if !room {
+            if self.defs.try_reserve(more).is_err() {
                 return false;
             }
         }
-        self.site_last.try_reserve(sites).is_ok()
+        self.described = self.described.saturating_add(def.heap());
+        if self.described > self.room_checked {
+            if Vec::<u8>::new().try_reserve_exact(self.described).is_err() {
+                return false;
+            }
+            self.room_checked = self.described.saturating_add(self.described / 2);
+        }
+        self.site_last.try_reserve(def.sites.len()).is_ok()
     }
 
     /// Decodes the next record of the current chunk: a control record goes

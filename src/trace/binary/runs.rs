@@ -48,6 +48,22 @@ impl Def {
         }
     }
 
+    /// Heap bytes the block takes besides its `Def`: its shared
+    /// description with its instructions and items, its sites and its side
+    /// exits, each with the allocator's overhead (16 bytes a piece, about).
+    pub(super) fn heap(&self) -> usize {
+        use std::mem::size_of_val;
+        let block = &*self.block;
+        let pieces = [
+            size_of_val(block) + 16,
+            size_of_val(&block.instrs[..]),
+            size_of_val(&block.items[..]),
+            size_of_val(&self.sites[..]),
+            size_of_val(&self.exits[..]),
+        ];
+        pieces.iter().map(|bytes| bytes + 16).sum()
+    }
+
     /// Fails if access site `site` of a run, at `addr`, runs past the end
     /// of the address space; called for addresses above `wraps_above` only.
     #[cold]
