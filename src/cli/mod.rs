@@ -107,6 +107,7 @@ impl Args {
 fn output_file(text: &str) -> Result<std::path::PathBuf, String> {
     match text {
         "-" => Err("`-` is not standard output here: name a file, or /dev/stdout".into()),
+        "" => Err("an empty name: name a file".into()),
         _ => Ok(text.into()),
     }
 }

@@ -94,11 +94,18 @@ fn annotate(
     table.header(&header);
     let mut next = 1;
     for (&line, cost) in &costs {
-        let from = line.saturating_sub(CONTEXT).max(next);
+        // Context lines before it that the file has (a line with costs
+        // past its end has none).
+        let before = line.saturating_sub(CONTEXT).max(next)..line.min(source.len() as u64 + 1);
+        let from = if before.is_empty() {
+            line
+        } else {
+            before.start
+        };
         if from > next {
             table.row(gap(show.len(), from));
         }
-        for shown in from..line {
+        for shown in before {
             table.row(source_row(show.len(), &source, shown, None, report));
         }
         table.row(source_row(show.len(), &source, line, Some(cost), report));

@@ -616,7 +616,7 @@ fn a_closed_pipe_ends_a_report_quietly_but_fails_an_output_file_written_into_it(
 }
 
 #[test]
-fn a_dash_is_refused_as_an_output_name() {
+fn a_dash_or_nothing_is_refused_as_an_output_name() {
     let dir = tempfile::tempdir().unwrap();
     let trace = root().join("traces/call_chain.lgt");
     let trace = trace.to_str().unwrap();
@@ -634,6 +634,14 @@ fn a_dash_is_refused_as_an_output_name() {
             stderr(&output)
         );
     }
+    // An empty name is a usage error too, not a failed write.
+    let output = linegrind(dir.path(), &["sim", trace, "-o", ""]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("an empty name"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 

@@ -465,7 +465,8 @@ fn a_summary_saved_with_a_byte_order_mark_is_read_as_json() {
 
 /// Source lines at the top of the number range: annotating them shows the
 /// cost, with no context past the last line (the arithmetic once
-/// overflowed there).
+/// overflowed there, and lines before them the file does not have were
+/// shown empty).
 #[test]
 fn a_source_line_at_the_end_of_the_number_range_is_annotated() {
     let dir = tempfile::tempdir().unwrap();
@@ -482,6 +483,26 @@ fn a_source_line_at_the_end_of_the_number_range_is_annotated() {
     ));
     assert!(
         report.contains("2 lines with costs lie beyond the end of the file"),
+        "{report}"
+    );
+    let shown: Vec<&str> = report
+        .lines()
+        .skip_while(|line| !line.starts_with("-- source:"))
+        .skip(2)
+        .take_while(|line| !line.starts_with('('))
+        .map(str::trim)
+        .collect();
+    let (high, top) = (u64::MAX - 1, u64::MAX);
+    assert_eq!(
+        shown,
+        [
+            "1  int main(void)".to_string(),
+            "3      2  {".to_string(),
+            "3  }".to_string(),
+            format!("-- line {high} --"),
+            format!("5  {high}"),
+            format!("7  {top}"),
+        ],
         "{report}"
     );
 }
