@@ -232,10 +232,11 @@ impl<C> Context<C> {
     /// The entry address of the code about to run at `addr`: the target of
     /// the innermost call, or the context's first instruction.
     #[inline]
-    pub fn entry(&mut self, addr: u64) -> u64 {
+    pub fn entry(&self, addr: u64) -> u64 {
         match self.frames.last() {
             Some(frame) => frame.call.entry,
-            None => *self.root_entry.get_or_insert(addr),
+            // Set by `start`, at the context's first instruction.
+            None => self.root_entry.unwrap_or(addr),
         }
     }
 

@@ -65,6 +65,16 @@ impl SimJob {
             .unwrap_or_else(|| "trace".to_string());
         PathBuf::from(format!("callgrind.out.{stem}"))
     }
+
+    /// Which of the files the run reads `path` is, if it is one: the trace,
+    /// a `--binary` or the `--config` file.
+    fn input_named(&self, path: &Path) -> Option<String> {
+        self.input.named(path).or_else(|| {
+            let config = self.hierarchies_file.as_ref()?;
+            same_path(config, path)
+                .then(|| format!("the hierarchies' file {} (--config)", config.display()))
+        })
+    }
 }
 
 /// `path`, or `path.<name>` for a named hierarchy.
@@ -203,12 +213,7 @@ fn outputs(job: &SimJob) -> Vec<(PathBuf, &'static str)> {
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     let paths = outputs(job);
     for (i, (path, option)) in paths.iter().enumerate() {
-        let config = job
-            .hierarchies_file
-            .as_ref()
-            .filter(|config| same_path(config, path))
-            .map(|config| format!("the hierarchies' file {} (--config)", config.display()));
-        if let Some(input) = job.input.named(path).or(config) {
+        if let Some(input) = job.input_named(path) {
             return Err(Failure::Input(anyhow::anyhow!(
                 "the output {} is {input}: pick another output name ({option})",
                 path.display(),

@@ -127,32 +127,33 @@ fn wait_for_end(pid: i32) {
 fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
-        // SAFETY: the handler does nothing.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_file_size_limit as extern "C" fn(c_int) as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGXFSZ, &action, null_mut());
-        }
+        handle(libc::SIGXFSZ, on_file_size_limit);
         for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: sigaction is given valid structures; the handler only
-            // makes calls that are safe in a signal handler.
-            unsafe {
+            // SAFETY: sigaction is given valid structures.
+            let ignored = unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+                libc::sigaction(signal, std::ptr::null(), &mut old) != 0
                     || old.sa_sigaction == libc::SIG_IGN
-                {
-                    continue;
-                }
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, null_mut());
+            };
+            if !ignored {
+                handle(signal, on_signal);
             }
         }
     });
+}
+
+/// Has `handler`, which makes only calls that are safe in a signal
+/// handler, handle `signal`.
+fn handle(signal: c_int, handler: extern "C" fn(c_int)) {
+    // SAFETY: sigaction is given valid structures, and the handler is safe
+    // to run at any point.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, null_mut());
+    }
 }
 
 /// The write that went past the limit returns its error (EFBIG).

@@ -84,9 +84,7 @@ pub fn check_annotate_reads(
 ) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("callgrind.out.test");
-    let mut out = Vec::new();
-    write_callgrind(&mut out, profile, &Source::trace("test"), positions).unwrap();
-    std::fs::write(&file, out).unwrap();
+    std::fs::write(&file, written(profile, positions)).unwrap();
     let Some(report) = annotate(&file) else {
         return;
     };
@@ -111,6 +109,13 @@ pub fn check_annotate_reads(
         .unwrap_or_else(|| panic!("a row for the root {root}, {what}"));
     assert_eq!(row.0, ours(profile), "inclusive {root}, {what}");
     assert!(profile.totals[EventKind::Ir] > 0);
+}
+
+/// `profile` as a callgrind file.
+fn written(profile: &Profile, positions: Positions) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_callgrind(&mut out, profile, &Source::trace("test"), positions).unwrap();
+    out
 }
 
 /// The function of the first instruction: the program's entry, which
@@ -171,14 +176,7 @@ i 1005 4
     let profile = simulate_text(trace, config("256,2,16", "32,1,16", "256,2,16"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("callgrind.out.recursion");
-    let mut out = Vec::new();
-    write_callgrind(
-        &mut out,
-        &profile,
-        &Source::trace("test"),
-        Positions::default(),
-    )
-    .unwrap();
+    let out = written(&profile, Positions::default());
     std::fs::write(&file, &out).unwrap();
     let Some(report) = annotate(&file) else {
         return;

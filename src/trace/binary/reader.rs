@@ -478,9 +478,8 @@ impl<R: Read + Seek> BinaryReader<R> {
     /// of blocks is full, the room for as many again is asked for, and
     /// whenever the descriptions have grown by half since the host was last
     /// asked, the room for as many again of theirs (tried, then given
-    /// back), so that
-    /// a host that runs out says so here rather than in some small
-    /// allocation, which would abort.
+    /// back), so that a host that runs out says so here rather than in some
+    /// small allocation, which would abort.
     fn room_for_block(&mut self, def: &Def) -> bool {
         if self.defs.len() == self.defs.capacity() {
             let more = self.defs.len().max(1024);
