@@ -338,6 +338,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         // the new line's LL set on its way while the victim's residency is
         // charged, and the victim's LL state for when its deferred use is
         // due.
+        if victim.is_none() {
+            self.l1[k].cache.filled(line);
+        }
         let addr = line << self.l1[k].line_bits;
         self.ll
             .cache
@@ -379,6 +382,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             Lookup::Hit(slot) => return (false, slot),
             Lookup::Miss { slot, victim } => (slot, victim),
         };
+        if victim.is_none() {
+            self.ll.cache.filled(line);
+        }
         if self.track_use {
             if let Some(victim) = victim {
                 self.end_ll_residency(victim, slot, sink);

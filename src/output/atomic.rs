@@ -62,6 +62,7 @@ impl OutputFile {
         };
         let temp = temp_file_beside(&path)?;
         let interrupt = remove_on_interrupt(temp.path());
+        keep_permissions(&path, temp.as_file())?;
         Ok(OutputFile {
             path,
             temp: Some(temp),
@@ -131,6 +132,19 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
             format!("cannot create a file in {}: {reason}", dir.display()),
         )
     })
+}
+
+/// Gives `new`, which will replace the file at `path`, that file's
+/// permissions if it exists, so that an output kept private (or read-only)
+/// stays so; a new file keeps the default of [`temp_file_beside`].
+fn keep_permissions(path: &Path, new: &File) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Ok(old) = fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = old.permissions().mode() & 0o777;
+        new.set_permissions(fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 /// Checks, before a long run, that `path` can be written: its folder takes
@@ -252,6 +266,31 @@ mod tests {
         }
         let names = |folder: &Path| fs::read_dir(folder).unwrap().count();
         assert_eq!((names(dir.path()), names(&dir.path().join("data"))), (4, 2));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        for (name, old) in [("private", 0o600), ("read-only", 0o444), ("shared", 0o664)] {
+            let path = dir.path().join(name);
+            fs::write(&path, "old").unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(old)).unwrap();
+            write_atomically(&path, |out| out.write_all(b"new")).unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+            assert_eq!(mode(&path), old, "{name}");
+        }
+        // Through a link, the linked file's permissions are kept.
+        std::os::unix::fs::symlink("private", dir.path().join("link")).unwrap();
+        write_atomically(&dir.path().join("link"), |out| out.write_all(b"again")).unwrap();
+        assert_eq!(mode(&dir.path().join("private")), 0o600);
+        // A new file is readable by others, as a finished output should be
+        // (but for what the umask takes away).
+        let new = dir.path().join("new");
+        write_atomically(&new, |out| out.write_all(b"made")).unwrap();
+        assert_eq!(mode(&new) & 0o600, 0o600);
     }
 
     #[test]

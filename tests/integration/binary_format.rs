@@ -7,8 +7,8 @@ use linegrind::simulator::simulate;
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
 use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, JumpKind};
 use linegrind::trace::{
-    AnyReader, Blocker, Event, Feed, Location, TextReader, TextWriter, TraceError, TraceItem,
-    TraceRead,
+    AnyReader, Blocker, Event, Feed, Format, Location, TextReader, TextWriter, TraceError,
+    TraceItem, TraceRead, detect,
 };
 
 use crate::support::{config, example_traces, is_recorded, root};
@@ -163,6 +163,22 @@ fn a_truncated_trace_is_an_error_unless_allowed() {
     let mut reader = BinaryReader::new(Cursor::new(cut), true).unwrap();
     while reader.next_event().unwrap().is_some() {}
     assert!(reader.truncated().is_some());
+}
+
+#[test]
+fn a_trace_cut_within_its_header_is_a_short_binary_trace() {
+    let recorded = std::fs::read(root().join("traces/sort.lgt")).unwrap();
+    for cut in 1..12 {
+        let start = &recorded[..cut];
+        assert_eq!(detect(start), Format::Binary, "cut at {cut}");
+        let err = open_error(start);
+        assert!(
+            err.contains("shorter than the trace header"),
+            "cut at {cut}: {err}"
+        );
+    }
+    // What only starts like the magic is not a binary trace.
+    assert_eq!(detect(b"LGX"), Format::Text);
 }
 
 /// `binary` with one byte added at the end of the payload of the chunk at

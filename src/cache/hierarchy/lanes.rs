@@ -166,6 +166,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                     victim,
                 } => {
                     missed |= 1 << number;
+                    if victim.is_none() {
+                        lane.cache.filled(ll_line);
+                    }
                     if self.track_use {
                         self.lane_reload(index, k, ll_line, (ll_slot, victim), sink);
                     }

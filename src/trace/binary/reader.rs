@@ -731,10 +731,11 @@ impl<R: Read + Seek> TraceRead for BinaryReader<R> {
 }
 
 /// Whether `data`, a file's first bytes, starts like a binary trace: with
-/// its magic, or, for a file cut short within the magic, with four bytes
-/// or more of it (so that the reader says the file is too short).
+/// its magic, or, for a file cut short within the magic, with a part of it
+/// (so that the reader says the file is too short; no other format starts
+/// with the magic's capital `L`).
 pub fn is_binary(data: &[u8]) -> bool {
-    data.starts_with(MAGIC) || (data.len() >= 4 && MAGIC.starts_with(data))
+    data.starts_with(MAGIC) || (!data.is_empty() && MAGIC.starts_with(data))
 }
 
 fn read_exact_or(
