@@ -54,6 +54,12 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                 &mut self.lines,
                 " (is this a binary file?)",
                 |line, at| {
+                    // A byte-order mark, as some editors save text, is not
+                    // part of the first line.
+                    let line = match at {
+                        Location::Line(1) => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
+                        _ => line,
+                    };
                     let content = match line.iter().position(|&b| b == b'#') {
                         Some(hash) => &line[..hash],
                         None => line,
@@ -677,6 +683,19 @@ mod tests {
             error("linegrind-trace text 2\n"),
             "line 1: unsupported text trace version 2; this linegrind reads version 1"
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_passed_over() {
+        let plain = read_all("linegrind-trace text 1\ni 1000 4\n").unwrap();
+        for text in [
+            "\u{feff}linegrind-trace text 1\ni 1000 4\n",
+            "\u{feff}# saved by an editor\nlinegrind-trace text 1\ni 1000 4\n",
+        ] {
+            assert_eq!(read_all(text).unwrap(), plain);
+        }
+        // Anywhere else it is an unknown word.
+        assert!(error("linegrind-trace text 1\n\u{feff}i 1000 4\n").starts_with("line 2:"));
     }
 
     #[test]
