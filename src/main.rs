@@ -32,19 +32,22 @@ fn main() -> ExitCode {
         cli::Job::Diff(job) => commands::diff(job, &mut stdout).map(|()| 0),
         cli::Job::Check(job) => commands::check(job, &mut stdout),
     };
-    let flushed = |code| {
-        stdout
-            .flush()
-            .map(|()| code)
-            .map_err(|err| Failure::Other(err.into()))
-    };
-    match result.and_then(flushed) {
-        Ok(code) => ExitCode::from(code),
-        Err(failure) if stdout.closed && is_closed_pipe(&failure) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(code) => code,
+        Err(failure) if stdout.closed && is_closed_pipe(&failure) => 0,
         Err(failure) => {
             eprintln!("linegrind: {failure}");
-            ExitCode::from(failure.exit_code())
+            return ExitCode::from(failure.exit_code());
         }
+    };
+    // What is left to print goes out now; a reader gone by then changes
+    // no exit code (`check`'s 3 included).
+    match stdout.flush() {
+        Err(err) if !stdout.closed => {
+            eprintln!("linegrind: {err}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::from(code),
     }
 }
 

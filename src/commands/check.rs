@@ -73,25 +73,23 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
             Cell::plain(row.function.as_deref().unwrap_or("total")),
         ]);
     }
-    let io = |result: std::io::Result<()>| result.other("cannot write the check");
-    io(writeln!(out, "baseline: {}", job.baseline.display()))?;
-    io(writeln!(out, "current:  {}", job.current.display()))?;
-    io(writeln!(out))?;
-    io(table.write(out, job.color))?;
-    io(writeln!(out))?;
-    if exceeded == 0 {
-        io(writeln!(
-            out,
-            "all {} checks within their limits",
-            rows.len()
-        ))?;
-        Ok(0)
-    } else {
-        io(writeln!(
-            out,
-            "{exceeded} of {} checks exceeded their limits",
-            rows.len()
-        ))?;
-        Ok(EXCEEDED)
+    let verdict = if exceeded == 0 { 0 } else { EXCEEDED };
+    let summary = match exceeded {
+        0 => format!("all {} checks within their limits", rows.len()),
+        _ => format!("{exceeded} of {} checks exceeded their limits", rows.len()),
+    };
+    let written = (|| {
+        writeln!(out, "baseline: {}", job.baseline.display())?;
+        writeln!(out, "current:  {}", job.current.display())?;
+        writeln!(out)?;
+        table.write(out, job.color)?;
+        writeln!(out)?;
+        writeln!(out, "{summary}")
+    })();
+    match written {
+        // A reader that stopped reading (`check ... | head`) changes no
+        // verdict: a CI job goes by the exit code.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(verdict),
+        written => written.other("cannot write the check").map(|()| verdict),
     }
 }

@@ -616,6 +616,29 @@ fn a_closed_pipe_ends_a_report_quietly_but_fails_an_output_file_written_into_it(
 }
 
 #[test]
+fn a_closed_pipe_keeps_the_verdict_of_a_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/hydro.lgt");
+    let trace = trace.to_str().unwrap();
+    let base = dir.path().join("base.json");
+    let small = dir.path().join("small.json");
+    for (json, d1) in [(&base, "32768,8,64"), (&small, "1024,2,64")] {
+        let args = ["sim", trace, "-q", "-o", "/dev/null", "--D1", d1, "--json"];
+        let output = linegrind(dir.path(), &[&args[..], &[json.to_str().unwrap()]].concat());
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let check = |current: &std::path::Path| {
+        let args = ["check", "--baseline", base.to_str().unwrap()];
+        let current = current.to_str().unwrap();
+        into_closed_pipe(&[&args[..], &[current, "--limit", "D1mr=+1%"]].concat())
+    };
+    let output = check(&small);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    assert_eq!(check(&base).status.code(), Some(0));
+}
+
+#[test]
 fn a_dash_or_nothing_is_refused_as_an_output_name() {
     let dir = tempfile::tempdir().unwrap();
     let trace = root().join("traces/call_chain.lgt");
