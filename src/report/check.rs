@@ -9,12 +9,36 @@ use super::diff::{Diff, FunctionDelta, delta};
 use crate::pattern::glob;
 
 /// How much an event may rise.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Allowance {
-    /// By this many percent of the baseline.
-    Percent(f64),
+    /// By `digits / 10^decimals` percent of the baseline, kept as the
+    /// decimal it was written in, so that a rise to exactly the limit is
+    /// allowed: in binary fractions 2.3% of 100,000 falls below 2,300.
+    Percent { digits: u64, decimals: u32 },
     /// By this much.
     Absolute(u64),
+}
+
+/// Digits a percentage may have after its point.
+const MAX_DECIMALS: usize = 6;
+/// Digits a percentage may have before its point: with the decimals, few
+/// enough that a baseline of any 64-bit cost times the digits fits in 128
+/// bits.
+const MAX_WHOLE: usize = 9;
+
+/// `N`, `N.` or `N.D` in plain digits, as `(digits, decimals)`.
+fn decimal(text: &str) -> Option<(u64, u32)> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let plain = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !plain(whole) || !plain(fraction) {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0');
+    if whole.len() > MAX_WHOLE || fraction.len() > MAX_DECIMALS {
+        return None;
+    }
+    let digits = format!("{whole}{fraction}").parse().unwrap_or(0);
+    Some((digits, fraction.len() as u32))
 }
 
 /// `EVENT=+N%` or `EVENT=+N` (the `+` may be left out).
@@ -28,18 +52,23 @@ impl FromStr for Limit {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Limit, String> {
-        let usage = || format!("expected EVENT=+N% or EVENT=+N, found `{text}`");
+        let usage = || {
+            format!(
+                "expected EVENT=+N% (N with at most {MAX_DECIMALS} decimals) or EVENT=+N, \
+                 found `{text}`"
+            )
+        };
         let (event, value) = text.split_once('=').ok_or_else(usage)?;
         let value = value.strip_prefix('+').unwrap_or(value);
         let allowance = match value.strip_suffix('%') {
-            Some(percent) => Allowance::Percent(
-                percent
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|p| p.is_finite() && *p >= 0.0)
-                    .ok_or_else(usage)?,
-            ),
-            None => Allowance::Absolute(value.parse().map_err(|_| usage())?),
+            Some(percent) => {
+                let (digits, decimals) = decimal(percent).ok_or_else(usage)?;
+                Allowance::Percent { digits, decimals }
+            }
+            None if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                Allowance::Absolute(value.parse().map_err(|_| usage())?)
+            }
+            None => return Err(usage()),
         };
         if event.is_empty() {
             return Err(usage());
@@ -54,7 +83,19 @@ impl FromStr for Limit {
 impl fmt::Display for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.allowance {
-            Allowance::Percent(p) => write!(f, "{}=+{p}%", self.event),
+            Allowance::Percent { digits, decimals } => {
+                let scale = 10u64.pow(decimals);
+                let (whole, fraction) = (digits / scale, digits % scale);
+                match decimals {
+                    0 => write!(f, "{}=+{whole}%", self.event),
+                    _ => write!(
+                        f,
+                        "{}=+{whole}.{fraction:0width$}%",
+                        self.event,
+                        width = decimals as usize
+                    ),
+                }
+            }
             Allowance::Absolute(n) => write!(f, "{}=+{n}", self.event),
         }
     }
@@ -68,7 +109,17 @@ impl Limit {
         let rise = delta(baseline, current);
         match self.allowance {
             Allowance::Absolute(n) => rise <= i128::from(n),
-            Allowance::Percent(p) => rise as f64 <= baseline.unsigned_abs() as f64 * p / 100.0,
+            // rise <= |baseline| * digits / (100 * 10^decimals), in whole
+            // numbers: a rise and a baseline of up to 2^65 times at most
+            // 10^15 digits, or times 10^8, stay far below 2^128.
+            Allowance::Percent { digits, decimals } => {
+                let Ok(rise) = u128::try_from(rise) else {
+                    return true;
+                };
+                let scale = 100 * 10u128.pow(decimals);
+                rise.saturating_mul(scale)
+                    <= baseline.unsigned_abs().saturating_mul(u128::from(digits))
+            }
         }
     }
 }
@@ -170,7 +221,13 @@ mod tests {
     #[test]
     fn limits_parse_and_allow_what_they_say() {
         let limit: Limit = "SpLoss1=+5%".parse().unwrap();
-        assert_eq!(limit.allowance, Allowance::Percent(5.0));
+        assert_eq!(
+            limit.allowance,
+            Allowance::Percent {
+                digits: 5,
+                decimals: 0
+            }
+        );
         assert!(limit.allows(1000, 1050));
         assert!(!limit.allows(1000, 1051));
         assert!(limit.allows(1000, 10));
@@ -183,8 +240,69 @@ mod tests {
         assert!(absolute.allows(5, 105));
         assert!(!absolute.allows(5, 106));
         assert_eq!(absolute.to_string(), "Ir=+100");
-        for bad in ["Ir", "=5%", "Ir=+x%", "Ir=-5%", "Ir=5.5", "Ir=+nan%"] {
+        let bad = [
+            "Ir",
+            "=5%",
+            "Ir=+x%",
+            "Ir=-5%",
+            "Ir=5.5",
+            "Ir=+nan%",
+            "Ir=++5",
+            "Ir=-0%",
+            "Ir=+",
+            "Ir=%",
+            "Ir=.5%",
+            "Ir=1e2%",
+            "Ir=0.1234567%",
+            "Ir=1000000000%",
+        ];
+        for bad in bad {
             assert!(bad.parse::<Limit>().is_err(), "{bad}");
         }
+        let written = [
+            "Ir=+2.30%",
+            "Ir=+0.000001%",
+            "Ir=+007%",
+            "Ir=+2.%",
+            "Ir=+999999999%",
+        ];
+        let shown = [
+            "Ir=+2.30%",
+            "Ir=+0.000001%",
+            "Ir=+7%",
+            "Ir=+2%",
+            "Ir=+999999999%",
+        ];
+        for (written, shown) in written.into_iter().zip(shown) {
+            assert_eq!(written.parse::<Limit>().unwrap().to_string(), shown);
+        }
+    }
+
+    #[test]
+    fn a_rise_to_exactly_a_decimal_percentage_is_allowed() {
+        // Each of these baselines times its percentage is a whole number
+        // that binary floating point computes a little too small.
+        for (limit, baseline, rise) in [
+            ("Ir=2.3%", 100_000, 2_300),
+            ("Ir=4.1%", 3_000, 123),
+            ("Ir=0.7%", 100_000, 700),
+            ("Ir=9.2%", 100_000, 9_200),
+        ] {
+            let limit: Limit = limit.parse().unwrap();
+            assert!(limit.allows(baseline, baseline + rise), "{limit}");
+            assert!(!limit.allows(baseline, baseline + rise + 1), "{limit}");
+        }
+        // Past 2^53, where a float lets a little more through.
+        let limit: Limit = "Ir=1%".parse().unwrap();
+        let baseline = 1i128 << 60;
+        let exact = baseline / 100; // 2^60 is not a multiple of 100
+        assert!(limit.allows(baseline, baseline + exact));
+        assert!(!limit.allows(baseline, baseline + exact + 1));
+        // The largest costs a run can hold, either way.
+        let most = i128::from(u64::MAX);
+        let limit: Limit = "Ir=999999999.999999%".parse().unwrap();
+        assert!(limit.allows(most / 2, most));
+        assert!(!limit.allows(1, most));
+        assert!(!"Ir=0%".parse::<Limit>().unwrap().allows(most, most + 1));
     }
 }
