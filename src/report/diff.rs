@@ -17,7 +17,9 @@ use super::run_costs::RunCosts;
 
 /// A `s/REGEX/REPLACEMENT/` rewrite of names, with a trailing `g` to
 /// replace every match (cg_diff's `--mod-funcname`, `--mod-filename`).
-/// `$1` in the replacement is the first group. As in sed, the character
+/// In the replacement, `$1`, `${1}` and `\1` are the first group, as in
+/// Perl, which cg_diff runs them in (`$1_x` is the group and `_x`), `${name}`
+/// a named group and `$$` a dollar sign. As in sed, the character
 /// after `s` is the delimiter (`s#/usr/#/#` rewrites paths), and a
 /// delimiter inside a part is written with a backslash (`s/\//:/`).
 #[derive(Clone, Debug)]
@@ -51,12 +53,71 @@ impl FromStr for Rewrite {
             _ => return Err(usage()),
         };
         let regex = Regex::new(pattern).map_err(|err| format!("bad regex in `{text}`: {err}"))?;
+        let replacement = expansion(replacement, &regex)
+            .map_err(|err| format!("bad replacement in `{text}`: {err}"))?;
         Ok(Rewrite {
             regex,
-            replacement: replacement.clone(),
+            replacement,
             all,
         })
     }
+}
+
+/// `replacement` in the `regex` crate's terms (`${1}`, `${name}`, `$$`),
+/// every group it refers to checked against `regex`: a reference to no
+/// group would otherwise expand to nothing without a word.
+fn expansion(replacement: &str, regex: &Regex) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = replacement;
+    while let Some(at) = rest.find(['$', '\\']) {
+        out.push_str(&rest[..at]);
+        let sign = &rest[at..at + 1];
+        let after = &rest[at + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let (group, taken) = match (sign, after.chars().next()) {
+            // `\1` is one digit, as in sed and Perl; `$12` all of them.
+            ("\\", Some(c)) if c.is_ascii_digit() => (Some(&after[..1]), 1),
+            ("$", _) if digits > 0 => (Some(&after[..digits]), digits),
+            ("$", Some('{')) => match after.find('}') {
+                Some(end) => (Some(&after[1..end]), end + 1),
+                None => return Err("`${` without its `}`".to_string()),
+            },
+            ("$", Some('$')) => {
+                out.push_str("$$");
+                rest = &after[1..];
+                continue;
+            }
+            ("$", Some(c)) if c.is_ascii_alphabetic() || c == '_' => {
+                let len = after.len()
+                    - after
+                        .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                        .len();
+                (Some(&after[..len]), len)
+            }
+            ("$", _) => {
+                out.push_str("$$");
+                rest = after;
+                continue;
+            }
+            _ => (None, 0),
+        };
+        match group {
+            Some(group) => {
+                let known = match group.parse::<usize>() {
+                    Ok(number) => number < regex.captures_len(),
+                    Err(_) => regex.capture_names().flatten().any(|name| name == group),
+                };
+                if !known {
+                    return Err(format!("the regex has no group `{group}`"));
+                }
+                out.push_str(&format!("${{{group}}}"));
+            }
+            None => out.push_str(sign),
+        }
+        rest = &after[taken..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// `text` split at every `delimiter` not preceded by a backslash; an
@@ -436,6 +497,30 @@ mod tests {
         assert_eq!(all.apply("a1b22"), "aNbN");
         let group: Rewrite = "s/(.*)_v[0-9]/$1/".parse().unwrap();
         assert_eq!(group.apply("gather_v2"), "gather");
+        // Groups as Perl and sed write them, followed by a name's letters.
+        for (rewrite, expected) in [
+            ("s/(.*)_v[0-9]/$1_x/", "gather_x"),
+            (r"s/(.*)_v[0-9]/\1_x/", "gather_x"),
+            ("s/(.*)_v[0-9]/${1}_x/", "gather_x"),
+            ("s/(?P<base>.*)_v[0-9]/${base}_x/", "gather_x"),
+            ("s/(?P<base>.*)_v[0-9]/$base/", "gather"),
+            ("s/_v([0-9])/$$$1/", "gather$2"),
+            ("s/_v/ costs $ /", "gather costs $ 2"),
+            (r"s/_v/\t/", r"gather\t2"),
+            ("s/(g)(a)(t)(h)(e)(r)(_)(v)(2)(x?)/$10$1/", "g"),
+        ] {
+            let rewrite: Rewrite = rewrite.parse().unwrap();
+            assert_eq!(rewrite.apply("gather_v2"), expected, "{rewrite:?}");
+        }
+        for (rewrite, error) in [
+            ("s/(.*)_v/$2/", "no group `2`"),
+            (r"s/(.*)_v/\2/", "no group `2`"),
+            ("s/(.*)_v/$name/", "no group `name`"),
+            ("s/(.*)_v/${1/", "without its `}`"),
+        ] {
+            let err = rewrite.parse::<Rewrite>().unwrap_err();
+            assert!(err.contains(error), "{rewrite}: {err}");
+        }
         assert!("prog/progN/".parse::<Rewrite>().is_err());
         // Paths: another delimiter, or the delimiter escaped.
         let paths: Rewrite = "s#^\\./elf/\\./#./#".parse().unwrap();
