@@ -121,10 +121,13 @@ impl RunCosts {
                 .functions
                 .iter()
                 .map(|function| FunctionCosts {
+                    // Trimmed as readers of callgrind files trim names, so
+                    // that a name with blanks at an end lines up with the
+                    // same run's callgrind file.
                     key: FunctionKey {
-                        object: function.object.clone(),
-                        file: function.file.clone(),
-                        name: function.name.clone(),
+                        object: function.object.trim().to_string(),
+                        file: function.file.trim().to_string(),
+                        name: function.name.trim().to_string(),
                     },
                     self_cost: costs(&function.self_cost),
                     inclusive: costs(&function.inclusive),
