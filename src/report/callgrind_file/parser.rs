@@ -151,6 +151,11 @@ impl<C: Cost> Parser<C> {
             // Names in other encodings than UTF-8 are read as well as they
             // go, as callgrind_annotate reads them.
             let text = String::from_utf8_lossy(&buf);
+            // A byte-order mark, as some editors save text, opens no line.
+            let text = match number {
+                1 => text.trim_start_matches('\u{feff}'),
+                _ => &text,
+            };
             self.line(text.trim_end(), number)?;
         }
         if self.pending_call.is_some() {
@@ -218,6 +223,12 @@ impl<C: Cost> Parser<C> {
         }
         // A cost line: positions, then costs.
         let quoted = || shown(text.as_bytes());
+        if self.file.events.is_empty() {
+            return Err(error(format!(
+                "`{}` before any `events:` line: not a callgrind-format profile",
+                quoted()
+            )));
+        }
         let mut tokens = text.split_ascii_whitespace();
         let mut line = 0;
         for slot in 0..self.file.positions.len() {
@@ -381,7 +392,10 @@ impl<C: Cost> Parser<C> {
                 .split_ascii_whitespace()
                 .map(|token| parse_cost(token).map_err(error))
                 .collect::<Result<_, _>>()?;
-            if events > 0 && costs.len() > events {
+            if events == 0 {
+                return Err(error(format!("`{key}:` before any `events:` line")));
+            }
+            if costs.len() > events {
                 return Err(error(format!(
                     "{} costs for {events} events in `{key}:`",
                     costs.len()
@@ -611,6 +625,36 @@ totals: 39 10
             binary.to_string().contains("this is a linegrind trace"),
             "{binary}"
         );
+    }
+
+    #[test]
+    fn costs_before_the_events_line_are_not_a_profile() {
+        for (text, expected) in [
+            ("hello\n", "line 1: `hello` before any `events:` line"),
+            ("[1,2]\n", "line 1: `[1,2]` before any `events:` line"),
+            (
+                "fn=main\n1 2\nevents: Ir\n",
+                "line 2: `1 2` before any `events:` line",
+            ),
+            (
+                "totals: 100 7 9\nevents: Ir\n",
+                "line 1: `totals:` before any `events:` line",
+            ),
+            (
+                "summary: 10\nevents: Ir\n",
+                "line 1: `summary:` before any `events:` line",
+            ),
+        ] {
+            let err = signed_error(text);
+            assert!(err.starts_with(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_opens_no_line() {
+        let plain = ProfileFile::<i64>::parse(EXAMPLE.as_bytes()).unwrap();
+        let marked = format!("\u{feff}{EXAMPLE}");
+        assert!(ProfileFile::<i64>::parse(marked.as_bytes()).unwrap() == plain);
     }
 
     #[test]
