@@ -153,6 +153,9 @@ fn write_comparison(
         return writeln!(out, "no function's {event} changed");
     }
     let shown = changed.len().min(job.top);
+    if shown == 0 {
+        return writeln!(out, "{} functions whose {event} changed", changed.len());
+    }
     writeln!(
         out,
         "{shown} of {} functions whose {event} changed, by inclusive change:",

@@ -337,6 +337,18 @@ fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
         ],
     );
     assert!(String::from_utf8(mixed.stdout).unwrap().contains("-75,875"));
+    // No function asked for: their number, and no empty table.
+    let args = ["diff", small.to_str().unwrap(), large.to_str().unwrap()];
+    let none = linegrind(
+        dir.path(),
+        &[&args[..], &["--sort", "D1mr", "--top", "0"]].concat(),
+    );
+    let none = String::from_utf8(none.stdout).unwrap();
+    assert!(
+        none.trim_end().ends_with(" functions whose D1mr changed"),
+        "{none}"
+    );
+    assert!(!none.contains("incl A"), "{none}");
 
     // Expected deltas, from the two files read independently.
     let a = RunCosts::load(&small).unwrap();
