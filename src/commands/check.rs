@@ -8,7 +8,7 @@ use super::failure::{Failure, InputContext};
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::report::check::{Limit, check as check_limits};
 use crate::report::diff::{Diff, Renames, delta};
-use crate::report::{RunCosts, change as signed_change, grouped_signed};
+use crate::report::{RunCosts, change as signed_change, grouped_signed, relative_change};
 
 /// The exit code when a limit is exceeded.
 pub const EXCEEDED: u8 = 3;
@@ -48,14 +48,7 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
     let mut exceeded = 0;
     for row in &rows {
         let change = delta(row.baseline, row.current);
-        let percent = match row.baseline {
-            0 if change == 0 => String::new(),
-            0 => "new".to_string(),
-            base => format!(
-                "{:+.2}%",
-                change as f64 * 100.0 / base.unsigned_abs() as f64
-            ),
-        };
+        let percent = relative_change(row.baseline, row.current);
         let (status, style) = if row.exceeded {
             exceeded += 1;
             ("FAIL", Style::Red)

@@ -11,7 +11,7 @@ use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::output::{check_writable, write_atomically};
 use crate::report::diff::{Diff, DiffFile, Renames, delta};
-use crate::report::{RunCosts, change, grouped_signed};
+use crate::report::{RunCosts, change, grouped_signed, relative_change};
 
 /// A validated `diff` invocation.
 #[derive(Clone, Debug)]
@@ -81,18 +81,6 @@ fn check_output(job: &DiffJob, path: &Path) -> Result<(), Failure> {
     check_writable(path).other(format!("cannot write {}", path.display()))
 }
 
-/// The change as a percentage of the size of `a`, or `new` from nothing.
-fn relative(a: i128, b: i128) -> String {
-    match (a, b) {
-        (0, 0) => String::new(),
-        (0, _) => "new".to_string(),
-        _ => format!(
-            "{:+.2}%",
-            delta(a, b) as f64 * 100.0 / a.unsigned_abs() as f64
-        ),
-    }
-}
-
 fn change_style(change: i128) -> Style {
     match change {
         c if c > 0 => Style::Red,
@@ -126,7 +114,7 @@ fn write_comparison(
             Cell::plain(grouped_signed(a)),
             Cell::plain(grouped_signed(b)),
             Cell::styled(change(moved), change_style(moved)),
-            Cell::styled(relative(a, b), change_style(moved)),
+            Cell::styled(relative_change(a, b), change_style(moved)),
         ]);
     }
     totals.write(out, job.color)?;
@@ -187,7 +175,7 @@ fn write_comparison(
             Cell::plain(grouped_signed(a)),
             Cell::plain(grouped_signed(b)),
             Cell::styled(change(delta(a, b)), change_style(delta(a, b))),
-            Cell::styled(relative(a, b), change_style(delta(a, b))),
+            Cell::styled(relative_change(a, b), change_style(delta(a, b))),
             Cell::styled(change(self_change), change_style(self_change)),
             Cell::plain(&function.name),
             Cell::styled(&function.file, Style::Dim),

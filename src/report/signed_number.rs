@@ -30,6 +30,26 @@ pub fn share(part: i128, whole: i128) -> String {
     }
 }
 
+/// The change from `a` to `b` as a percentage of `a`'s size, with two
+/// decimals and its sign: empty when both are zero, `new` from zero, and a
+/// change too small to show in two decimals as `+<0.01%` or `-<0.01%`, not
+/// as no change at all.
+pub fn relative_change(a: i128, b: i128) -> String {
+    let rise = b - a;
+    match (a, rise) {
+        (0, 0) => String::new(),
+        (0, _) => "new".to_string(),
+        _ => {
+            let percent = rise as f64 * 100.0 / a.unsigned_abs() as f64;
+            match percent.abs() < 0.005 {
+                true if rise > 0 => "+<0.01%".to_string(),
+                true if rise < 0 => "-<0.01%".to_string(),
+                _ => format!("{percent:+.2}%"),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +70,12 @@ mod tests {
         assert_eq!(share(-1, 4), "-25.00%");
         assert_eq!(share(1, -4), "25.00%");
         assert_eq!(share(5, 0), "-");
+        assert_eq!(relative_change(0, 0), "");
+        assert_eq!(relative_change(0, 7), "new");
+        assert_eq!(relative_change(1000, 1050), "+5.00%");
+        assert_eq!(relative_change(-1000, -1050), "-5.00%");
+        assert_eq!(relative_change(5, 5), "+0.00%");
+        assert_eq!(relative_change(1_000_000_000, 1_000_000_001), "+<0.01%");
+        assert_eq!(relative_change(1_000_000_000, 999_999_999), "-<0.01%");
     }
 }
