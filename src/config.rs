@@ -117,10 +117,13 @@ impl SimConfig {
     /// come from the back-dating tree, so back-dating must be on.
     pub fn with_stack_samples(self, stack_samples: bool) -> Result<SimConfig, ConfigError> {
         if stack_samples && !self.backdate {
-            return Err(ConfigError::new(
-                "--profile needs the loading call stacks that back-dating keeps: \
-                 drop --cacheuse=no and --backdate=no",
-            ));
+            let drop = match self.cache_use {
+                true => "--backdate=no",
+                false => "--cacheuse=no (and any --backdate=no)",
+            };
+            return Err(ConfigError::new(format!(
+                "--profile needs the loading call stacks that back-dating keeps: drop {drop}"
+            )));
         }
         Ok(SimConfig {
             stack_samples,
@@ -203,6 +206,17 @@ impl Default for SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stack_samples_name_the_option_that_turned_back_dating_off() {
+        let g = "32768,8,64".parse::<CacheGeometry>().unwrap();
+        let message = |cache_use| {
+            let config = SimConfig::new(g, g, g, cache_use, false).unwrap();
+            config.with_stack_samples(true).unwrap_err().to_string()
+        };
+        assert!(message(true).ends_with("drop --backdate=no"));
+        assert!(message(false).ends_with("drop --cacheuse=no (and any --backdate=no)"));
+    }
 
     #[test]
     fn cache_use_needs_equal_line_sizes_of_at_most_256() {

@@ -103,6 +103,15 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
         });
         bytes = bytes.saturating_mul(2);
     }
+    let last = from << (hierarchies.len() - 1);
+    if last != to {
+        return Err(bad(format!(
+            "doubling {} does not reach {}: its sizes end at {}",
+            size_name(from),
+            size_name(to),
+            size_name(last)
+        )));
+    }
     Ok(hierarchies)
 }
 
@@ -124,7 +133,9 @@ pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyE
         let at = err.utf8_error().valid_up_to();
         HierarchyError(format!("{name}: byte offset {at}: not UTF-8 text"))
     })?;
-    parse_file(&text, &name.to_string(), base)
+    // A byte-order mark, as some editors save text, opens no line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    parse_file(text, &name.to_string(), base)
 }
 
 /// The longest name of a hierarchy.
@@ -178,7 +189,7 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
                 .ok_or_else(|| bad(format!("`{key}` is not a level (I1, D1 or LL)")))?;
             *geometry = value
                 .parse()
-                .map_err(|err: GeometryError| bad(err.to_string()))?;
+                .map_err(|err: GeometryError| bad(format!("{key}: {err}")))?;
         }
         if hierarchies.len() == MAX_HIERARCHIES {
             return Err(bad(format!("more than {MAX_HIERARCHIES} hierarchies")));
@@ -230,6 +241,9 @@ mod tests {
         );
         std::fs::write(&path, b"small D1=16K,4,64\n").unwrap();
         assert_eq!(read_file(&path, base()).unwrap().len(), 1);
+        // As an editor may save it.
+        std::fs::write(&path, b"\xEF\xBB\xBFsmall D1=16K,4,64\r\n").unwrap();
+        assert_eq!(read_file(&path, base()).unwrap()[0].name, "small");
         let missing = read_file(&dir.path().join("missing"), base())
             .unwrap_err()
             .0;
@@ -260,6 +274,11 @@ mod tests {
                 .contains("not a level")
         );
         assert!(super::sweep("LL=2M..1M", base()).is_err());
+        assert_eq!(
+            super::sweep("LL=1M..48M", base()).unwrap_err().0,
+            "--sweep LL=1M..48M: doubling 1M does not reach 48M: its sizes end at 32M"
+        );
+        assert_eq!(super::sweep("LL=1M..1M", base()).unwrap().len(), 1);
         assert!(
             super::sweep("LL=1000..4000", base())
                 .unwrap_err()
@@ -296,6 +315,7 @@ mod tests {
         let odd = parse_file("big-ll_2.0+\n", "h.conf", base()).unwrap();
         assert_eq!(odd[0].name, "big-ll_2.0+");
         assert!(error("a LL=1M,3,64\n").contains("line 1"));
+        assert!(error("a D1=32K,8,48\n").contains("line 1: D1: "));
         assert_eq!(error("# nothing\n"), "h.conf: no hierarchy in it");
     }
 }

@@ -142,6 +142,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         _ => (text, 1),
     };
     let not_a_size = || format!("`{text}` is not a size (bytes, or with K, M or G)");
+    // A plus sign, as Callgrind takes one (and `u64::parse`, for the
+    // associativity and line size).
+    let digits = digits.strip_prefix('+').unwrap_or(digits);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(not_a_size());
     }
@@ -233,6 +236,12 @@ mod tests {
         assert_eq!(full.sets(), 1);
         let units: CacheGeometry = "32K,8,64".parse().unwrap();
         assert_eq!(units, g);
+        // Signs as Callgrind takes them, on every number.
+        let signed: CacheGeometry = "+32768,+8,+64".parse().unwrap();
+        assert_eq!(signed, g);
+        assert_eq!(parse_size("+32K"), Ok(32768));
+        assert!(parse_size("++32K").is_err());
+        assert!("-32768,8,64".parse::<CacheGeometry>().is_err());
     }
 
     #[test]
@@ -266,7 +275,9 @@ mod tests {
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("1.5M").unwrap_err().contains("not a size"));
         assert!(parse_size("K").unwrap_err().contains("not a size"));
-        assert!(parse_size("+4K").unwrap_err().contains("not a size"));
+        assert_eq!(parse_size("+4K"), Ok(4096));
+        assert!(parse_size("+K").unwrap_err().contains("not a size"));
+        assert!(parse_size("-4K").unwrap_err().contains("not a size"));
         assert!(
             parse_size("99999999999G")
                 .unwrap_err()

@@ -47,7 +47,7 @@ pub struct Args {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Simulate caches over a trace and write a callgrind-format profile.
-    #[command(after_help = SIM_EXAMPLES)]
+    #[command(after_help = SIM_EXAMPLES, args_override_self = true)]
     Sim(SimArgs),
     /// Run a program under Valgrind and record its trace.
     #[command(after_help = RECORD_EXAMPLES)]

@@ -211,6 +211,15 @@ fn outputs(job: &SimJob) -> Vec<(PathBuf, &'static str)> {
 /// or one another (usage errors), and outputs whose folder cannot take a
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
+    if job.runs.len() > 1 {
+        let bases = [
+            Some((&job.output, "-o")),
+            job.json.as_ref().map(|j| (j, "--json")),
+        ];
+        for (base, option) in bases.into_iter().flatten() {
+            check_base(base, option)?;
+        }
+    }
     let paths = outputs(job);
     for (i, (path, option)) in paths.iter().enumerate() {
         if let Some(input) = job.input_named(path) {
@@ -231,6 +240,27 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
         check_writable(path).other(format!("cannot write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Refuses as the name each of several hierarchies' outputs is made from
+/// (`BASE.NAME`) a folder, which would take hidden files (`od/.LL=1M`), and
+/// a device or a pipe, next to which the files would be made.
+fn check_base(base: &Path, option: &str) -> Result<(), Failure> {
+    use std::os::unix::ffi::OsStrExt;
+    let what = match std::fs::metadata(base) {
+        Ok(meta) if meta.is_dir() => Some("a folder"),
+        Ok(meta) if !meta.is_file() => Some("a device or a pipe"),
+        _ if base.as_os_str().as_bytes().ends_with(b"/") => Some("a folder"),
+        _ => None,
+    };
+    match what {
+        Some(what) => Err(Failure::Input(anyhow::anyhow!(
+            "{option} {} is {what}: with several hierarchies, each output is named \
+             {option}'s name and the hierarchy's (FILE.LL=1M); give a file name",
+            base.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One row per hierarchy: its caches, misses and wasted bytes.

@@ -118,3 +118,47 @@ fn a_configuration_file_names_its_hierarchies() {
     );
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn several_hierarchies_need_a_file_name_to_name_their_outputs_after() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("od")).unwrap();
+    let trace = trace();
+    for (option, base, what) in [
+        ("-o", "od", "a folder"),
+        ("-o", "new/", "a folder"),
+        ("-o", "/dev/null", "a device or a pipe"),
+        ("--json", "od", "a folder"),
+    ] {
+        let args = ["sim", "-q", "--sweep", "LL=1M..2M", &trace, option, base];
+        let output = linegrind(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{base}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{option} {base} is {what}")),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path().join("od")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_geometry_given_twice_is_the_last_as_in_callgrind() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sim", "-q", "-o", "out"];
+        let trace = trace();
+        args.push(&trace);
+        args.extend(extra);
+        let output = linegrind(dir.path(), &args);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::fs::read(dir.path().join("out")).unwrap()
+    };
+    let twice = run(&["--LL=1M,16,64", "--LL=2M,8,64"]);
+    assert_eq!(twice, run(&["--LL=2M,8,64"]));
+    assert_ne!(twice, run(&["--LL=1M,16,64"]));
+}
