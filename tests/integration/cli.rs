@@ -347,30 +347,30 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
     let trace = dir.path().join("chain.lgt");
     fs::copy(root().join("traces/call_chain.lgt"), &trace).unwrap();
     let original = fs::read(&trace).unwrap();
-    let output = linegrind(dir.path(), &["sim", "chain.lgt", "-o", "./chain.lgt"]);
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(message.contains("is the trace chain.lgt"), "{message}");
+    // `args` exit with 2, saying `expected`.
+    let refused = |args: &[&str], expected: &str| {
+        let output = linegrind(dir.path(), args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        assert!(message.contains(expected), "{message}");
+    };
+    refused(
+        &["sim", "chain.lgt", "-o", "./chain.lgt"],
+        "is the trace chain.lgt",
+    );
     assert_eq!(fs::read(&trace).unwrap(), original);
 
-    let output = linegrind(
-        dir.path(),
+    refused(
         &["sim", "chain.lgt", "-o", "out", "--json", "out"],
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(
-        message.contains("out is named for two outputs"),
-        "{message}"
+        "out is named for two outputs",
     );
     assert!(!dir.path().join("out").exists());
     // Also through another path to a file not made yet.
     fs::create_dir(dir.path().join("sub")).unwrap();
-    let output = linegrind(
-        dir.path(),
+    refused(
         &["sim", "chain.lgt", "-o", "out", "--json", "sub/../out"],
+        "out is named for two outputs",
     );
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(!dir.path().join("out").exists());
 
     // The program a Lackey trace is read with is an input too.
@@ -380,29 +380,17 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
     )
     .unwrap();
     fs::write(dir.path().join("prog"), b"the program").unwrap();
-    let output = linegrind(
-        dir.path(),
+    refused(
         &["sim", "p.lackey", "--binary", "prog:0", "-o", "prog"],
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(
-        message.contains("is the binary prog (--binary)"),
-        "{message}"
+        "is the binary prog (--binary)",
     );
     assert_eq!(fs::read(dir.path().join("prog")).unwrap(), b"the program");
 
     // So is the list of hierarchies: `-o c` writes `c.a` for hierarchy `a`.
     fs::write(dir.path().join("c.a"), "a LL=1M,16,64\n").unwrap();
-    let output = linegrind(
-        dir.path(),
+    refused(
         &["sim", "chain.lgt", "--config", "c.a", "-o", "c"],
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(
-        message.contains("the output c.a is the hierarchies' file c.a (--config)"),
-        "{message}"
+        "the output c.a is the hierarchies' file c.a (--config)",
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("c.a")).unwrap(),
