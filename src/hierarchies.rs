@@ -15,6 +15,7 @@ use std::fmt;
 use std::fs::File;
 use std::path::Path;
 
+use crate::byte_order_mark::BOM;
 use crate::cache::{CacheGeometry, GeometryError, parse_size};
 use crate::trace::lines::read_bounded;
 
@@ -134,7 +135,7 @@ pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyE
         HierarchyError(format!("{name}: byte offset {at}: not UTF-8 text"))
     })?;
     // A byte-order mark, as some editors save text, opens no line.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = text.strip_prefix(BOM).unwrap_or(&text);
     parse_file(text, &name.to_string(), base)
 }
 

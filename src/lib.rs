@@ -45,6 +45,7 @@
 
 pub mod arcs;
 pub mod backdate;
+pub mod byte_order_mark;
 pub mod cache;
 pub mod callstack;
 pub mod calltree;

@@ -10,6 +10,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::byte_order_mark::without_bom;
 use crate::cache::CacheGeometry;
 use crate::cost::EventKind;
 use crate::printable::printable;
@@ -182,12 +183,6 @@ pub struct FunctionSummary {
     #[serde(rename = "self")]
     pub self_cost: EventValues<u64>,
     pub inclusive: EventValues<u64>,
-}
-
-/// `text` without the UTF-8 byte-order mark it may start with (JSON
-/// readers may skip one, RFC 8259 section 8.1).
-fn without_bom(text: &[u8]) -> &[u8] {
-    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
 }
 
 impl Summary {

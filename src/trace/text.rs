@@ -12,6 +12,7 @@ use super::hex::{hex_digit, parse_hex};
 use super::lines::{LineCount, parse_line};
 use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
+use crate::byte_order_mark::without_bom;
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
@@ -57,7 +58,7 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                     // A byte-order mark, as some editors save text, is not
                     // part of the first line.
                     let line = match at {
-                        Location::Line(1) => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
+                        Location::Line(1) => without_bom(line),
                         _ => line,
                     };
                     let content = match line.iter().position(|&b| b == b'#') {

@@ -7,6 +7,7 @@ use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
 use super::{CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile};
+use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
 use crate::printable::printable;
 use crate::trace::binary::is_binary;
@@ -150,12 +151,12 @@ impl<C: Cost> Parser<C> {
             number += 1;
             // Names in other encodings than UTF-8 are read as well as they
             // go, as callgrind_annotate reads them.
-            let text = String::from_utf8_lossy(&buf);
             // A byte-order mark, as some editors save text, opens no line.
-            let text = match number {
-                1 => text.trim_start_matches('\u{feff}'),
-                _ => &text,
+            let line = match number {
+                1 => without_bom(&buf),
+                _ => &buf,
             };
+            let text = String::from_utf8_lossy(line);
             self.line(text.trim_end(), number)?;
         }
         if self.pending_call.is_some() {
