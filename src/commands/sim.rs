@@ -12,8 +12,8 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, check_writable, grouped, percent, write_callgrind,
-    write_firefox_profile, write_summary, write_uncommitted,
+    Positions, Progress, Source, check_writable, grouped, names_folder, percent, write_callgrind,
+    write_firefox_profile, write_summary, write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
 use crate::printable::printable;
@@ -246,12 +246,12 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
 /// (`BASE.NAME`) a folder, which would take hidden files (`od/.LL=1M`), and
 /// a device or a pipe, next to which the files would be made.
 fn check_base(base: &Path, option: &str) -> Result<(), Failure> {
-    use std::os::unix::ffi::OsStrExt;
-    let what = match std::fs::metadata(base) {
-        Ok(meta) if meta.is_dir() => Some("a folder"),
-        Ok(meta) if !meta.is_file() => Some("a device or a pipe"),
-        _ if base.as_os_str().as_bytes().ends_with(b"/") => Some("a folder"),
-        _ => None,
+    let what = if names_folder(base) {
+        Some("a folder")
+    } else if written_in_place(base) {
+        Some("a device or a pipe")
+    } else {
+        None
     };
     match what {
         Some(what) => Err(Failure::Input(anyhow::anyhow!(

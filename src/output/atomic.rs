@@ -150,8 +150,7 @@ fn keep_permissions(path: &Path, new: &File) -> io::Result<()> {
 /// Checks, before a long run, that `path` can be written: its folder takes
 /// a new file (made and removed at once), or it is a device or a pipe.
 pub fn check_writable(path: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    if path.is_dir() || path.as_os_str().as_bytes().ends_with(b"/") {
+    if names_folder(path) {
         return Err(io::Error::new(
             io::ErrorKind::IsADirectory,
             "it names a folder; name a file in it",
@@ -161,6 +160,18 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
         Some(path) => temp_file_beside(&path).map(drop),
         None => Ok(()),
     }
+}
+
+/// Whether `path` names a folder: one that exists, or a name ending in `/`.
+pub fn names_folder(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.is_dir() || path.as_os_str().as_bytes().ends_with(b"/")
+}
+
+/// Whether an output at `path` is written in place rather than replaced: a
+/// device, a pipe or a file this process has open (`/dev/stdout`).
+pub fn written_in_place(path: &Path) -> bool {
+    replaced(path).is_none()
 }
 
 /// Symbolic links followed at most, as the kernel follows them.
