@@ -37,7 +37,9 @@ fn decimal(text: &str) -> Option<(u64, u32)> {
     if whole.len() > MAX_WHOLE || fraction.len() > MAX_DECIMALS {
         return None;
     }
-    let digits = format!("{whole}{fraction}").parse().unwrap_or(0);
+    // At most 15 digits in all: no overflow.
+    let digits = (whole.bytes().chain(fraction.bytes()))
+        .fold(0u64, |n, digit| n * 10 + u64::from(digit - b'0'));
     Some((digits, fraction.len() as u32))
 }
 
