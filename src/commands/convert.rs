@@ -3,9 +3,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::failure::{Failure, InputContext};
+use super::failure::{Failure, InputContext, writable};
 use super::trace_input::TraceInput;
-use crate::output::{check_writable, write_atomically};
+use crate::output::write_atomically;
 use crate::printable::printable;
 use crate::trace::binary::TraceWriter;
 use crate::trace::{Blocker, Event, Format, TextWriter, TraceError, TraceRead};
@@ -29,7 +29,7 @@ pub fn convert(job: &ConvertJob, stderr: &mut dyn Write) -> Result<(), Failure> 
             job.output.display()
         )));
     }
-    check_writable(&job.output).other(format!("cannot write {}", job.output.display()))?;
+    writable(&job.output)?;
     let name = job.input.path.display();
     let mut reader = job.input.open()?;
     let to = job.to.unwrap_or(match reader.format() {

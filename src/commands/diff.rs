@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 
-use super::failure::{Failure, InputContext};
+use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::output::{check_writable, write_atomically};
+use crate::output::write_atomically;
 use crate::report::diff::{Diff, DiffFile, Renames, delta};
 use crate::report::{RunCosts, change, grouped_signed, relative_change};
 
@@ -78,7 +78,7 @@ fn check_output(job: &DiffJob, path: &Path) -> Result<(), Failure> {
             )));
         }
     }
-    check_writable(path).other(format!("cannot write {}", path.display()))
+    writable(path)
 }
 
 fn change_style(change: i128) -> Style {

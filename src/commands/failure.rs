@@ -1,6 +1,9 @@
 //! How a command failed: on bad input (exit code 2) or otherwise (1).
 
 use std::fmt;
+use std::path::Path;
+
+use crate::output::check_writable;
 
 /// A command's failure, sorted by whose fault it is.
 #[derive(Debug)]
@@ -53,5 +56,16 @@ where
 
     fn other(self, context: impl fmt::Display) -> Result<T, Failure> {
         self.map_err(|err| Failure::Other(anyhow::Error::new(err).context(context.to_string())))
+    }
+}
+
+/// Checks, before a long run, that the output `path` can be written. A
+/// name of a folder is a usage error; a folder that takes no new file is
+/// not the input's fault.
+pub fn writable(path: &Path) -> Result<(), Failure> {
+    let context = format!("cannot write {}", path.display());
+    match check_writable(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::IsADirectory => Err(err).input(context),
+        result => result.other(context),
     }
 }

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::failure::{Failure, InputContext};
+use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
-use crate::output::{Progress, bytes_per_event, check_writable, grouped};
+use crate::output::{Progress, bytes_per_event, grouped};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
@@ -74,7 +74,7 @@ fn check_output(job: &RecordJob) -> Result<(), Failure> {
             )));
         }
     }
-    check_writable(output).other(format!("cannot write {}", output.display()))
+    writable(output)
 }
 
 /// The file Valgrind runs for the program `name`: the path itself if it

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::failure::{Failure, InputContext};
+use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
 use super::trace_input::TraceInput;
 use crate::config::SimConfig;
@@ -12,7 +12,7 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, check_writable, grouped, names_folder, percent, write_callgrind,
+    Positions, Progress, Source, grouped, names_folder, percent, write_callgrind,
     write_firefox_profile, write_summary, write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
@@ -237,7 +237,7 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
                 path.display()
             )));
         }
-        check_writable(path).other(format!("cannot write {}", path.display()))?;
+        writable(path)?;
     }
     Ok(())
 }

@@ -373,6 +373,21 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
     );
     assert!(!dir.path().join("out").exists());
 
+    // An output that names a folder, in every command that writes one.
+    refused(
+        &["sim", "chain.lgt", "--json", "sub"],
+        "cannot write sub: it names a folder",
+    );
+    refused(
+        &["convert", "chain.lgt", "sub/"],
+        "cannot write sub/: it names a folder",
+    );
+    refused(
+        &["diff", "chain.lgt", "chain.lgt", "--out", "sub"],
+        "cannot write sub: it names a folder",
+    );
+    assert_eq!(fs::read_dir(dir.path().join("sub")).unwrap().count(), 0);
+
     // The program a Lackey trace is read with is an input too.
     fs::copy(
         root().join("tests/importers/program.lackey"),

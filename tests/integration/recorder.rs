@@ -576,7 +576,7 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
         "touch ran",
     ];
     let output = linegrind(dir.path(), &args);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("cannot write folder: it names a folder"),
