@@ -5,10 +5,12 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use super::demangle;
+use super::file_names::FileNames;
 
 /// A function symbol: `[start, end)` in ELF addresses, demangled name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +43,11 @@ pub struct ElfObject {
     plt: Vec<(u64, u64)>,
     load_range: Option<(u64, u64)>,
     dwarf: addr2line::Loader,
+    /// The object `dwarf` reads.
+    dwarf_data: memmap2::Mmap,
+    /// The files addr2line names otherwise than Valgrind, read from
+    /// `dwarf_data` at the first source position asked for.
+    file_names: OnceLock<FileNames>,
 }
 
 /// Sections holding PLT stubs, which Callgrind skips by default.
@@ -129,13 +136,18 @@ impl ElfObject {
                     if more.len() > functions.len() {
                         functions = more;
                     }
+                    dwarf = addr2line::Loader::new(debug)
+                        .ok()
+                        .map(|dwarf| (dwarf, debug_data));
                 }
             }
-            dwarf = addr2line::Loader::new(debug).ok();
         }
-        let dwarf = match dwarf {
+        let (dwarf, dwarf_data) = match dwarf {
             Some(dwarf) => dwarf,
-            None => addr2line::Loader::new(path).map_err(|err| err.to_string())?,
+            None => (
+                addr2line::Loader::new(path).map_err(|err| err.to_string())?,
+                data,
+            ),
         };
         Ok(ElfObject {
             build_id,
@@ -143,6 +155,8 @@ impl ElfObject {
             plt,
             load_range,
             dwarf,
+            dwarf_data,
+            file_names: OnceLock::new(),
         })
     }
 
@@ -191,7 +205,7 @@ impl ElfObject {
                 .and_then(|name| name.raw_name().ok().map(|name| demangle(&name)));
             let location = frame.location.and_then(|location| {
                 Some(SourceLine {
-                    file: location.file?.to_string(),
+                    file: self.file_name(location.file?),
                     line: location.line.unwrap_or(0),
                 })
             });
@@ -214,9 +228,20 @@ impl ElfObject {
     pub fn source(&self, svma: u64) -> Option<SourceLine> {
         let location = self.dwarf.find_location(svma).ok()??;
         Some(SourceLine {
-            file: location.file?.to_string(),
+            file: self.file_name(location.file?),
             line: location.line.unwrap_or(0),
         })
+    }
+
+    /// The name Valgrind gives the file addr2line names `file`.
+    fn file_name(&self, file: &str) -> String {
+        let names = self
+            .file_names
+            .get_or_init(|| match object::File::parse(&*self.dwarf_data) {
+                Ok(elf) => FileNames::read(&elf),
+                Err(_) => FileNames::default(),
+            });
+        names.valgrind(file)
     }
 
     /// The PLT sections' ELF address ranges.

@@ -2,6 +2,7 @@
 
 mod demangle;
 mod elf;
+mod file_names;
 mod fn_ranges;
 mod module_map;
 mod skip;

@@ -455,3 +455,60 @@ fn state_saves_are_clamped_as_callgrind_clamps_them() {
     assert_eq!(at_line(&ours, "D1mw"), 6 * 4096);
     assert!(at_line(&ours, "SpLoss1") > 0);
 }
+
+/// Source files are named as Callgrind names them, also where the
+/// compiler was told to write relative directories (as Debian builds its
+/// packages, glibc's among them): Valgrind joins a DWARF 5 table's
+/// directory 0 to the compilation directory like any other.
+#[test]
+fn source_files_are_named_as_callgrind_names_them() {
+    if let Some(why) = missing_tools() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Compiled where its source is, by a relative name, the folder mapped
+    // to `.`: the unit's directory and the table's directory 0 are `.`.
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::support::root().join("tests/programs/fidelity/recursion.c");
+    std::fs::copy(source, dir.path().join("recursion.c")).unwrap();
+    let status = Command::new("cc")
+        .args(["-g", "-O1", "-o", "recursion", "recursion.c"])
+        .arg(format!("-ffile-prefix-map={}=.", dir.path().display()))
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let binary = dir.path().join("recursion");
+    let command = [binary.to_str().unwrap()];
+    let (ours, theirs) = (ours(&command, dir.path()), callgrinds(&command, dir.path()));
+    // The files of each named function, by object and name.
+    let files = |profile: &ProfileFile| {
+        let mut files: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for function in &profile.functions {
+            let key = &function.key;
+            if !key.name.starts_with("0x") {
+                let at = (key.object.clone(), key.name.clone());
+                files.entry(at).or_default().push(key.file.clone());
+            }
+        }
+        files.values_mut().for_each(|files| files.sort());
+        files
+    };
+    let (ours, theirs) = (files(&ours), files(&theirs));
+    let fib = (binary.to_str().unwrap().to_string(), "fib".to_string());
+    assert_eq!(ours[&fib], theirs[&fib]);
+    assert_eq!(ours[&fib], ["././recursion.c"]);
+    // A function is in the file of its entry; Callgrind makes an entry per
+    // file a block of it starts in (see the README's differences), and
+    // static functions of the same name are one entry per file in both.
+    let mut compared = 0;
+    for (function, files) in &ours {
+        if let Some(expected) = theirs.get(function) {
+            for file in files {
+                assert!(expected.contains(file), "{function:?}: {file} {expected:?}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 20, "{compared} functions compared");
+}

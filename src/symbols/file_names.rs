@@ -1,0 +1,260 @@
+//! Source file names as Valgrind makes them from a DWARF line table, where
+//! they differ from the names addr2line makes.
+//!
+//! Both join a file's name to its directory and a relative directory to the
+//! unit's compilation directory, but they read directory 0 of a DWARF 5
+//! table differently. addr2line takes it for the compilation directory, as
+//! the standard says it is. Valgrind takes it as any other entry: a
+//! relative one is joined to the compilation directory. A compiler run with
+//! `-ffile-prefix-map=/build/x=.` (as Debian builds its packages) writes a
+//! relative compilation directory, `./elf`, and the same as directory 0, so
+//! glibc's `rtld.c` is `./elf/rtld.c` to addr2line and `./elf/./elf/rtld.c`
+//! in Callgrind's profiles. Valgrind also always joins with one `/`, where
+//! addr2line adds none after a directory ending in `/`. Before DWARF 5 the
+//! two differ further only for a unit without a compilation directory
+//! (Valgrind's `./file`, addr2line's `file`), which only `.debug_info`
+//! tells: those names are left as addr2line makes them.
+
+use std::borrow::Cow;
+
+use addr2line::gimli;
+use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
+use object::{Object, ObjectSection};
+use rustc_hash::FxHashMap;
+
+/// For the files of one object whose names Valgrind makes differently:
+/// addr2line's name to Valgrind's.
+#[derive(Default)]
+pub struct FileNames(FxHashMap<String, String>);
+
+type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
+
+impl FileNames {
+    /// Reads the headers of every line table of `elf`, from `.debug_line`
+    /// alone: a DWARF 5 unit's compilation directory is taken to be its
+    /// table's directory 0, as the standard has it (the unit's own entry
+    /// is in `.debug_info`, many times larger, which addr2line reads too).
+    /// Files whose names cannot be read keep addr2line's names.
+    pub fn read(elf: &object::File) -> FileNames {
+        let section = |name| {
+            elf.section_by_name(name)
+                .and_then(|section| section.uncompressed_data().ok())
+                .unwrap_or(Cow::Borrowed(&[]))
+        };
+        let (line, line_str, str) = (
+            section(".debug_line"),
+            section(".debug_line_str"),
+            section(".debug_str"),
+        );
+        let endian = if elf.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let strings = Strings {
+            line_str: gimli::DebugLineStr::new(&line_str, endian),
+            str: gimli::DebugStr::new(&str, endian),
+        };
+        let debug_line = gimli::DebugLine::new(&line, endian);
+        let address_size = if elf.is_64() { 8 } else { 4 };
+        let mut names = FxHashMap::default();
+        let mut offset = 0;
+        while offset < line.len() {
+            let at = gimli::DebugLineOffset(offset);
+            let Ok(program) = debug_line.program(at, address_size, None, None) else {
+                break;
+            };
+            let header = program.header();
+            add_table(header, &strings, &mut names);
+            let length_field = match header.format() {
+                gimli::Format::Dwarf32 => 4,
+                gimli::Format::Dwarf64 => 12,
+            };
+            offset += length_field + header.unit_length();
+        }
+        FileNames(names)
+    }
+
+    /// The name Valgrind gives the file addr2line names `file`.
+    pub fn valgrind(&self, file: &str) -> String {
+        match self.0.get(file) {
+            Some(name) => name.clone(),
+            None => file.to_string(),
+        }
+    }
+}
+
+/// The string sections a line table's names may be in.
+struct Strings<'a> {
+    line_str: gimli::DebugLineStr<Slice<'a>>,
+    str: gimli::DebugStr<Slice<'a>>,
+}
+
+impl Strings<'_> {
+    fn text(&self, value: AttributeValue<Slice>) -> Option<String> {
+        let text = match value {
+            AttributeValue::String(text) => text,
+            AttributeValue::DebugLineStrRef(at) => self.line_str.get_str(at).ok()?,
+            AttributeValue::DebugStrRef(at) => self.str.get_str(at).ok()?,
+            _ => return None,
+        };
+        Some(text.to_string_lossy().into_owned())
+    }
+}
+
+/// Adds the files of one line table that the two name differently. A name
+/// made by another table first keeps that table's meaning. Before DWARF 5
+/// the compilation directory is only in `.debug_info`: there, only files
+/// in an absolute directory are named here (the others name alike unless a
+/// unit has no compilation directory or one ending in `/`).
+fn add_table(
+    header: &gimli::LineProgramHeader<Slice>,
+    strings: &Strings,
+    names: &mut FxHashMap<String, String>,
+) {
+    let version = header.version();
+    let comp_dir = match version {
+        5.. => match header.include_directories().first() {
+            Some(dir) => strings.text(*dir),
+            None => return,
+        },
+        _ => None,
+    };
+    for file in header.file_names() {
+        let Some(name) = strings.text(file.path_name()) else {
+            continue;
+        };
+        let index = file.directory_index();
+        let dir = match file.directory(header) {
+            Some(dir) => match strings.text(dir) {
+                Some(dir) => Some(dir),
+                None => continue,
+            },
+            None => None,
+        };
+        if version < 5 && !dir.as_deref().is_some_and(|dir| dir.starts_with('/')) {
+            continue;
+        }
+        let ours = addr2line_name(comp_dir.as_deref(), index, dir.as_deref(), &name);
+        let theirs = valgrind_name(version, comp_dir.as_deref(), index, dir.as_deref(), &name);
+        if ours != theirs {
+            names.entry(ours).or_insert(theirs);
+        }
+    }
+}
+
+/// addr2line's name: the compilation directory, the directory unless it
+/// is number 0, the file, each absolute one replacing what came before.
+fn addr2line_name(comp_dir: Option<&str>, index: u64, dir: Option<&str>, file: &str) -> String {
+    let mut path = comp_dir.unwrap_or_default().to_string();
+    if index != 0 {
+        if let Some(dir) = dir {
+            push(&mut path, dir);
+        }
+    }
+    push(&mut path, file);
+    path
+}
+
+/// Appends `part` to `path` as addr2line does.
+fn push(path: &mut String, part: &str) {
+    if part.starts_with('/') {
+        *path = part.to_string();
+    } else {
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        path.push_str(part);
+    }
+}
+
+/// Valgrind's name: a listed directory joined to a non-empty compilation
+/// directory unless it is absolute (before DWARF 5, directory 0 is the
+/// compilation directory itself, or `.`), then the file joined to a
+/// non-empty directory.
+fn valgrind_name(
+    version: u16,
+    comp_dir: Option<&str>,
+    index: u64,
+    dir: Option<&str>,
+    file: &str,
+) -> String {
+    let dir = match (version < 5 && index == 0, dir) {
+        (true, _) => Some(comp_dir.unwrap_or(".").to_string()),
+        (false, Some(dir)) => Some(match comp_dir {
+            Some(comp_dir) if !comp_dir.is_empty() && !dir.starts_with('/') => {
+                format!("{comp_dir}/{dir}")
+            }
+            _ => dir.to_string(),
+        }),
+        (false, None) => None,
+    };
+    match dir {
+        Some(dir) if !dir.is_empty() => format!("{dir}/{file}"),
+        _ => file.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_directory_0_of_dwarf_5_is_joined_to_the_compilation_directory() {
+        let (comp_dir, dir0) = (Some("./elf"), Some("./elf"));
+        assert_eq!(addr2line_name(comp_dir, 0, dir0, "rtld.c"), "./elf/rtld.c");
+        assert_eq!(
+            valgrind_name(5, comp_dir, 0, dir0, "rtld.c"),
+            "./elf/./elf/rtld.c"
+        );
+        // Other relative directories are joined alike by both.
+        let other = Some("../sysdeps/nptl");
+        assert_eq!(
+            addr2line_name(Some("./csu"), 3, other, "x.h"),
+            valgrind_name(5, Some("./csu"), 3, other, "x.h"),
+        );
+    }
+
+    #[test]
+    fn absolute_directories_name_alike() {
+        let dir0 = Some("/src/app");
+        assert_eq!(addr2line_name(dir0, 0, dir0, "main.c"), "/src/app/main.c");
+        assert_eq!(valgrind_name(5, dir0, 0, dir0, "main.c"), "/src/app/main.c");
+        assert_eq!(
+            valgrind_name(5, dir0, 1, Some("/usr/include"), "stdio.h"),
+            "/usr/include/stdio.h"
+        );
+        assert_eq!(
+            addr2line_name(dir0, 1, Some("/usr/include"), "stdio.h"),
+            "/usr/include/stdio.h"
+        );
+    }
+
+    #[test]
+    fn before_dwarf_5_directory_0_is_the_compilation_directory_or_dot() {
+        assert_eq!(valgrind_name(4, Some("/src"), 0, None, "a.c"), "/src/a.c");
+        assert_eq!(valgrind_name(4, None, 0, None, "a.c"), "./a.c");
+        assert_eq!(addr2line_name(None, 0, None, "a.c"), "a.c");
+        assert_eq!(valgrind_name(4, Some(""), 0, None, "a.c"), "a.c");
+        assert_eq!(
+            valgrind_name(4, Some("/src"), 2, Some("inc"), "b.h"),
+            "/src/inc/b.h"
+        );
+    }
+
+    #[test]
+    fn valgrind_joins_with_one_slash_whatever_the_parts() {
+        assert_eq!(
+            valgrind_name(5, Some("/src/"), 1, Some("inc"), "b.h"),
+            "/src//inc/b.h"
+        );
+        assert_eq!(
+            addr2line_name(Some("/src/"), 1, Some("inc"), "b.h"),
+            "/src/inc/b.h"
+        );
+        assert_eq!(
+            valgrind_name(5, Some("/src"), 1, Some("inc"), "/abs/b.h"),
+            "/src/inc//abs/b.h"
+        );
+    }
+}
