@@ -138,7 +138,20 @@ fn write_comparison(
     });
     writeln!(out)?;
     if changed.is_empty() {
-        return writeln!(out, "no function's {event} changed");
+        // Say which events did change (the default, Ir, does not between
+        // two cache configurations).
+        let others: Vec<&str> = (0..diff.events.len())
+            .filter(|&at| at != sort && diff.totals[0][at] != diff.totals[1][at])
+            .map(|at| diff.events[at].as_str())
+            .collect();
+        if others.is_empty() {
+            return writeln!(out, "no function's {event} changed");
+        }
+        return writeln!(
+            out,
+            "no function's {event} changed; --sort ranks them by an event whose total did: {}",
+            others.join(", ")
+        );
     }
     let shown = changed.len().min(job.top);
     if shown == 0 {

@@ -129,9 +129,13 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
                 let key = format!("{}:", printable(key));
                 writeln!(out, "{key:<15} {}", printable(value))?;
             }
-            match binary.summary().and_then(|s| s.exit_code) {
-                Some(code) => writeln!(out, "exit code:      {code}")?,
-                None => writeln!(out, "exit code:      unknown")?,
+            match binary.summary().map(|s| s.exit_code) {
+                Some(Some(code)) => writeln!(out, "exit code:      {code}")?,
+                Some(None) => writeln!(
+                    out,
+                    "exit code:      none (a signal ended the program, or execve replaced it)"
+                )?,
+                None => writeln!(out, "exit code:      unknown (the trace is cut short)")?,
             }
         }
         if let Some(why) = reader.truncated() {

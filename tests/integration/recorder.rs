@@ -242,6 +242,12 @@ fn a_program_a_fault_kills_is_recorded_up_to_the_fault() {
     assert_eq!(null_stores, 0);
     assert!(instructions_in(&events, "work") > 999 * 8);
     sim_succeeds(dir.path(), "crash.lgt");
+    let info = linegrind(dir.path(), &["info", "crash.lgt"]);
+    let info = String::from_utf8(info.stdout).unwrap();
+    assert!(
+        info.contains("exit code:      none (a signal ended the program"),
+        "{info}"
+    );
 }
 
 /// Timer signals arrive between blocks, also between a block that ends in

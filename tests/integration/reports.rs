@@ -131,6 +131,27 @@ fn the_report_command_checks_events_and_colours_only_when_asked() {
 }
 
 /// A JSON summary and the callgrind file of the same run say the same.
+/// A trace of data accesses alone has no Ir, the default sort event: the
+/// report says which events have costs.
+#[test]
+fn a_report_without_the_sort_event_names_the_events_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.din"), "0 1000\n1 2040\n0 1000\n").unwrap();
+    let sim = linegrind(dir.path(), &["sim", "-q", "data.din", "-o", "data.out"]);
+    assert!(sim.status.success());
+    let report = linegrind(dir.path(), &["report", "data.out"]);
+    assert!(report.status.success());
+    let text = String::from_utf8(report.stdout).unwrap();
+    assert!(
+        text.trim_end().ends_with(
+            "no function has any Ir; --sort ranks them by an event that has costs: Dr, Dw, \
+             D1mr, D1mw, DLmr, DLmw, AcCost1, SpLoss1, AcCost2, SpLoss2, Loaded1, Used1, \
+             Loaded2, Used2"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_json_summary_agrees_with_the_callgrind_file() {
     // Names with blanks at their ends, which readers of callgrind files
@@ -349,6 +370,16 @@ fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
         "{none}"
     );
     assert!(!none.contains("incl A"), "{none}");
+    // By Ir, the default, which two cache sizes do not change: the events
+    // that did change, for --sort.
+    let by_ir = String::from_utf8(linegrind(dir.path(), &args).stdout).unwrap();
+    assert!(
+        by_ir.trim_end().ends_with(
+            "no function's Ir changed; --sort ranks them by an event whose total did: \
+             D1mr, D1mw, AcCost1, SpLoss1, Loaded1, Used1"
+        ),
+        "{by_ir}"
+    );
 
     // Expected deltas, from the two files read independently.
     let a = RunCosts::load(&small).unwrap();

@@ -31,6 +31,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "libvex_guest_offsets.h"
 #include "valgrind.h"
@@ -64,7 +65,13 @@ static void flush(void)
    while (out_fd >= 0 && done < used) {
       Int n = VG_(write)(out_fd, buffer + done, used - done);
       if (n <= 0) {
-         VG_(umsg)("linegrind: cannot write the trace; recording stops\n");
+         /* The reader gone (linegrind record ended, by a signal say) is
+            told apart from a write that failed. */
+         if (n == -VKI_EPIPE)
+            VG_(umsg)("linegrind: linegrind record, which reads the trace, "
+                      "has ended; recording stops\n");
+         else
+            VG_(umsg)("linegrind: cannot write the trace; recording stops\n");
          VG_(close)(out_fd);
          out_fd = -1;
          break;
