@@ -87,7 +87,7 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
         return Err(bad("FROM must be above zero and at most TO".into()));
     }
     let mut hierarchies = Vec::new();
-    let mut bytes = from;
+    let (mut bytes, mut last) = (from, from);
     while bytes <= to {
         if hierarchies.len() == MAX_HIERARCHIES {
             return Err(bad(format!("more than {MAX_HIERARCHIES} sizes")));
@@ -102,9 +102,9 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
             levels,
             line: None,
         });
+        last = bytes;
         bytes = bytes.saturating_mul(2);
     }
-    let last = from << (hierarchies.len() - 1);
     if last != to {
         return Err(bad(format!(
             "doubling {} does not reach {}: its sizes end at {}",

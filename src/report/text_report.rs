@@ -189,18 +189,18 @@ fn write_flat(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     }
     if ranked.is_empty() {
         let file = &report.file;
-        let others: Vec<&str> = (0..file.events.len())
+        // A data-only trace has no Ir, the default: the events it has.
+        let with_costs: Vec<&str> = (0..file.events.len())
             .filter(|&at| file.totals[at] != 0)
             .map(|at| file.events[at].as_str())
             .collect();
-        return match (options.top, file.totals[options.sort]) {
-            (0, _) => writeln!(out, "--top 0 shows no function"),
-            // A data-only trace has no Ir, the default.
-            (_, 0) if !others.is_empty() => writeln!(
+        return match options.top {
+            0 => writeln!(out, "--top 0 shows no function"),
+            _ if file.totals[options.sort] == 0 && !with_costs.is_empty() => writeln!(
                 out,
                 "no function has any {}; --sort ranks them by an event that has costs: {}",
                 file.events[options.sort],
-                others.join(", ")
+                with_costs.join(", ")
             ),
             _ => writeln!(out, "no function reaches the threshold"),
         };
