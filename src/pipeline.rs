@@ -17,8 +17,8 @@ use crate::cache::{MAX_LANES, NoMemory};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
-use crate::simulator::{RunError, Simulator};
-use crate::trace::batch::{Batch, Replayed};
+use crate::simulator::{RunError, SimError, Simulator};
+use crate::trace::batch::{Batch, MAX_PERIOD, Replayed, Run, RunArrays};
 use crate::trace::block::BlockDef;
 use crate::trace::{Event, Feed, TraceError, TraceRead};
 
@@ -97,6 +97,23 @@ impl<B: Backdate> Replay<B> {
         }
     }
 
+    /// Goes `times` more times round the cycle of runs that `batch`'s
+    /// item `index` ends.
+    #[inline(never)]
+    fn repeat(&mut self, batch: &Batch, index: usize, times: u32) -> Result<(), SimError> {
+        let defs = &self.defs;
+        let view = |run: &Run| run.view(defined(defs, run.id), RunArrays::default());
+        let mut runs = batch.cycle(index);
+        let first = view(runs.next().expect("a cycle has a run"));
+        let mut cycle = [first; MAX_PERIOD];
+        let mut period = 1;
+        for (slot, run) in cycle[1..].iter_mut().zip(runs) {
+            *slot = view(run);
+            period += 1;
+        }
+        self.simulator.repeat(&cycle[..period], times)
+    }
+
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
         let mut accesses = 0;
         for (item, index) in batch.replay() {
@@ -116,13 +133,16 @@ impl<B: Backdate> Replay<B> {
                     self.defs[id] = Some(Arc::clone(def));
                 }
                 Replayed::Run(run, arrays) => {
-                    let def = self.defs[run.id as usize]
-                        .as_deref()
-                        .expect("a block is defined before its first run");
+                    let def = defined(&self.defs, run.id);
                     accesses += u64::from(run.addrs_len);
+                    let item = run.view(def, arrays);
                     self.simulator
-                        .block(&run.view(def, arrays))
+                        .block(&item)
                         .map_err(|err| TraceError::semantic(at(), err))?;
+                    if run.repeats > 0 {
+                        self.repeat(batch, index, run.repeats)
+                            .map_err(|err| TraceError::semantic(at(), err))?;
+                    }
                 }
             }
         }
@@ -141,6 +161,14 @@ impl<B: Backdate> Replay<B> {
         }
         Ok((self.finish)(self.simulator))
     }
+}
+
+/// The description of block `id` in `defs`, which a batch gave before its
+/// first run.
+fn defined(defs: &[Option<Arc<BlockDef>>], id: u32) -> &BlockDef {
+    defs[id as usize]
+        .as_deref()
+        .expect("a block is defined before its first run")
 }
 
 /// Simulates `configs`, which differ in LL only, in one walk of the

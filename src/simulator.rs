@@ -22,6 +22,7 @@ mod known_blocks;
 #[cfg(test)]
 mod known_runs;
 mod lanes;
+mod repeats;
 mod stepper;
 mod transfers;
 

@@ -191,6 +191,22 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
+    /// Adds `fetches` fetches of bytes already used to the use of I1 line
+    /// `line`, which is resident and stays where it is: the fetches of runs
+    /// that repeat one that hit (see `Simulator::repeat`).
+    pub fn fetch_more(&mut self, line: u64, fetches: u64) {
+        if self.track_use {
+            let first = &mut self.l1[L1Kind::Instr as usize];
+            let slot = first
+                .cache
+                .probe(line)
+                .expect("a line the run before hit is resident");
+            let state = &mut first.lines[slot];
+            state.used.count += fetches;
+            state.pending.count += fetches;
+        }
+    }
+
     /// Fetches bytes `offset .. offset + len` of I1 line `line`: an
     /// instruction within one line, whose line and bytes are known.
     #[inline(always)]

@@ -76,16 +76,17 @@ impl Counts {
         self.blocks[id] = (Arc::clone(def), def.exit_instrs());
     }
 
-    fn run(&mut self, run: &Run, arrays: RunArrays) {
+    /// Counts `run` `times` over (its call once).
+    fn run(&mut self, run: &Run, arrays: RunArrays, times: u64) {
         let (def, exit_instrs) = &self.blocks[run.id as usize];
         let run = run.view(def, arrays);
         // No exit, or one past the last, runs the whole block.
         let exit = run.run.exit.and_then(|exit| exit_instrs.get(exit as usize));
-        self.instrs += exit.copied().unwrap_or(def.instrs.len() as u64);
-        self.accesses += run.run.addrs.len() as u64;
+        self.instrs += times * exit.copied().unwrap_or(def.instrs.len() as u64);
+        self.accesses += times * run.run.addrs.len() as u64;
         self.transfers +=
-            u64::from(run.call.is_some()) + u64::from(run.leaving == JumpKind::Return);
-        self.others += u64::from(run.run.sp.is_some());
+            u64::from(run.call.is_some()) + times * u64::from(run.leaving == JumpKind::Return);
+        self.others += times * u64::from(run.run.sp.is_some());
     }
 }
 
@@ -99,11 +100,20 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
     let mut feed = Feed::default();
     loop {
         let more = reader.fill(&mut feed).input(&name)?;
-        for (item, _) in feed.batch.replay() {
+        for (item, index) in feed.batch.replay() {
             match item {
                 Replayed::Event(event) => counts.event(event),
                 Replayed::Define(id, def) => counts.define(id, def),
-                Replayed::Run(run, arrays) => counts.run(run, arrays),
+                Replayed::Run(run, arrays) => {
+                    counts.run(run, arrays, 1);
+                    // The cycle it ends, repeated.
+                    let times = u64::from(run.repeats);
+                    if times > 0 {
+                        for run in feed.batch.cycle(index) {
+                            counts.run(run, RunArrays::default(), times);
+                        }
+                    }
+                }
             }
         }
         feed.batch.clear();

@@ -462,6 +462,54 @@ impl KnownBlocks {
         })
     }
 
+    /// Counts `times` more runs like `run` of `block` (which makes no data
+    /// access), each after one that hit I1 all through: where they left,
+    /// if `counted` (else the caller counted them), and calls `fetched`
+    /// with each I1 line they fetch from and how many fetches they make
+    /// there in all.
+    pub fn repeat(
+        &mut self,
+        block: &KnownBlock,
+        run: RunRef,
+        times: u64,
+        counted: bool,
+        mut fetched: impl FnMut(u64, u64),
+    ) {
+        let start = block.steps_start as usize;
+        let steps = &self.steps[start..start + block.steps_len as usize];
+        let mut cursor = RunCursor::new(run);
+        // The I1 line fetched last, which a `FetchAgain` continues.
+        let mut line = 0;
+        let mut left = steps.len();
+        for (at, step) in steps.iter().enumerate() {
+            match *step {
+                KnownStep::Fetch { line: first, .. } => {
+                    line = first;
+                    fetched(line, times);
+                }
+                KnownStep::FetchTwo { line: first, .. } => {
+                    fetched(first, times);
+                    line = first + 1;
+                    fetched(line, times);
+                }
+                KnownStep::FetchAgain { count, .. } => fetched(line, u64::from(count) * times),
+                KnownStep::Exit { .. } => {
+                    if cursor.exits_here() {
+                        left = at + 1;
+                        break;
+                    }
+                }
+                // Not made: a run without addresses that reaches an
+                // unguarded access fails there, and every run of a block
+                // with guarded accesses gives guards.
+                KnownStep::Data { .. } | KnownStep::Guarded { .. } | KnownStep::Left { .. } => {}
+            }
+        }
+        if counted && let KnownStep::Left { runs } = &mut self.steps[start + left] {
+            *runs += times;
+        }
+    }
+
     /// Adds the Ir, Dr and Dw of the runs counted by where they stopped to
     /// `self_cost`: a step ran once in every run that stopped at it or
     /// after it; guarded accesses were counted as they happened.

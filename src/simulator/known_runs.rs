@@ -3,7 +3,9 @@
 //! merge fetches that continue one I1 line into one step: runs that leave
 //! by a side exit between one instruction's accesses, skip a guarded
 //! access, or go through merged fetches must cost what the same runs given
-//! event by event cost, instruction by instruction.
+//! event by event cost, instruction by instruction; and so must runs that
+//! repeat one another, which once one of them hits I1 all through are
+//! counted at once.
 
 use proptest::prelude::*;
 
@@ -13,40 +15,79 @@ use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::EventKind;
 use crate::profile::Profile;
+use crate::symbols::SkipRules;
+use crate::trace::batch::{Feed, Replayed, RunArrays, RunHead};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item, JumpKind};
-use crate::trace::{Access, BlockItem};
+use crate::trace::{Access, Event, FunctionSymbol};
 
 /// Profiles of `runs` (each a block number, an index into `defs`, and its
 /// run), three times over, simulated with `config` as block runs and as
 /// the events they expand to; every block is known after the first time.
-/// Block runs are told of the call that enters them as a reader tells
-/// them.
+/// Block runs come as the pipeline gives them: told of the call that enters
+/// them as a reader tells them, through a batch, which gives cycles of runs
+/// that repeat as their repeats. `functions` are the code's function
+/// symbols, each its start, end and name; code outside them has none.
 fn runs_and_their_events(
     defs: &[BlockDef],
     runs: &[(usize, BlockRun)],
     config: SimConfig,
+    functions: &[(u64, u64, &str)],
 ) -> (Profile, Profile) {
     let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
     let mut events = Simulator::new(config, CallTree::new()).unwrap();
+    for &(start, end, name) in functions {
+        let symbol = FunctionSymbol {
+            start,
+            end,
+            name: name.to_string(),
+            file: None,
+            line: 0,
+        };
+        for simulator in [&mut blocks, &mut events] {
+            let event = Event::Function(Box::new(symbol.clone()));
+            simulator.apply(event).unwrap();
+        }
+    }
     let mut expander = Expander::new();
     let mut calls = Expander::new();
     let mut expanded = Vec::new();
     for round in 0..3 {
+        let mut feed = Feed::default();
         for (id, run) in runs {
             let def = &defs[*id];
-            let item = BlockItem {
+            let start = feed.mark();
+            let (guards, addrs) = feed.run_arrays();
+            guards.extend_from_slice(&run.guards);
+            addrs.extend_from_slice(&run.addrs);
+            let head = RunHead {
                 id: *id as u32,
-                def,
-                run: run.view(),
                 call: calls.enter(def),
+                sp: run.sp,
+                exit: run.exit,
                 leaving: def.leaving(run.view()),
             };
-            calls.leave(item.leaving);
-            blocks.block(&item).unwrap();
+            calls.leave(head.leaving);
+            feed.push_run(head, start);
             expanded.clear();
             expander.expand(def, run, &mut expanded).unwrap();
             for event in expanded.drain(..) {
                 events.apply(event).unwrap();
+            }
+        }
+        let batch = &feed.batch;
+        for (item, index) in batch.replay() {
+            let Replayed::Run(run, arrays) = item else {
+                continue;
+            };
+            blocks
+                .block(&run.view(&defs[run.id as usize], arrays))
+                .unwrap();
+            if run.repeats > 0 {
+                let cycle: Vec<_> = batch
+                    .cycle(index)
+                    .map(|run| run.view(&defs[run.id as usize], RunArrays::default()))
+                    .collect();
+                blocks.repeat(&cycle, run.repeats).unwrap();
             }
         }
         if round == 0 {
@@ -80,7 +121,7 @@ fn a_known_fetch_over_the_last_two_lines_of_the_address_space_runs_as_its_event(
         end: JumpKind::Boring,
     };
     let runs = [(0, full_run(&[]))];
-    let (blocks, events) = runs_and_their_events(&[def], &runs, SimConfig::default());
+    let (blocks, events) = runs_and_their_events(&[def], &runs, SimConfig::default(), &[]);
     assert_eq!(blocks.totals[EventKind::Ir], 3);
     assert_eq!(blocks.self_cost, events.self_cost);
 }
@@ -149,10 +190,83 @@ fn known_runs_count_as_their_events() {
     let configs = [i1, tiny].map(|i1| SimConfig::new(i1, d1, ll, true, true).unwrap());
     let defs = [def];
     for config in configs {
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config);
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &[]);
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 5, "reads");
         assert_eq!(blocks.self_cost, events.self_cost);
         assert_eq!(blocks.totals, events.totals);
+    }
+}
+
+/// Loops that compute in registers, of two blocks and of one, in a
+/// function that `main` calls and that is shown or skipped: with I1 big
+/// enough, their runs after the first rounds are counted at once; with an
+/// I1 of two lines, which the loop's lines thrash, each is run.
+#[test]
+fn loops_in_registers_count_as_their_runs_one_by_one() {
+    let block = |instrs: &[(u64, u8)], end| BlockDef {
+        instrs: instrs
+            .iter()
+            .map(|&(addr, len)| BlockInstr {
+                addr,
+                len,
+                items: 0..0,
+            })
+            .collect(),
+        items: Vec::new(),
+        end,
+    };
+    let defs = [
+        block(&[(0x1000, 4)], JumpKind::Call),
+        // A fetch, two that continue it, one over two lines and one that
+        // continues that.
+        block(
+            &[
+                (0x2010, 3),
+                (0x2013, 5),
+                (0x2018, 2),
+                (0x203e, 4),
+                (0x2042, 2),
+            ],
+            JumpKind::Boring,
+        ),
+        // A fetch in another line and one that continues it.
+        block(&[(0x2080, 6), (0x2086, 2)], JumpKind::Boring),
+        block(&[(0x2100, 1)], JumpKind::Return),
+        block(&[(0x1004, 2)], JumpKind::Boring),
+    ];
+    let at = |sp| BlockRun {
+        sp: Some(sp),
+        ..full_run(&[])
+    };
+    let mut runs = vec![(0, at(0x7000))];
+    for _ in 0..300 {
+        runs.extend([(1, at(0x6ff8)), (2, at(0x6ff8))]);
+    }
+    runs.extend(std::iter::repeat_n((1, at(0x6ff8)), 200));
+    runs.extend([(3, at(0x6ff8)), (4, at(0x7000))]);
+    let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "spin")];
+    let (i1, d1, ll) = SimConfig::default_caches();
+    let tiny = CacheGeometry::new(128, 2, 64).unwrap();
+    for (i1, cache_use, skip) in [
+        (i1, true, false),
+        (i1, true, true),
+        (i1, false, false),
+        (tiny, true, false),
+    ] {
+        let mut config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
+        if skip {
+            config = config.with_skip(SkipRules {
+                patterns: vec!["spin".to_string()],
+                plt: true,
+            });
+        }
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        let per_round = 1 + 300 * (5 + 2) + 200 * 5 + 1 + 1;
+        assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
+        assert_eq!(blocks.totals, events.totals);
+        assert!(blocks.self_cost == events.self_cost, "self costs differ");
+        assert_eq!(blocks.arcs, events.arcs);
+        assert_eq!(blocks.tree, events.tree);
     }
 }
 
@@ -192,7 +306,7 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
         (0, with_sp),
     ];
     runs.extend((0..defs.len()).map(|id| (id, full_run(&[]))));
-    let (blocks, events) = runs_and_their_events(&defs, &runs, SimConfig::default());
+    let (blocks, events) = runs_and_their_events(&defs, &runs, SimConfig::default(), &[]);
     assert_eq!(blocks.arcs, events.arcs);
     let program = &blocks.program;
     let callees: Vec<&str> = blocks
@@ -320,40 +434,67 @@ proptest! {
     #[test]
     fn random_known_runs_count_as_their_events(
         blocks in prop::collection::vec(
-            (any::<bool>(), 0u64..0x400, prop::collection::vec(instr(), 1..10), jump()),
+            (
+                any::<bool>(),
+                0u64..0x400,
+                prop::collection::vec(instr(), 1..10),
+                jump(),
+                prop::bool::weighted(0.3),
+            ),
             1..4,
         ),
         order in prop::collection::vec(
-            (any::<prop::sample::Index>(), prop::option::of(0u32..4), prop::option::of(0u64..64)),
+            (
+                any::<prop::sample::Index>(),
+                prop::option::of(0u32..4),
+                prop::option::of(0u64..64),
+                // A cycle of the last runs, repeated: its length and
+                // repeats.
+                (1usize..=5, prop_oneof![3 => Just(0usize), 1 => 1usize..40]),
+            ),
             1..12,
         ),
         choices in prop::collection::vec((prop::bool::weighted(0.7), any::<u16>()), 1..32),
         line_bits in 4u32..=8,
         small_l1 in any::<bool>(),
         cache_use in any::<bool>(),
+        named in any::<bool>(),
     ) {
         let defs: Vec<BlockDef> = blocks
             .into_iter()
-            .map(|(top, addr, instrs, end)| block(top, addr, instrs, end))
-            .collect();
-        let mut runs: Vec<(usize, BlockRun)> = order
-            .iter()
-            .map(|(index, exit, sp)| {
-                let id = index.index(defs.len());
-                let run = BlockRun {
-                    sp: sp.map(|sp| 0x7000 - 8 * sp),
-                    ..run_of(&defs[id], *exit, &choices)
-                };
-                (id, run)
+            .map(|(top, addr, mut instrs, end, registers_only)| {
+                // Some blocks compute in registers: runs of them that
+                // repeat one another are a batch's repeats.
+                if registers_only {
+                    for (_, _, items) in &mut instrs {
+                        items.retain(|item| matches!(item, Item::Exit { .. }));
+                    }
+                }
+                block(top, addr, instrs, end)
             })
             .collect();
+        let mut runs: Vec<(usize, BlockRun)> = Vec::new();
+        for (index, exit, sp, (period, repeats)) in &order {
+            let id = index.index(defs.len());
+            let run = BlockRun {
+                sp: sp.map(|sp| 0x7000 - 8 * sp),
+                ..run_of(&defs[id], *exit, &choices)
+            };
+            runs.push((id, run));
+            let cycle = runs[runs.len().saturating_sub(*period)..].to_vec();
+            for _ in 0..*repeats {
+                runs.extend_from_slice(&cycle);
+            }
+        }
         runs.extend(defs.iter().enumerate().map(|(id, def)| (id, run_of(def, None, &choices))));
         let line = 1u32 << line_bits;
         let l1_size = if small_l1 { 2 * u64::from(line) } else { 64 * u64::from(line) };
         let l1 = CacheGeometry::new(l1_size, 2, line).unwrap();
         let ll = CacheGeometry::new(1024 * u64::from(line), 4, line).unwrap();
         let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config);
+        // Code near the bottom of the address space named, or none.
+        let functions: &[_] = if named { &[(0x1000, 0x4000, "body")] } else { &[] };
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, functions);
         prop_assert_eq!(blocks.totals, events.totals);
         prop_assert!(blocks.self_cost == events.self_cost, "self costs differ");
         prop_assert_eq!(blocks.arcs, events.arcs);

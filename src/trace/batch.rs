@@ -11,7 +11,12 @@
 use std::sync::Arc;
 
 use super::block::{BlockDef, JumpKind, RunRef};
+
+mod rounds;
+
 use super::{BlockItem, Event, Location, TraceItem};
+pub use rounds::MAX_PERIOD;
+use rounds::Round;
 
 /// Items in a batch: big enough that handing a batch over costs little
 /// per item, small enough that the queues stay a few megabytes.
@@ -32,6 +37,8 @@ pub struct Batch {
     locations: Vec<(u32, PackedLocation)>,
     guards: Vec<bool>,
     addrs: Vec<u64>,
+    /// The cycle of runs the last items go round again, if any.
+    round: Option<Round>,
 }
 
 /// One item of a batch.
@@ -56,7 +63,10 @@ pub enum Replayed<'a> {
 
 /// One run of a block; its guards and addresses are the next
 /// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
-/// pointer and side exit are kept where `present` says so.
+/// pointer and side exit are kept where `present` says so. The `period`
+/// runs that end with it (items of the batch, this one the last) repeat
+/// `repeats` more times right after it, without calls (see
+/// [`Feed::push_run`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Run {
     call: u64,
@@ -65,8 +75,10 @@ pub struct Run {
     exit: u32,
     guards_len: u32,
     pub addrs_len: u32,
+    pub repeats: u32,
     leaving: JumpKind,
     present: u8,
+    period: u8,
 }
 
 // Half of what a run took with its options and ranges.
@@ -89,6 +101,8 @@ impl Run {
             exit: head.exit.unwrap_or(0),
             guards_len: (batch.guards.len() - start.guards) as u32,
             addrs_len: (batch.addrs.len() - start.addrs) as u32,
+            repeats: 0,
+            period: 1,
             leaving: head.leaving,
             present: flag(head.call.is_some(), Run::CALL)
                 | flag(head.sp.is_some(), Run::SP)
@@ -146,6 +160,7 @@ impl Batch {
             locations: Vec::new(),
             guards: Vec::new(),
             addrs: Vec::new(),
+            round: None,
         }
     }
 
@@ -157,6 +172,7 @@ impl Batch {
         self.locations.clear();
         self.guards.clear();
         self.addrs.clear();
+        self.round = None;
     }
 
     /// Number of items.
@@ -200,6 +216,22 @@ impl Batch {
             };
             (replayed, index)
         })
+    }
+
+    /// The runs of the cycle that run item `index` ends and repeats (see
+    /// [`Run`]), in order: it alone unless it repeats more than itself.
+    /// They have no guards or addresses.
+    pub fn cycle(&self, index: usize) -> impl Iterator<Item = &Run> {
+        let period = match &self.items[index] {
+            Item::Run(run) => usize::from(run.period),
+            _ => 0,
+        };
+        self.items[index + 1 - period.max(1)..=index]
+            .iter()
+            .filter_map(|item| match item {
+                Item::Run(run) => Some(run),
+                _ => None,
+            })
     }
 
     /// Where item `index` was read: the location of its span. A block's
@@ -271,7 +303,9 @@ impl Feed {
                     exit: block.run.exit,
                     leaving: block.leaving,
                 };
-                self.push_run(head, start);
+                // Each its own item, which `locate` gives its location.
+                let run = Run::new(head, start, &self.batch);
+                self.batch.push_other(Item::Run(run));
             }
         }
     }
@@ -305,7 +339,7 @@ impl Feed {
     }
 
     fn add_event(&mut self, event: Event) {
-        self.batch.items.push(Item::Event);
+        self.batch.push_other(Item::Event);
         self.batch.events.push(event);
     }
 
@@ -322,7 +356,7 @@ impl Feed {
         }
         self.defined[index] = true;
         // A definition cannot fail: it needs no location.
-        self.batch.items.push(Item::Define);
+        self.batch.push_other(Item::Define);
         self.batch.defines.push((id, def()));
     }
 
@@ -346,10 +380,44 @@ impl Feed {
     /// Adds the run `head` of a block already defined, whose guards and
     /// addresses were added to the arrays since `start`, read at the
     /// location given last ([`Feed::locate_next`]).
+    ///
+    /// Runs that compute in registers can form a cycle: a loop of a block
+    /// or a few, run over and over with nothing between. When the runs
+    /// pushed last repeat the up to [`MAX_PERIOD`] runs before them just
+    /// so, without calls, guards or addresses, they are not kept but
+    /// counted as one more repeat of those, in the last of them: the
+    /// simulator then runs the cycle once or twice and adds what the rest
+    /// changed (see `Simulator::repeat`). Any error such a run could meet,
+    /// the first of its cycle meets first.
+    /// Returns the cycle's length when the run completed a round of it.
     #[inline]
-    pub fn push_run(&mut self, head: RunHead, start: RunMark) {
-        let run = Run::new(head, start, &self.batch);
-        self.batch.items.push(Item::Run(run));
+    pub fn push_run(&mut self, head: RunHead, start: RunMark) -> Option<usize> {
+        let batch = &mut self.batch;
+        let run = Run::new(head, start, batch);
+        batch.items.push(Item::Run(run));
+        if run.could_repeat() {
+            batch.follow_round(&run)
+        } else {
+            batch.round = None;
+            None
+        }
+    }
+
+    /// Counts one more round of the cycle whose round the last run pushed
+    /// completed, if that run is still the last item and the cycle can
+    /// count one more: the runs of a reader that knows them to be that
+    /// round again without decoding them (its encoding again).
+    #[inline]
+    pub fn repeat_round(&mut self) -> bool {
+        self.batch.repeat_round()
+    }
+}
+
+impl Batch {
+    /// Adds `item`, an event, a description or a run that repeats nothing.
+    fn push_other(&mut self, item: Item) {
+        self.items.push(item);
+        self.round = None;
     }
 }
 
@@ -396,15 +464,17 @@ mod tests {
         // A description before any location: it cannot fail.
         feed.define(1, block);
         // A binary trace's chunk: the items to come, a description among
-        // them, then the same chunk again and another.
+        // them, then the same chunk again and another. Runs of four
+        // blocks, each an item.
+        let run = |id| RunHead { id, ..head };
         feed.locate_next(Location::Offset(12));
         feed.define(0, block);
-        feed.push_run(head, feed.mark());
-        feed.push_run(head, feed.mark());
+        feed.push_run(run(0), feed.mark());
+        feed.push_run(run(1), feed.mark());
         feed.locate_next(Location::Offset(12));
-        feed.push_run(head, feed.mark());
+        feed.push_run(run(2), feed.mark());
         feed.locate_next(Location::Offset(40));
-        feed.push_run(head, feed.mark());
+        feed.push_run(run(3), feed.mark());
         // A text trace's lines, each given after its item.
         feed.push_event(instr.clone(), Location::Line(7));
         feed.push_event(instr.clone(), Location::Line(7));

@@ -4,6 +4,7 @@
 use std::io::Cursor;
 
 use linegrind::simulator::simulate;
+use linegrind::trace::batch::{Replayed, RunArrays};
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
 use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, JumpKind};
 use linegrind::trace::{
@@ -514,14 +515,29 @@ impl<R: TraceRead> TraceRead for ItemByItem<R> {
 }
 
 /// Every item of the batches `reader` fills, with its run's guards and
-/// addresses and its location.
-fn batched(reader: &mut impl TraceRead) -> Vec<String> {
+/// addresses, and its location (a description has none: it cannot fail);
+/// after a run that ends a cycle of runs repeated, the cycle's runs as many
+/// times over, without a location (they take the run's), and every run as
+/// if it repeated nothing.
+fn batched(reader: &mut impl TraceRead) -> Vec<(String, Option<Location>)> {
+    let counts = regex::Regex::new(r"repeats: \d+, (.*), period: \d+").unwrap();
+    let plain = |item: String| counts.replace(&item, "$1").into_owned();
     let mut feed = Feed::default();
     let mut items = Vec::new();
     loop {
         let more = reader.fill(&mut feed).unwrap();
-        for (item, location) in feed.batch.replay() {
-            items.push(format!("{item:?} {location:?}"));
+        let batch = &feed.batch;
+        for (item, index) in batch.replay() {
+            let at = (!matches!(item, Replayed::Define(..))).then(|| batch.location(index));
+            items.push((plain(format!("{item:?}")), at));
+            if let Replayed::Run(run, _) = item {
+                for _ in 0..run.repeats {
+                    for again in batch.cycle(index) {
+                        let again = Replayed::Run(again, RunArrays::default());
+                        items.push((plain(format!("{again:?}")), None));
+                    }
+                }
+            }
         }
         feed.batch.clear();
         if !more {
@@ -547,10 +563,14 @@ fn binary_runs_decoded_into_batches_are_the_runs_read_one_by_one() {
         let open = || BinaryReader::new(Cursor::new(trace.clone()), false).unwrap();
         let direct = batched(&mut open());
         let one_by_one = batched(&mut ItemByItem(open()));
-        assert!(direct.iter().any(|item| item.starts_with("Run")));
+        assert!(direct.iter().any(|(item, _)| item.starts_with("Run")));
         assert_eq!(direct.len(), one_by_one.len());
-        for (direct, one) in direct.iter().zip(&one_by_one) {
+        for ((direct, at), (one, one_at)) in direct.iter().zip(&one_by_one) {
             assert_eq!(direct, one);
+            assert!(
+                at.is_none() || at == one_at,
+                "{direct} at {at:?}, not {one_at:?}"
+            );
         }
     }
 }

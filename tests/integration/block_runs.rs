@@ -2,7 +2,9 @@
 //! to: the fast walk of known blocks (one stepper per run, fetches that
 //! continue the previous instruction in its line added to the line's use in
 //! one step without a lookup, instruction and data access counts added per
-//! run) against the event-by-event path its text conversion takes.
+//! run, cycles of runs that compute in registers counted at once, rounds
+//! of them encoded in the same bytes again counted without decoding them)
+//! against the event-by-event path its text conversion takes.
 
 use std::fs;
 

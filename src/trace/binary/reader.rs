@@ -15,7 +15,7 @@ use super::format::{
 };
 use super::runs::{Def, decode_run};
 use super::varint::Cursor;
-use crate::trace::batch::RunHead;
+use crate::trace::batch::{MAX_PERIOD, RunHead};
 use crate::trace::block::{BlockRun, Expander};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
@@ -622,7 +622,24 @@ impl<R: Read + Seek> BinaryReader<R> {
             corrupted(at, err)
         };
         let mut cursor = Cursor::new(&payload[base..]);
+        // Where the last runs' records start, the run decoded `n`th at `n %
+        // MAX_PERIOD`; and once a run completed a round of a cycle of runs
+        // in the batch, the round's length in bytes and runs. The same
+        // bytes right after it are the same runs again, from the same
+        // state (each run's stack pointer and addresses are encoded against
+        // the previous ones'): one more round, counted without decoding.
+        let mut starts = [0; MAX_PERIOD];
+        let mut decoded = 0;
+        let mut round = None;
         while !feed.batch.is_full() && !cursor.at_end() {
+            if let Some((len, runs)) = round {
+                if cursor.again(len) && feed.repeat_round() {
+                    cursor.skip(len);
+                    *runs_seen += runs;
+                    continue;
+                }
+                round = None;
+            }
             let record = cursor.pos();
             let tag = cursor.varint().map_err(|e| relocate(e.into()))?;
             if tag & 3 == CONTROL {
@@ -652,7 +669,14 @@ impl<R: Read + Seek> BinaryReader<R> {
                 exit,
                 leaving,
             };
-            feed.push_run(head, start);
+            starts[decoded % MAX_PERIOD] = record;
+            decoded += 1;
+            if let Some(period) = feed.push_run(head, start)
+                && period <= decoded
+            {
+                let len = cursor.pos() - starts[(decoded - period) % MAX_PERIOD];
+                round = Some((len, period as u64));
+            }
         }
         *pos = base + cursor.pos();
         Ok(false)

@@ -48,6 +48,23 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// Whether the next `len` bytes are the `len` bytes just read, again.
+    #[inline]
+    pub fn again(&self, len: usize) -> bool {
+        match (self.pos.checked_sub(len), self.pos.checked_add(len)) {
+            (Some(start), Some(end)) if end <= self.data.len() => {
+                self.data[start..self.pos] == self.data[self.pos..end]
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves on past `len` bytes that [`Cursor::again`] found.
+    #[inline]
+    pub fn skip(&mut self, len: usize) {
+        self.pos += len;
+    }
+
     /// True when every byte was read.
     pub fn at_end(&self) -> bool {
         self.pos == self.data.len()

@@ -1,0 +1,107 @@
+//! Cycles of block runs that repeat with nothing between: a loop of a
+//! block or a few that computes in registers, which a reader's batch gives
+//! as the cycle's runs and their number of repeats (see
+//! [`Feed::push_run`]). Once the cycle goes round with every run arriving
+//! by a plain jump and every fetch hitting I1, the rest are counted at
+//! once.
+//!
+//! Why that is exact: such a round finds the stack and the context as the
+//! round before left them, and fetches the same lines in the same order.
+//! If every fetch hits, each line it fetches is resident and ends up at
+//! the top of its set in the order of its last fetch, as after the round
+//! before, and the other lines keep their order below them. So the caches'
+//! tags and order are the same after the round as before it, and so is
+//! everything else but the lines' use and the counts: every later round is
+//! the same round again, which adds the same use to the same lines (of
+//! bytes already used) and counts the same.
+//!
+//! [`Feed::push_run`]: crate::trace::batch::Feed::push_run
+
+use crate::backdate::Backdate;
+use crate::cache::Caches;
+use crate::cost::EventKind;
+use crate::trace::BlockItem;
+use crate::trace::batch::MAX_PERIOD;
+
+use super::known_blocks::KnownBlock;
+use super::{SimError, Simulator};
+
+impl<B: Backdate> Simulator<B> {
+    /// Runs the runs of `cycle` in turn `times` more times, right after
+    /// they ran: runs with no call, no data access and no return, at most
+    /// [`MAX_PERIOD`] of them.
+    #[inline(never)]
+    pub fn repeat(&mut self, cycle: &[BlockItem], times: u32) -> Result<(), SimError> {
+        debug_assert!(cycle.len() <= MAX_PERIOD);
+        let mut known = [None; MAX_PERIOD];
+        let mut ran = [0; MAX_PERIOD];
+        for done in 1..=times {
+            let misses = self.threads.current().cost[EventKind::I1mr];
+            let mut steady = true;
+            for (at, item) in cycle.iter().enumerate() {
+                let began = self.instructions;
+                known[at] = self.run_again(item)?;
+                steady &= known[at].is_some();
+                ran[at] = self.instructions - began;
+            }
+            if steady && self.threads.current().cost[EventKind::I1mr] == misses {
+                for (at, item) in cycle.iter().enumerate() {
+                    if let Some(block) = &known[at] {
+                        self.count_repeats(block, item, times - done, ran[at]);
+                    }
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `item` again; its known block if it is one, of code with a
+    /// symbol, and it arrived by a plain jump.
+    fn run_again(&mut self, item: &BlockItem) -> Result<Option<KnownBlock>, SimError> {
+        debug_assert!(item.call.is_none() && item.run.addrs.is_empty());
+        if let Some(sp) = item.run.sp {
+            self.threads.current().set_sp(sp);
+        }
+        let id = item.id as usize;
+        let block = match self.known.get(id) {
+            Some(block) if !block.arrival.framed => block,
+            known => {
+                self.unusual_run(id, known, *item)?;
+                return Ok(None);
+            }
+        };
+        let plain = self.plain_arrival(&block);
+        if !plain {
+            self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
+        }
+        self.known_walk(&block, item)
+            .map_err(|mismatch| SimError::Run(mismatch.0))?;
+        Ok(plain.then_some(block))
+    }
+
+    /// Counts `times` more runs of `block` like `item`'s, each of `ran`
+    /// instructions, after one that arrived by a plain jump and hit I1 all
+    /// through.
+    fn count_repeats(&mut self, block: &KnownBlock, item: &BlockItem, times: u32, ran: u64) {
+        let times = u64::from(times);
+        let instrs = ran * times;
+        self.instructions += instrs;
+        let context = self.threads.current();
+        context.cost[EventKind::Ir] += instrs;
+        let charge_to = context.charge_to();
+        if let Some(to) = charge_to {
+            self.charges.self_cost[to.0 as usize][EventKind::Ir] += instrs;
+        }
+        let counted = charge_to.is_none();
+        let run = item.run;
+        match &mut self.caches {
+            Caches::Narrow(caches) => self.known.repeat(block, run, times, counted, |line, n| {
+                caches.fetch_more(line, n)
+            }),
+            Caches::Wide(caches) => self.known.repeat(block, run, times, counted, |line, n| {
+                caches.fetch_more(line, n)
+            }),
+        }
+    }
+}
