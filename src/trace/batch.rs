@@ -16,7 +16,7 @@ mod rounds;
 
 use super::{BlockItem, Event, Location, TraceItem};
 pub use rounds::MAX_PERIOD;
-use rounds::Round;
+use rounds::Rounds;
 
 /// Items in a batch: big enough that handing a batch over costs little
 /// per item, small enough that the queues stay a few megabytes.
@@ -37,8 +37,9 @@ pub struct Batch {
     locations: Vec<(u32, PackedLocation)>,
     guards: Vec<bool>,
     addrs: Vec<u64>,
-    /// The cycle of runs the last items go round again, if any.
-    round: Option<Round>,
+    /// The cycle of runs the last items go round again, and which blocks
+    /// the last runs ran (see [`rounds`]).
+    rounds: Rounds,
 }
 
 /// One item of a batch.
@@ -160,7 +161,7 @@ impl Batch {
             locations: Vec::new(),
             guards: Vec::new(),
             addrs: Vec::new(),
-            round: None,
+            rounds: Rounds::default(),
         }
     }
 
@@ -172,7 +173,7 @@ impl Batch {
         self.locations.clear();
         self.guards.clear();
         self.addrs.clear();
-        self.round = None;
+        self.rounds = Rounds::default();
     }
 
     /// Number of items.
@@ -398,7 +399,7 @@ impl Feed {
         if run.could_repeat() {
             batch.follow_round(&run)
         } else {
-            batch.round = None;
+            batch.rounds = Rounds::default();
             None
         }
     }
@@ -417,7 +418,7 @@ impl Batch {
     /// Adds `item`, an event, a description or a run that repeats nothing.
     fn push_other(&mut self, item: Item) {
         self.items.push(item);
-        self.round = None;
+        self.rounds = Rounds::default();
     }
 }
 

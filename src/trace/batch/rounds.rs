@@ -16,9 +16,20 @@ pub const MAX_PERIOD: usize = 4;
 /// the last `matched` runs repeat, run by run, the runs `period` items
 /// before them.
 #[derive(Clone, Copy)]
-pub(super) struct Round {
+struct Round {
     period: usize,
     matched: usize,
+}
+
+/// What a batch knows of the cycles its last items go round: the round
+/// followed, if any, and the blocks of the last runs pushed that could go
+/// round a cycle, each its number plus one (0: none), the latest last.
+/// A run whose block is not among them starts no round, which spares most
+/// runs the search of the items before them.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Rounds {
+    round: Option<Round>,
+    recent: [u32; MAX_PERIOD],
 }
 
 impl Run {
@@ -56,47 +67,47 @@ impl Batch {
     #[inline]
     pub(super) fn follow_round(&mut self, run: &Run) -> Option<usize> {
         let last = self.items.len() - 1;
-        self.round = match self.round {
-            Some(Round { period, matched }) if matches!(&self.items[last - period], Item::Run(earlier) if earlier.repeated_by(run)) => {
+        let key = run.id.wrapping_add(1);
+        let Rounds { round, recent } = self.rounds;
+        self.rounds.recent.rotate_left(1);
+        self.rounds.recent[MAX_PERIOD - 1] = key;
+        let round = match round {
+            Some(Round { period, matched }) if self.repeats_item(last - period, run) => {
                 Some(Round {
                     period,
                     matched: matched + 1,
                 })
             }
-            _ => self.find_round(run),
+            _ if recent.contains(&key) => self.find_round(run),
+            _ => None,
         };
-        match self.round {
+        self.rounds.round = round;
+        match round {
             Some(Round { period, matched }) if matched == period => {
                 let folded = self.fold(period);
-                self.round = folded.then_some(Round { period, matched: 0 });
+                self.rounds.round = folded.then_some(Round { period, matched: 0 });
                 folded.then_some(period)
             }
             _ => None,
         }
     }
 
+    /// Whether `run` repeats item `at`, a run.
+    #[inline]
+    fn repeats_item(&self, at: usize, run: &Run) -> bool {
+        matches!(&self.items[at], Item::Run(earlier) if earlier.repeated_by(run))
+    }
+
     /// The shortest cycle, of up to [`MAX_PERIOD`] runs, that `run`, the
     /// last, goes round again, with how many runs before it went round it
     /// too; a cycle of runs whose last can count its repeats and the others
     /// none.
-    #[inline]
+    #[inline(never)]
     fn find_round(&self, run: &Run) -> Option<Round> {
         let last = self.items.len() - 1;
-        // Most runs have no run of their block among the few before them.
-        let period = (1..=MAX_PERIOD.min(last))
-            .find(|&period| matches!(&self.items[last - period], Item::Run(earlier) if earlier.id == run.id))?;
-        self.round_of(period)
-    }
-
-    /// The round of the cycle of `period` runs that the last run goes
-    /// round again, if it does and the cycle can count repeats (see
-    /// [`Batch::find_round`]); else one of a longer cycle.
-    #[inline(never)]
-    fn round_of(&self, shortest: usize) -> Option<Round> {
-        let last = self.items.len() - 1;
         let items = &self.items;
-        let period = (shortest..=MAX_PERIOD.min(last))
-            .find(|&period| alike(&items[last - period], &items[last]))?;
+        let period =
+            (1..=MAX_PERIOD.min(last)).find(|&period| self.repeats_item(last - period, run))?;
         let matched = 1
             + (1..period)
                 .take_while(|&back| {
@@ -141,7 +152,7 @@ impl Batch {
     /// completed, if it is still the last item and the cycle can count one
     /// more.
     pub(super) fn repeat_round(&mut self) -> bool {
-        match self.round {
+        match self.rounds.round {
             Some(Round { period, matched: 0 }) => self.count_round(self.items.len() - 1, period),
             _ => false,
         }
