@@ -6,15 +6,17 @@
 //! addresses follow the previous run's in two arrays shared by the batch.
 //! A reader fills batches through a [`Feed`], item by item
 //! ([`Feed::push_item`]), or, for binary traces, straight from the trace's
-//! encoding ([`crate::trace::binary::BinaryReader`]).
+//! encoding ([`crate::trace::binary::BinaryReader`]). Runs that go round a
+//! cycle of runs again, a loop in registers, are counted as repeats of the
+//! cycle rather than kept ([`rounds`]).
 
 use std::sync::Arc;
 
 use super::block::{BlockDef, JumpKind, RunRef};
+use super::{BlockItem, Event, Location, TraceItem};
 
 mod rounds;
 
-use super::{BlockItem, Event, Location, TraceItem};
 pub use rounds::MAX_PERIOD;
 use rounds::Rounds;
 
@@ -390,6 +392,7 @@ impl Feed {
     /// simulator then runs the cycle once or twice and adds what the rest
     /// changed (see `Simulator::repeat`). Any error such a run could meet,
     /// the first of its cycle meets first.
+    ///
     /// Returns the cycle's length when the run completed a round of it.
     #[inline]
     pub fn push_run(&mut self, head: RunHead, start: RunMark) -> Option<usize> {
