@@ -8,7 +8,7 @@
 //! ([`Feed::push_item`]), or, for binary traces, straight from the trace's
 //! encoding ([`crate::trace::binary::BinaryReader`]). Runs that go round a
 //! cycle of runs again, a loop in registers, are counted as repeats of the
-//! cycle rather than kept ([`rounds`]).
+//! cycle rather than kept (`batch/rounds.rs`).
 
 use std::sync::Arc;
 
