@@ -71,6 +71,11 @@ impl<B: Backdate> Simulator<B> {
                 return Ok(None);
             }
         };
+        // `known_run` as it is, keeping whether the arrival was plain:
+        // `known_run` returning it took 1.5 to 2.1% more host instructions
+        // of the simulating thread on hydro, `sort` and pointer_chase (6.5%
+        // on `sort` when no longer inlined), where most runs are not
+        // repeats.
         let plain = self.plain_arrival(&block);
         if !plain {
             self.arrive(block.addr, u32::from(block.first_len), Some(block.first));

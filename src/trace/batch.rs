@@ -223,13 +223,13 @@ impl Batch {
 
     /// The runs of the cycle that run item `index` ends and repeats (see
     /// [`Run`]), in order: it alone unless it repeats more than itself.
-    /// They have no guards or addresses.
+    /// They have no guards or addresses. None for an item not a run.
     pub fn cycle(&self, index: usize) -> impl Iterator<Item = &Run> {
         let period = match &self.items[index] {
             Item::Run(run) => usize::from(run.period),
-            _ => 0,
+            _ => 1,
         };
-        self.items[index + 1 - period.max(1)..=index]
+        self.items[index + 1 - period..=index]
             .iter()
             .filter_map(|item| match item {
                 Item::Run(run) => Some(run),
