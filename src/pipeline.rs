@@ -98,12 +98,18 @@ impl<B: Backdate> Replay<B> {
     }
 
     /// Goes `times` more times round the cycle of runs that `batch`'s
-    /// item `index` ends.
+    /// item `index`, replayed with `arrays`, ends.
     #[inline(never)]
-    fn repeat(&mut self, batch: &Batch, index: usize, times: u32) -> Result<(), SimError> {
+    fn repeat<'a>(
+        &mut self,
+        batch: &'a Batch,
+        index: usize,
+        arrays: RunArrays<'a>,
+        times: u32,
+    ) -> Result<(), SimError> {
         let defs = &self.defs;
-        let view = |run: &Run| run.view(defined(defs, run.id), RunArrays::default());
-        let mut runs = batch.cycle(index);
+        let view = |(run, arrays): (&Run, RunArrays<'a>)| run.view(defined(defs, run.id), arrays);
+        let mut runs = batch.cycle_arrays(index, arrays);
         let first = view(runs.next().expect("a cycle has a run"));
         let mut cycle = [first; MAX_PERIOD];
         let mut period = 1;
@@ -111,7 +117,8 @@ impl<B: Backdate> Replay<B> {
             *slot = view(run);
             period += 1;
         }
-        self.simulator.repeat(&cycle[..period], times)
+        self.simulator
+            .repeat(&cycle[..period], times, arrays.repeats())
     }
 
     fn batch(&mut self, batch: &Batch) -> Result<u64, TraceError> {
@@ -140,7 +147,8 @@ impl<B: Backdate> Replay<B> {
                         .block(&item)
                         .map_err(|err| TraceError::semantic(at(), err))?;
                     if run.repeats > 0 {
-                        self.repeat(batch, index, run.repeats)
+                        accesses += arrays.repeats().len() as u64;
+                        self.repeat(batch, index, arrays, run.repeats)
                             .map_err(|err| TraceError::semantic(at(), err))?;
                     }
                 }

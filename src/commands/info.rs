@@ -109,8 +109,8 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
                     // The cycle it ends, repeated.
                     let times = u64::from(run.repeats);
                     if times > 0 {
-                        for run in feed.batch.cycle(index) {
-                            counts.run(run, RunArrays::default(), times);
+                        for (run, arrays) in feed.batch.cycle_arrays(index, arrays) {
+                            counts.run(run, arrays, times);
                         }
                     }
                 }

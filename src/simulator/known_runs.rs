@@ -16,7 +16,7 @@ use crate::config::SimConfig;
 use crate::cost::EventKind;
 use crate::profile::Profile;
 use crate::symbols::SkipRules;
-use crate::trace::batch::{Feed, Replayed, RunArrays, RunHead};
+use crate::trace::batch::{Feed, Replayed, RunHead};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{Access, Event, FunctionSymbol};
 
@@ -84,10 +84,12 @@ fn runs_and_their_events(
                 .unwrap();
             if run.repeats > 0 {
                 let cycle: Vec<_> = batch
-                    .cycle(index)
-                    .map(|run| run.view(&defs[run.id as usize], RunArrays::default()))
+                    .cycle_arrays(index, arrays)
+                    .map(|(run, arrays)| run.view(&defs[run.id as usize], arrays))
                     .collect();
-                blocks.repeat(&cycle, run.repeats).unwrap();
+                blocks
+                    .repeat(&cycle, run.repeats, arrays.repeats())
+                    .unwrap();
             }
         }
         if round == 0 {
@@ -270,6 +272,88 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
     }
 }
 
+/// A loop over memory, of two blocks (the second reading and writing an
+/// array), in a function that `main` calls and that is shown or skipped:
+/// after the first rounds, its runs are walked without their arrivals.
+/// With an LL of four lines, its data misses end the LL residencies of the
+/// loop's code lines while I1 holds them, which takes the use I1 saw of
+/// them until then; with an I1 of two lines, the loop's lines thrash.
+#[test]
+fn loops_over_memory_count_as_their_runs_one_by_one() {
+    let access = |access, size| Item::Access {
+        access,
+        size,
+        guarded: false,
+    };
+    let instr = |addr, len, items| BlockInstr { addr, len, items };
+    let plain = |instrs: &[(u64, u8)], end| BlockDef {
+        instrs: instrs
+            .iter()
+            .map(|&(addr, len)| instr(addr, len, 0..0))
+            .collect(),
+        items: Vec::new(),
+        end,
+    };
+    let defs = [
+        plain(&[(0x1000, 4)], JumpKind::Call),
+        plain(&[(0x2010, 3), (0x2013, 5)], JumpKind::Boring),
+        // A read, two fetches that continue it, a fetch over two lines
+        // and a write.
+        BlockDef {
+            instrs: vec![
+                instr(0x2030, 4, 0..1),
+                instr(0x2034, 3, 1..1),
+                instr(0x2037, 2, 1..1),
+                instr(0x203e, 4, 1..2),
+            ],
+            items: vec![access(Access::Read, 8), access(Access::Write, 4)],
+            end: JumpKind::Boring,
+        },
+        plain(&[(0x2100, 1)], JumpKind::Return),
+        plain(&[(0x1004, 2)], JumpKind::Boring),
+    ];
+    let at = |sp, addrs: &[u64]| BlockRun {
+        sp: Some(sp),
+        ..full_run(addrs)
+    };
+    let mut runs = vec![(0, at(0x7000, &[]))];
+    for round in 0..300 {
+        let addrs = [0x10_0000 + 8 * round, 0x20_0000 + 4 * round];
+        runs.extend([(1, at(0x6ff8, &[])), (2, at(0x6ff8, &addrs))]);
+    }
+    for round in 0..200 {
+        runs.push((2, at(0x6ff8, &[0x30_0000 + 64 * round, 0x20_0000])));
+    }
+    runs.extend([(3, at(0x6ff8, &[])), (4, at(0x7000, &[]))]);
+    let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "sweep")];
+    let (i1, d1, ll) = SimConfig::default_caches();
+    let tiny_i1 = CacheGeometry::new(128, 2, 64).unwrap();
+    let tiny_ll = CacheGeometry::new(256, 2, 64).unwrap();
+    for (i1, ll, cache_use, skip) in [
+        (i1, ll, true, false),
+        (i1, tiny_ll, true, false),
+        (i1, tiny_ll, true, true),
+        (i1, tiny_ll, false, false),
+        (tiny_i1, tiny_ll, true, false),
+    ] {
+        let mut config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
+        if skip {
+            config = config.with_skip(SkipRules {
+                patterns: vec!["sweep".to_string()],
+                plt: true,
+            });
+        }
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        let per_round = 1 + 300 * (2 + 4) + 200 * 4 + 1 + 1;
+        assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
+        assert_eq!(blocks.totals[EventKind::Dr], 3 * 500);
+        assert_eq!(blocks.totals, events.totals);
+        assert!(blocks.self_cost == events.self_cost, "self costs differ");
+        assert_eq!(blocks.arcs, events.arcs);
+        assert_eq!(blocks.tree, events.tree);
+    }
+}
+
 /// A `ret` to where no frame returns (with stack pointers) is taken for a
 /// jump that enters a function. Into code without a symbol, it enters the
 /// function named after its target, as a call there would, whether the
@@ -427,10 +511,12 @@ fn run_of(def: &BlockDef, exit: Option<u32>, choices: &[(bool, u16)]) -> BlockRu
 proptest! {
     /// Random blocks (near the bottom or up to the top of the address
     /// space) that leave by jumps, calls and returns run in random order,
-    /// with random exits, guards, data addresses and stack pointers,
+    /// with random exits, guards, data addresses and stack pointers, and
+    /// cycles of runs repeated, their addresses moved by each repeat,
     /// through caches of one line size from 16 to 256 bytes, with I1 and D1
     /// of 64 lines, or of two, which evict lines between the runs of a
-    /// block and within them.
+    /// block and within them, and an LL of 1024 lines or of four, whose
+    /// data misses evict lines of code that I1 holds.
     #[test]
     fn random_known_runs_count_as_their_events(
         blocks in prop::collection::vec(
@@ -448,15 +534,20 @@ proptest! {
                 any::<prop::sample::Index>(),
                 prop::option::of(0u32..4),
                 prop::option::of(0u64..64),
-                // A cycle of the last runs, repeated: its length and
-                // repeats.
-                (1usize..=5, prop_oneof![3 => Just(0usize), 1 => 1usize..40]),
+                // A cycle of the last runs, repeated: its length, repeats,
+                // and how far each repeat moves the addresses.
+                (
+                    1usize..=5,
+                    prop_oneof![3 => Just(0usize), 1 => 1usize..40],
+                    prop_oneof![Just(0u64), 1u64..0x100],
+                ),
             ),
             1..12,
         ),
         choices in prop::collection::vec((prop::bool::weighted(0.7), any::<u16>()), 1..32),
         line_bits in 4u32..=8,
         small_l1 in any::<bool>(),
+        small_ll in any::<bool>(),
         cache_use in any::<bool>(),
         named in any::<bool>(),
     ) {
@@ -474,7 +565,7 @@ proptest! {
             })
             .collect();
         let mut runs: Vec<(usize, BlockRun)> = Vec::new();
-        for (index, exit, sp, (period, repeats)) in &order {
+        for (index, exit, sp, (period, repeats, stride)) in &order {
             let id = index.index(defs.len());
             let run = BlockRun {
                 sp: sp.map(|sp| 0x7000 - 8 * sp),
@@ -482,15 +573,22 @@ proptest! {
             };
             runs.push((id, run));
             let cycle = runs[runs.len().saturating_sub(*period)..].to_vec();
-            for _ in 0..*repeats {
-                runs.extend_from_slice(&cycle);
+            for repeat in 1..=*repeats as u64 {
+                runs.extend(cycle.iter().map(|(id, run)| {
+                    let mut run = run.clone();
+                    for addr in &mut run.addrs {
+                        *addr += repeat * stride;
+                    }
+                    (*id, run)
+                }));
             }
         }
         runs.extend(defs.iter().enumerate().map(|(id, def)| (id, run_of(def, None, &choices))));
         let line = 1u32 << line_bits;
         let l1_size = if small_l1 { 2 * u64::from(line) } else { 64 * u64::from(line) };
         let l1 = CacheGeometry::new(l1_size, 2, line).unwrap();
-        let ll = CacheGeometry::new(1024 * u64::from(line), 4, line).unwrap();
+        let ll_size = if small_ll { 4 * u64::from(line) } else { 1024 * u64::from(line) };
+        let ll = CacheGeometry::new(ll_size, 4, line).unwrap();
         let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
         // Code near the bottom of the address space named, or none.
         let functions: &[_] = if named { &[(0x1000, 0x4000, "body")] } else { &[] };

@@ -1,19 +1,27 @@
 //! Cycles of block runs that repeat with nothing between: a loop of a
-//! block or a few that computes in registers, which a reader's batch gives
-//! as the cycle's runs and their number of repeats (see
-//! [`Feed::push_run`]). Once the cycle goes round with every run arriving
-//! by a plain jump and every fetch hitting I1, the rest are counted at
-//! once.
+//! block or a few, which a reader's batch gives as the cycle's runs, their
+//! number of repeats and every round's addresses (see
+//! [`Feed::push_run`]).
 //!
-//! Why that is exact: such a round finds the stack and the context as the
-//! round before left them, and fetches the same lines in the same order.
-//! If every fetch hits, each line it fetches is resident and ends up at
-//! the top of its set in the order of its last fetch, as after the round
-//! before, and the other lines keep their order below them. So the caches'
-//! tags and order are the same after the round as before it, and so is
-//! everything else but the lines' use and the counts: every later round is
-//! the same round again, which adds the same use to the same lines (of
-//! bytes already used) and counts the same.
+//! Once the cycle goes round with every run arriving by a plain jump, the
+//! next rounds do too: each run finds the stack and the context as in the
+//! round before, so its arrival would change nothing (see
+//! `Simulator::plain_arrival`), and the rest of the rounds are walked
+//! without it.
+//!
+//! A cycle without data accesses, a loop that computes in registers, needs
+//! not even that once such a round also fetches without an I1 miss: the
+//! rest are counted at once. Why that is exact: such a round fetches the
+//! same lines in the same order as the round before. If every fetch hits,
+//! each line it fetches is resident and ends up at the top of its set in
+//! the order of its last fetch, as after the round before, and the other
+//! lines keep their order below them. So the caches' tags and order are
+//! the same after the round as before it, and so is everything else but
+//! the lines' use and the counts: every later round is the same round
+//! again, which adds the same use to the same lines (of bytes already
+//! used) and counts the same. (With data accesses, a miss in LL can end
+//! the residency of a line I1 holds, which takes the I1 line's use at that
+//! moment: their fetches are walked.)
 //!
 //! [`Feed::push_run`]: crate::trace::batch::Feed::push_run
 
@@ -28,11 +36,56 @@ use super::{SimError, Simulator};
 
 impl<B: Backdate> Simulator<B> {
     /// Runs the runs of `cycle` in turn `times` more times, right after
-    /// they ran: runs with no call, no data access and no return, at most
-    /// [`MAX_PERIOD`] of them.
+    /// they ran: runs with no call and no return, at most [`MAX_PERIOD`] of
+    /// them, each with the addresses it makes in the first repeat.
+    /// `repeats` holds every repeat's addresses, round after round and run
+    /// by run.
     #[inline(never)]
-    pub fn repeat(&mut self, cycle: &[BlockItem], times: u32) -> Result<(), SimError> {
+    pub fn repeat(
+        &mut self,
+        cycle: &[BlockItem],
+        times: u32,
+        repeats: &[u64],
+    ) -> Result<(), SimError> {
         debug_assert!(cycle.len() <= MAX_PERIOD);
+        let round: usize = cycle.iter().map(|item| item.run.addrs.len()).sum();
+        if round == 0 {
+            return self.repeat_in_registers(cycle, times);
+        }
+        debug_assert_eq!(repeats.len(), round * times as usize);
+        let mut walked = [*cycle.first().expect("a cycle has a run"); MAX_PERIOD];
+        let mut known = [None; MAX_PERIOD];
+        let mut repeats = repeats.chunks_exact(round);
+        for addrs in repeats.by_ref() {
+            let mut steady = true;
+            let mut rest = addrs;
+            for (at, item) in cycle.iter().enumerate() {
+                walked[at] = *item;
+                (walked[at].run.addrs, rest) = rest.split_at(item.run.addrs.len());
+                known[at] = self.run_again(&walked[at])?;
+                steady &= known[at].is_some();
+            }
+            if steady {
+                break;
+            }
+        }
+        // A round's runs all arrived by a plain jump: so will the rest's.
+        let cycle = &mut walked[..cycle.len()];
+        for addrs in repeats {
+            let mut rest = addrs;
+            for (item, block) in cycle.iter_mut().zip(&known) {
+                let block = block.as_ref().expect("a steady round's runs are known");
+                (item.run.addrs, rest) = rest.split_at(item.run.addrs.len());
+                self.known_walk(block, item)
+                    .map_err(|mismatch| SimError::Run(mismatch.0))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the runs of `cycle`, which make no data access, in turn `times`
+    /// more times, right after they ran (see [`Simulator::repeat`]).
+    fn repeat_in_registers(&mut self, cycle: &[BlockItem], times: u32) -> Result<(), SimError> {
         let mut known = [None; MAX_PERIOD];
         let mut ran = [0; MAX_PERIOD];
         for done in 1..=times {
@@ -59,7 +112,7 @@ impl<B: Backdate> Simulator<B> {
     /// Runs `item` again; its known block if it is one, of code with a
     /// symbol, and it arrived by a plain jump.
     fn run_again(&mut self, item: &BlockItem) -> Result<Option<KnownBlock>, SimError> {
-        debug_assert!(item.call.is_none() && item.run.addrs.is_empty());
+        debug_assert!(item.call.is_none());
         if let Some(sp) = item.run.sp {
             self.threads.current().set_sp(sp);
         }

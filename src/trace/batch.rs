@@ -7,8 +7,8 @@
 //! A reader fills batches through a [`Feed`], item by item
 //! ([`Feed::push_item`]), or, for binary traces, straight from the trace's
 //! encoding ([`crate::trace::binary::BinaryReader`]). Runs that go round a
-//! cycle of runs again, a loop in registers, are counted as repeats of the
-//! cycle rather than kept (`batch/rounds.rs`).
+//! cycle of runs again, a loop, are counted as repeats of the cycle rather
+//! than kept (`batch/rounds.rs`).
 
 use std::sync::Arc;
 
@@ -23,6 +23,11 @@ use rounds::Rounds;
 /// Items in a batch: big enough that handing a batch over costs little
 /// per item, small enough that the queues stay a few megabytes.
 pub const BATCH_ITEMS: usize = 4096;
+
+/// Addresses in a batch, past which it is full whatever its items: a loop
+/// that touches memory folds into few items (see [`Feed::push_run`]) but
+/// keeps every address.
+pub const BATCH_ADDRS: usize = 8 * BATCH_ITEMS;
 
 /// Items in trace order, with the variable parts of block runs packed in
 /// shared arrays, each run's after the previous one's, and the events and
@@ -68,8 +73,9 @@ pub enum Replayed<'a> {
 /// `guards_len` and `addrs_len` of the batch's arrays. The call, stack
 /// pointer and side exit are kept where `present` says so. The `period`
 /// runs that end with it (items of the batch, this one the last) repeat
-/// `repeats` more times right after it, without calls (see
-/// [`Feed::push_run`]).
+/// `repeats` more times right after it, without calls, each making as many
+/// data accesses as in the first round, whose addresses follow this run's
+/// in the array, round after round (see [`Feed::push_run`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Run {
     call: u64,
@@ -191,39 +197,64 @@ impl Batch {
     /// Whether the batch is full: the reader hands it over.
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.items.len() >= BATCH_ITEMS
+        self.items.len() >= BATCH_ITEMS || self.addrs.len() >= BATCH_ADDRS
     }
 
     /// The items in order, each with its index for [`Batch::location`].
     pub fn replay(&self) -> impl Iterator<Item = (Replayed<'_>, usize)> {
         let (mut guards, mut addrs) = (&self.guards[..], &self.addrs[..]);
         let (mut events, mut defines) = (self.events.iter(), self.defines.iter());
-        self.items.iter().enumerate().map(move |(index, item)| {
-            let replayed = match item {
-                Item::Run(run) => {
-                    let (run_guards, rest) = guards.split_at(run.guards_len as usize);
-                    guards = rest;
-                    let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
-                    addrs = rest;
-                    let arrays = RunArrays {
-                        guards: run_guards,
-                        addrs: run_addrs,
-                    };
-                    Replayed::Run(run, arrays)
-                }
-                Item::Event => Replayed::Event(events.next().expect("an event per item")),
-                Item::Define => {
-                    let (id, def) = defines.next().expect("a description per item");
-                    Replayed::Define(*id, def)
-                }
-            };
-            (replayed, index)
-        })
+        // Inlined into the simulating thread's batch loop: left out of line
+        // once it split off a cycle's repeats, it took 11% more of that
+        // thread's host instructions on `traces/sort.lgt`.
+        self.items.iter().enumerate().map(
+            #[inline(always)]
+            move |(index, item)| {
+                let replayed = match item {
+                    Item::Run(run) => {
+                        let (run_guards, rest) = guards.split_at(run.guards_len as usize);
+                        guards = rest;
+                        let (run_addrs, rest) = addrs.split_at(run.addrs_len as usize);
+                        addrs = rest;
+                        let mut repeats: &[u64] = &[];
+                        if run.repeats > 0 {
+                            (repeats, addrs) = self.split_repeats(index, addrs);
+                        }
+                        let arrays = RunArrays {
+                            guards: run_guards,
+                            addrs: run_addrs,
+                            repeats,
+                        };
+                        Replayed::Run(run, arrays)
+                    }
+                    Item::Event => Replayed::Event(events.next().expect("an event per item")),
+                    Item::Define => {
+                        let (id, def) = defines.next().expect("a description per item");
+                        Replayed::Define(*id, def)
+                    }
+                };
+                (replayed, index)
+            },
+        )
+    }
+
+    /// Splits `addrs`, the addresses after those of run item `index`,
+    /// which repeats the cycle it ends, into its repeats' and the rest. Out
+    /// of line, so that the replay of the other items, inlined into the
+    /// batch loop, stays small.
+    #[inline(never)]
+    fn split_repeats<'a>(&self, index: usize, addrs: &'a [u64]) -> (&'a [u64], &'a [u64]) {
+        let round: usize = self.cycle(index).map(|run| run.addrs_len as usize).sum();
+        let repeats = match &self.items[index] {
+            Item::Run(run) => run.repeats as usize,
+            _ => 0,
+        };
+        addrs.split_at(round * repeats)
     }
 
     /// The runs of the cycle that run item `index` ends and repeats (see
     /// [`Run`]), in order: it alone unless it repeats more than itself.
-    /// They have no guards or addresses. None for an item not a run.
+    /// They have no guards. None for an item not a run.
     pub fn cycle(&self, index: usize) -> impl Iterator<Item = &Run> {
         let period = match &self.items[index] {
             Item::Run(run) => usize::from(run.period),
@@ -235,6 +266,27 @@ impl Batch {
                 Item::Run(run) => Some(run),
                 _ => None,
             })
+    }
+
+    /// The runs of the cycle that run item `index`, replayed with `arrays`,
+    /// ends and repeats, each with the addresses it makes in the first
+    /// repeat: the cycle's runs as [`Batch::cycle`] gives them.
+    pub fn cycle_arrays<'a>(
+        &'a self,
+        index: usize,
+        arrays: RunArrays<'a>,
+    ) -> impl Iterator<Item = (&'a Run, RunArrays<'a>)> {
+        let mut rest = arrays.repeats;
+        self.cycle(index).map(move |run| {
+            let (addrs, after) = rest.split_at(run.addrs_len as usize);
+            rest = after;
+            let arrays = RunArrays {
+                guards: &[],
+                addrs,
+                repeats: &[],
+            };
+            (run, arrays)
+        })
     }
 
     /// Where item `index` was read: the location of its span. A block's
@@ -261,6 +313,18 @@ impl Default for Batch {
 pub struct RunArrays<'a> {
     guards: &'a [bool],
     addrs: &'a [u64],
+    /// For a run that ends a cycle and repeats it, the addresses of the
+    /// repeats, round after round and run by run; else none.
+    repeats: &'a [u64],
+}
+
+impl<'a> RunArrays<'a> {
+    /// The addresses of the repeats of the cycle the run ends (see
+    /// [`Run`]), round after round and run by run; none unless the run
+    /// repeats.
+    pub fn repeats(&self) -> &'a [u64] {
+        self.repeats
+    }
 }
 
 impl Run {
@@ -384,24 +448,27 @@ impl Feed {
     /// addresses were added to the arrays since `start`, read at the
     /// location given last ([`Feed::locate_next`]).
     ///
-    /// Runs that compute in registers can form a cycle: a loop of a block
-    /// or a few, run over and over with nothing between. When the runs
-    /// pushed last repeat the up to [`MAX_PERIOD`] runs before them just
-    /// so, without calls, guards or addresses, they are not kept but
-    /// counted as one more repeat of those, in the last of them: the
-    /// simulator then runs the cycle once or twice and adds what the rest
-    /// changed (see `Simulator::repeat`). Any error such a run could meet,
-    /// the first of its cycle meets first.
+    /// Runs can form a cycle: a loop of a block or a few, run over and
+    /// over with nothing between. When the runs pushed last repeat the up
+    /// to [`MAX_PERIOD`] runs before them just so, without calls or
+    /// guards, with as many addresses each, they are not kept but counted
+    /// as one more repeat of those, in the last of them, and their
+    /// addresses stay in the array: the simulator then goes round the
+    /// cycle without looking at each run's arrival once a round showed it
+    /// plain, and for a cycle without data accesses, adds at once what the
+    /// rest changed (see `Simulator::repeat`). Any error such a run could
+    /// meet, the first of its cycle meets first.
     ///
-    /// Returns the cycle's length when the run completed a round of it.
+    /// Returns the cycle's length when the run completed a round of a
+    /// cycle without data accesses.
     #[inline]
     pub fn push_run(&mut self, head: RunHead, start: RunMark) -> Option<usize> {
         let batch = &mut self.batch;
         let run = Run::new(head, start, batch);
-        batch.items.push(Item::Run(run));
         if run.could_repeat() {
-            batch.follow_round(&run)
+            batch.push_repeating(run)
         } else {
+            batch.items.push(Item::Run(run));
             batch.rounds = Rounds::default();
             None
         }

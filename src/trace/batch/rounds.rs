@@ -1,8 +1,8 @@
 //! Cycles of block runs that a batch gives as repeats: a loop of a block
-//! or a few that computes in registers, run over and over with nothing
-//! between. The runs pushed last are followed round the cycle the runs
-//! before them make, and each complete round is folded into one more
-//! repeat of the cycle's last run (see [`Feed::push_run`]).
+//! or a few, run over and over with nothing between. The runs pushed last
+//! are followed round the cycle the runs before them make, and each
+//! complete round is folded into one more repeat of the cycle's last run
+//! (see [`Feed::push_run`]); its addresses stay in the batch's array.
 //!
 //! [`Feed::push_run`]: super::Feed::push_run
 
@@ -15,10 +15,11 @@ pub const MAX_PERIOD: usize = 4;
 /// A cycle of runs that the runs at the end of a batch go round again:
 /// the last `matched` runs repeat, run by run, the runs `period` items
 /// before them.
+/// Bytes, so that the state a batch keeps and stores at every run is small.
 #[derive(Clone, Copy)]
 struct Round {
-    period: usize,
-    matched: usize,
+    period: u8,
+    matched: u8,
 }
 
 /// What a batch knows of the cycles its last items go round: the round
@@ -34,19 +35,17 @@ pub(super) struct Rounds {
 
 impl Run {
     /// Whether this run could go round a cycle of runs: entered and left
-    /// by jumps, without guards or addresses.
+    /// by jumps, without guards, so that every round makes the same
+    /// number of data accesses.
     #[inline]
     pub(super) fn could_repeat(&self) -> bool {
-        self.present & Run::CALL == 0
-            && self.leaving == JumpKind::Boring
-            && self.guards_len == 0
-            && self.addrs_len == 0
+        self.present & Run::CALL == 0 && self.leaving == JumpKind::Boring && self.guards_len == 0
     }
 
     /// Whether `later`, a run that could repeat, repeats this one: of the
     /// same block, leaving by the same side exit with the same stack
-    /// pointer, and this one entered and left by jumps, without guards or
-    /// addresses too.
+    /// pointer and as many addresses, and this one entered and left by
+    /// jumps, without guards too.
     #[inline]
     fn repeated_by(&self, later: &Run) -> bool {
         self.id == later.id
@@ -55,38 +54,65 @@ impl Run {
             && self.present == later.present
             && self.leaving == later.leaving
             && self.guards_len == 0
-            && self.addrs_len == 0
+            && self.addrs_len == later.addrs_len
     }
 }
 
 impl Batch {
-    /// Follows `run`, just pushed, round the cycle the runs before it go
-    /// round again, or else finds the shortest cycle it goes round again;
-    /// once a round is complete, folds it into the last run before it.
-    /// Returns the cycle's length when `run` completed a round of it.
+    /// Adds `run`, which could repeat (see [`Run::could_repeat`]), and
+    /// follows it round the cycle the runs before it go round again, or
+    /// else finds the shortest cycle it goes round again; once a round is
+    /// complete, folds it into the last run before it. A run that completes
+    /// a round it was followed round is not even pushed. Returns the
+    /// cycle's length when `run` completed a round of it without data
+    /// accesses.
     #[inline]
-    pub(super) fn follow_round(&mut self, run: &Run) -> Option<usize> {
-        let last = self.items.len() - 1;
+    pub(super) fn push_repeating(&mut self, run: Run) -> Option<usize> {
         let key = run.id.wrapping_add(1);
         let Rounds { round, recent } = self.rounds;
         self.rounds.recent.rotate_left(1);
         self.rounds.recent[MAX_PERIOD - 1] = key;
+        if let Some(Round { period, matched }) = round
+            && matched + 1 == period
+        {
+            let period = usize::from(period);
+            let len = self.items.len();
+            if self.repeats_item(len - period, &run) {
+                // This run, or the others of its round, pushed.
+                let accesses = run.addrs_len > 0
+                    || self.items[len + 1 - period..]
+                        .iter()
+                        .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0));
+                if self.fold(len - period, period) {
+                    return (!accesses).then_some(period);
+                }
+                self.items.push(Item::Run(run));
+                return None;
+            }
+        }
+        self.items.push(Item::Run(run));
+        let last = self.items.len() - 1;
         let round = match round {
-            Some(Round { period, matched }) if self.repeats_item(last - period, run) => {
+            Some(Round { period, matched })
+                if self.repeats_item(last - usize::from(period), &run) =>
+            {
                 Some(Round {
                     period,
                     matched: matched + 1,
                 })
             }
-            _ if recent.contains(&key) => self.find_round(run),
+            _ if recent.contains(&key) => self.find_round(&run),
             _ => None,
         };
         self.rounds.round = round;
         match round {
+            // A whole round found at once.
             Some(Round { period, matched }) if matched == period => {
-                let folded = self.fold(period);
-                self.rounds.round = folded.then_some(Round { period, matched: 0 });
-                folded.then_some(period)
+                let period = usize::from(period);
+                let accesses = self.items[last + 1 - period..]
+                    .iter()
+                    .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0));
+                (self.fold(last - period, period) && !accesses).then_some(period)
             }
             _ => None,
         }
@@ -121,20 +147,28 @@ impl Batch {
             Item::Run(run) => run.repeats == 0 || usize::from(run.period) == period,
             _ => false,
         };
-        (end - period..end)
-            .all(counts)
-            .then_some(Round { period, matched })
+        (end - period..end).all(counts).then_some(Round {
+            period: period as u8,
+            matched: matched as u8,
+        })
     }
 
-    /// Folds the last `period` items, runs that repeat the `period` runs
-    /// before them (see [`Batch::follow_round`]), into one more repeat of
-    /// those, which the last of those counts, unless it counts as many as
-    /// it can already.
-    fn fold(&mut self, period: usize) -> bool {
-        let len = self.items.len();
-        let counted = self.count_round(len - period - 1, period);
-        if counted {
-            let kept = len - period;
+    /// Folds the round after item `end` of the cycle of `period` runs that
+    /// item ends, runs that repeat the cycle's (see
+    /// [`Batch::push_repeating`]): the items after `end`, and the last run
+    /// if it was not pushed, become one more repeat of the cycle, which
+    /// item `end` counts, unless it counts as many as it can already.
+    /// Their addresses, the last in the batch's array, stay: the repeat's.
+    /// The cycle is followed again from its start if the round was folded,
+    /// and no more otherwise.
+    fn fold(&mut self, end: usize, period: usize) -> bool {
+        let folded = self.count_round(end, period);
+        self.rounds.round = folded.then_some(Round {
+            period: period as u8,
+            matched: 0,
+        });
+        if folded {
+            let kept = end + 1;
             self.items.truncate(kept);
             // Spans that started at items folded start at the next item,
             // read where they were or later.
@@ -145,15 +179,17 @@ impl Batch {
                 span.0 = kept as u32;
             }
         }
-        counted
+        folded
     }
 
     /// Counts one more round of the cycle whose round the last run
     /// completed, if it is still the last item and the cycle can count one
-    /// more.
+    /// more: a round without data accesses.
     pub(super) fn repeat_round(&mut self) -> bool {
         match self.rounds.round {
-            Some(Round { period, matched: 0 }) => self.count_round(self.items.len() - 1, period),
+            Some(Round { period, matched: 0 }) => {
+                self.count_round(self.items.len() - 1, usize::from(period))
+            }
             _ => false,
         }
     }
@@ -224,7 +260,7 @@ mod tests {
     }
 
     #[test]
-    fn a_run_without_guards_or_addresses_like_the_one_before_repeats_it() {
+    fn a_run_without_guards_like_the_one_before_repeats_it() {
         let (a, called) = (
             bare(3),
             RunHead {
@@ -275,6 +311,71 @@ mod tests {
     }
 
     #[test]
+    fn runs_with_as_many_addresses_repeat_and_keep_them_and_runs_with_guards_do_not() {
+        let a = bare(3);
+        let mut feed = Feed::default();
+        let push = |feed: &mut Feed, guards: &[bool], addrs: &[u64]| {
+            let start = feed.mark();
+            let (run_guards, run_addrs) = feed.run_arrays();
+            run_guards.extend_from_slice(guards);
+            run_addrs.extend_from_slice(addrs);
+            feed.push_run(a, start)
+        };
+        // Three rounds of a loop over an array: two repeats of the first,
+        // whose addresses follow it; a round without data accesses would
+        // have told its length.
+        assert_eq!(push(&mut feed, &[], &[0x8000, 0x9000]), None);
+        assert_eq!(push(&mut feed, &[], &[0x8008, 0x9008]), None);
+        assert_eq!(push(&mut feed, &[], &[0x8010, 0x9010]), None);
+        // Fewer addresses, and guards: items of their own.
+        push(&mut feed, &[], &[0x8018]);
+        push(&mut feed, &[true], &[0x8018]);
+        push(&mut feed, &[true], &[0x8018]);
+        assert_eq!(repeats(&feed), [Some(2), Some(0), Some(0), Some(0)]);
+        let batch = &feed.batch;
+        let (Replayed::Run(_, arrays), index) = batch.replay().next().unwrap() else {
+            panic!("a run first");
+        };
+        assert_eq!(arrays.addrs, [0x8000, 0x9000]);
+        assert_eq!(arrays.repeats(), [0x8008, 0x9008, 0x8010, 0x9010]);
+        let cycle: Vec<_> = batch
+            .cycle_arrays(index, arrays)
+            .map(|(run, arrays)| (run.id, arrays.addrs))
+            .collect();
+        assert_eq!(cycle, [(3, &[0x8008, 0x9008][..])]);
+        let rest: Vec<_> = batch
+            .replay()
+            .skip(1)
+            .map(|(item, _)| match item {
+                Replayed::Run(_, arrays) => (arrays.guards.to_vec(), arrays.addrs.to_vec()),
+                _ => panic!("runs only"),
+            })
+            .collect();
+        assert_eq!(
+            rest,
+            [
+                (vec![], vec![0x8018]),
+                (vec![true], vec![0x8018]),
+                (vec![true], vec![0x8018])
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_of_a_loop_over_memory_is_full_at_its_addresses() {
+        let mut feed = Feed::default();
+        let mut rounds = 0;
+        while !feed.batch.is_full() {
+            let start = feed.mark();
+            feed.run_arrays().1.push(0x8000 + 8 * rounds);
+            feed.push_run(bare(1), start);
+            rounds += 1;
+        }
+        assert_eq!(feed.batch.len(), 1);
+        assert_eq!(rounds as usize, super::super::BATCH_ADDRS);
+    }
+
+    #[test]
     fn runs_that_repeat_a_cycle_of_runs_before_them_count_as_its_repeats() {
         let [a, b, c, d, e] = [1, 2, 3, 4, 5].map(bare);
         // A loop of two blocks, three times round and into the first again.
@@ -319,29 +420,35 @@ mod tests {
     proptest::proptest! {
         /// Random runs of three blocks, with a stack pointer or none and
         /// an address or none, with random cycles of the last runs
-        /// repeated after them: the batch's items, each run followed by the
-        /// repeats of the cycle it ends, give them back in order.
+        /// repeated after them, each repeat's addresses after the last:
+        /// the batch's items, each run followed by the repeats of the cycle
+        /// it ends, give them back in order, with their addresses.
         #[test]
         fn a_batch_gives_back_the_runs_it_was_given(
             pushes in proptest::collection::vec(
-                (0u32..3, proptest::bool::ANY, proptest::bool::weighted(0.2), 1usize..6, 0usize..4),
+                (0u32..3, proptest::bool::ANY, proptest::bool::weighted(0.4), 1usize..6, 0usize..4),
                 0..60,
             ),
         ) {
-            let mut runs: Vec<(u32, bool, bool)> = Vec::new();
-            for &(id, sp, addr, period, repeats) in &pushes {
-                runs.push((id, sp, addr));
+            // Each run's block, whether it has a stack pointer, and its
+            // address, if any.
+            let mut runs: Vec<(u32, bool, Option<u64>)> = Vec::new();
+            let mut next_addr = 0x8000;
+            let mut addr = |given: bool| {
+                next_addr += 8;
+                given.then_some(next_addr)
+            };
+            for &(id, sp, given, period, repeats) in &pushes {
+                runs.push((id, sp, addr(given)));
                 let cycle = runs[runs.len().saturating_sub(period)..].to_vec();
                 for _ in 0..repeats {
-                    runs.extend_from_slice(&cycle);
+                    runs.extend(cycle.iter().map(|&(id, sp, given)| (id, sp, addr(given.is_some()))));
                 }
             }
             let mut feed = Feed::default();
             for &(id, sp, addr) in &runs {
                 let start = feed.mark();
-                if addr {
-                    feed.run_arrays().1.push(0x8000);
-                }
+                feed.run_arrays().1.extend(addr);
                 let head = RunHead {
                     sp: sp.then_some(0x7000),
                     ..bare(id)
@@ -353,11 +460,16 @@ mod tests {
                 let Replayed::Run(run, arrays) = item else {
                     continue;
                 };
-                given.push((run.id, run.sp().is_some(), !arrays.addrs.is_empty()));
+                given.push((run.id, run.sp().is_some(), arrays.addrs.first().copied()));
+                let cycle: Vec<_> = feed.batch.cycle(index).collect();
+                let mut repeats = arrays.repeats().iter();
                 for _ in 0..run.repeats {
-                    let cycle = feed.batch.cycle(index);
-                    given.extend(cycle.map(|run| (run.id, run.sp().is_some(), false)));
+                    for run in &cycle {
+                        let addr = (run.addrs_len > 0).then(|| *repeats.next().unwrap());
+                        given.push((run.id, run.sp().is_some(), addr));
+                    }
                 }
+                proptest::prop_assert!(repeats.next().is_none(), "every repeat's address given back");
             }
             proptest::prop_assert_eq!(given, runs);
         }
