@@ -624,10 +624,10 @@ impl<R: Read + Seek> BinaryReader<R> {
         let mut cursor = Cursor::new(&payload[base..]);
         // Where the last runs' records start, the run decoded `n`th at `n %
         // MAX_PERIOD`; and once a run completed a round of a cycle of runs
-        // in the batch, the round's length in bytes and runs. The same
-        // bytes right after it are the same runs again, from the same
-        // state (each run's stack pointer and addresses are encoded against
-        // the previous ones'): one more round, counted without decoding.
+        // without addresses in the batch, the round's length in bytes and
+        // runs. The same bytes right after it are the same runs again, from
+        // the same state (each run's stack pointer is encoded against the
+        // previous one's): one more round, counted without decoding.
         let mut starts = [0; MAX_PERIOD];
         let mut decoded = 0;
         let mut round = None;
