@@ -598,4 +598,86 @@ proptest! {
         prop_assert_eq!(blocks.arcs, events.arcs);
         prop_assert_eq!(blocks.tree, events.tree);
     }
+
+    /// Loops over memory: a cycle of up to four runs of random named blocks
+    /// that leave by jumps, with unguarded accesses and side exits, entered
+    /// by a call and repeated many times, each repeat's addresses moved by
+    /// a random stride, through caches small enough that the data evict
+    /// the loop's code from LL, or from I1 and LL: most rounds are walked
+    /// without their arrivals.
+    #[test]
+    fn random_loops_over_memory_count_as_their_events(
+        blocks in prop::collection::vec(prop::collection::vec(instr(), 1..8), 1..4),
+        cycle in prop::collection::vec((any::<prop::sample::Index>(), prop::option::of(0u32..3)), 1..=4),
+        repeats in 1usize..80,
+        stride in prop_oneof![Just(0u64), 1u64..0x200],
+        choices in prop::collection::vec((any::<bool>(), any::<u16>()), 1..16),
+        small_l1 in any::<bool>(),
+        cache_use in any::<bool>(),
+    ) {
+        let mut defs: Vec<BlockDef> = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(at, mut instrs)| {
+                for (_, _, items) in &mut instrs {
+                    for item in items.iter_mut() {
+                        *item = match *item {
+                            Item::Access { access, size, .. } => Item::Access {
+                                access,
+                                size,
+                                guarded: false,
+                            },
+                            Item::Exit { .. } => Item::Exit {
+                                kind: JumpKind::Boring,
+                            },
+                        };
+                    }
+                }
+                block(false, 0x100 * at as u64, instrs, JumpKind::Boring)
+            })
+            .collect();
+        // Called from a block of its own, which the loop returns to.
+        let caller = defs.len();
+        defs.push(block(false, 0xf000, vec![(0, 4, Vec::new())], JumpKind::Call));
+        let exit = defs.len();
+        defs.push(block(false, 0x6000, vec![(0, 1, Vec::new())], JumpKind::Return));
+        let at = |sp| BlockRun {
+            sp: Some(sp),
+            ..full_run(&[])
+        };
+        let mut runs = vec![(caller, at(0x7000))];
+        for repeat in 0..=repeats as u64 {
+            for (index, exit) in &cycle {
+                let id = index.index(caller);
+                let mut run = BlockRun {
+                    sp: Some(0x6ff8),
+                    ..run_of(&defs[id], *exit, &choices)
+                };
+                for addr in &mut run.addrs {
+                    *addr += repeat * stride;
+                }
+                runs.push((id, run));
+            }
+        }
+        // Every block run through once, so that every block is known.
+        runs.extend((0..caller).map(|id| {
+            let run = BlockRun {
+                sp: Some(0x6ff8),
+                ..run_of(&defs[id], None, &choices)
+            };
+            (id, run)
+        }));
+        runs.push((exit, at(0x6ff8)));
+        let line = 64u32;
+        let l1_lines = if small_l1 { 2 } else { 64 };
+        let l1 = CacheGeometry::new(l1_lines * u64::from(line), 2, line).unwrap();
+        let ll = CacheGeometry::new(8 * u64::from(line), 2, line).unwrap();
+        let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
+        let functions = [(0x1000, 0x8000, "walk"), (0x10000, 0x11000, "main")];
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        prop_assert_eq!(blocks.totals, events.totals);
+        prop_assert!(blocks.self_cost == events.self_cost, "self costs differ");
+        prop_assert_eq!(blocks.arcs, events.arcs);
+        prop_assert_eq!(blocks.tree, events.tree);
+    }
 }
