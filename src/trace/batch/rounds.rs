@@ -14,8 +14,10 @@ pub const MAX_PERIOD: usize = 4;
 
 /// A cycle of runs that the runs at the end of a batch go round again:
 /// the last `matched` runs repeat, run by run, the runs `period` items
-/// before them.
-/// Bytes, so that the state a batch keeps and stores at every run is small.
+/// before them. In bytes, as the batch loads and stores it at every run
+/// that could repeat: in words, the decoding thread took 2.4% more host
+/// instructions on `traces/hydro.lgt` and 3.5% on
+/// `traces/pointer_chase.lgt`.
 #[derive(Clone, Copy)]
 struct Round {
     period: u8,
