@@ -517,11 +517,16 @@ impl<R: TraceRead> TraceRead for ItemByItem<R> {
 /// Every item of the batches `reader` fills, with its run's guards and
 /// addresses, and its location (a description has none: it cannot fail);
 /// after a run that ends a cycle of runs repeated, the cycle's runs as many
-/// times over, without a location (they take the run's), and every run as
-/// if it repeated nothing.
+/// times over, each with its addresses in that repeat and without a
+/// location (they take the run's), and every run as if it repeated
+/// nothing.
 fn batched(reader: &mut impl TraceRead) -> Vec<(String, Option<Location>)> {
     let counts = regex::Regex::new(r"repeats: \d+, (.*), period: \d+").unwrap();
-    let plain = |item: String| counts.replace(&item, "$1").into_owned();
+    let repeated = regex::Regex::new(r", repeats: \[[^\]]*\]").unwrap();
+    let plain = |item: String| {
+        let item = counts.replace(&item, "$1");
+        repeated.replace(&item, "").into_owned()
+    };
     let mut feed = Feed::default();
     let mut items = Vec::new();
     loop {
@@ -530,13 +535,22 @@ fn batched(reader: &mut impl TraceRead) -> Vec<(String, Option<Location>)> {
         for (item, index) in batch.replay() {
             let at = (!matches!(item, Replayed::Define(..))).then(|| batch.location(index));
             items.push((plain(format!("{item:?}")), at));
-            if let Replayed::Run(run, _) = item {
+            if let Replayed::Run(run, arrays) = item {
+                let mut addrs = arrays.repeats().iter();
                 for _ in 0..run.repeats {
                     for again in batch.cycle(index) {
-                        let again = Replayed::Run(again, RunArrays::default());
-                        items.push((plain(format!("{again:?}")), None));
+                        // The cycle's runs have no guards.
+                        let again_addrs: Vec<u64> = addrs
+                            .by_ref()
+                            .take(again.addrs_len as usize)
+                            .copied()
+                            .collect();
+                        let again = format!("{:?}", Replayed::Run(again, RunArrays::default()))
+                            .replace("addrs: []", &format!("addrs: {again_addrs:?}"));
+                        items.push((plain(again), None));
                     }
                 }
+                assert!(addrs.next().is_none(), "every repeat's addresses given");
             }
         }
         feed.batch.clear();
