@@ -4,8 +4,9 @@
 //! by a side exit between one instruction's accesses, skip a guarded
 //! access, or go through merged fetches must cost what the same runs given
 //! event by event cost, instruction by instruction; and so must runs that
-//! repeat one another, which once one of them hits I1 all through are
-//! counted at once.
+//! repeat one another, which are walked without their arrivals once a
+//! round of them arrived by plain jumps, and without data accesses, are
+//! counted at once once such a round also hit I1 all through.
 
 use proptest::prelude::*;
 
