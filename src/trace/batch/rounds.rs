@@ -80,11 +80,9 @@ impl Batch {
             let period = usize::from(period);
             let len = self.items.len();
             if self.repeats_item(len - period, &run) {
-                // This run, or the others of its round, pushed.
-                let accesses = run.addrs_len > 0
-                    || self.items[len + 1 - period..]
-                        .iter()
-                        .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0));
+                // The others of its round, pushed, and the run it repeats,
+                // with as many addresses as it.
+                let accesses = self.any_addresses(len - period);
                 if self.fold(len - period, period) {
                     return (!accesses).then_some(period);
                 }
@@ -111,13 +109,18 @@ impl Batch {
             // A whole round found at once.
             Some(Round { period, matched }) if matched == period => {
                 let period = usize::from(period);
-                let accesses = self.items[last + 1 - period..]
-                    .iter()
-                    .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0));
+                let accesses = self.any_addresses(last + 1 - period);
                 (self.fold(last - period, period) && !accesses).then_some(period)
             }
             _ => None,
         }
+    }
+
+    /// Whether any item from `from` on is a run with addresses.
+    fn any_addresses(&self, from: usize) -> bool {
+        self.items[from..]
+            .iter()
+            .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0))
     }
 
     /// Whether `run` repeats item `at`, a run.
@@ -361,6 +364,36 @@ mod tests {
                 (vec![true], vec![0x8018])
             ]
         );
+    }
+
+    #[test]
+    fn only_a_round_without_addresses_tells_its_length() {
+        let [a, b] = [1, 2].map(bare);
+        // Loops of two blocks, the first or the second with an address:
+        // their rounds fold, but their encodings differ.
+        for with_address in [a, b] {
+            let mut feed = Feed::default();
+            let mut told = Vec::new();
+            for round in 0..3 {
+                for run in [a, b] {
+                    let start = feed.mark();
+                    if run.id == with_address.id {
+                        feed.run_arrays().1.push(0x8000 + 8 * round);
+                    }
+                    told.push(feed.push_run(run, start));
+                }
+            }
+            assert_eq!(told, [None; 6]);
+            assert_eq!(repeats(&feed), [Some(0), Some(2)]);
+        }
+        // Without addresses, each round after the first tells it.
+        let told: Vec<_> = {
+            let mut feed = Feed::default();
+            [a, b, a, b, a, b]
+                .map(|run| feed.push_run(run, feed.mark()))
+                .to_vec()
+        };
+        assert_eq!(told, [None, None, None, Some(2), None, Some(2)]);
     }
 
     #[test]
