@@ -200,13 +200,10 @@ fn known_runs_count_as_their_events() {
     }
 }
 
-/// Loops that compute in registers, of two blocks and of one, in a
-/// function that `main` calls and that is shown or skipped: with I1 big
-/// enough, their runs after the first rounds are counted at once; with an
-/// I1 of two lines, which the loop's lines thrash, each is run.
-#[test]
-fn loops_in_registers_count_as_their_runs_one_by_one() {
-    let block = |instrs: &[(u64, u8)], end| BlockDef {
+/// A block of the instructions `instrs`, each its address and length,
+/// without data accesses or side exits, that leaves by `end`.
+fn plain_block(instrs: &[(u64, u8)], end: JumpKind) -> BlockDef {
+    BlockDef {
         instrs: instrs
             .iter()
             .map(|&(addr, len)| BlockInstr {
@@ -217,12 +214,48 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
             .collect(),
         items: Vec::new(),
         end,
-    };
+    }
+}
+
+/// The default caches but for `i1` and `ll`, tracking use if `cache_use`,
+/// and skipping the function `skip` if one is given.
+fn loop_config(
+    i1: CacheGeometry,
+    ll: CacheGeometry,
+    cache_use: bool,
+    skip: Option<&str>,
+) -> SimConfig {
+    let (_, d1, _) = SimConfig::default_caches();
+    let config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
+    match skip {
+        Some(skip) => config.with_skip(SkipRules {
+            patterns: vec![skip.to_string()],
+            plt: true,
+        }),
+        None => config,
+    }
+}
+
+/// Asserts that the profiles of block runs and of their events cost the
+/// same: totals, self costs, calls and the back-dating tree.
+fn assert_alike(blocks: &Profile, events: &Profile) {
+    assert_eq!(blocks.totals, events.totals);
+    assert!(blocks.self_cost == events.self_cost, "self costs differ");
+    assert_eq!(blocks.arcs, events.arcs);
+    assert_eq!(blocks.tree, events.tree);
+}
+
+/// Loops that compute in registers, of two blocks and of one, in a
+/// function that `main` calls and that is shown or skipped: with I1 big
+/// enough, their runs after the first rounds are counted at once; with an
+/// I1 of two lines, which the loop's lines thrash, each is run.
+#[test]
+fn loops_in_registers_count_as_their_runs_one_by_one() {
     let defs = [
-        block(&[(0x1000, 4)], JumpKind::Call),
+        plain_block(&[(0x1000, 4)], JumpKind::Call),
         // A fetch, two that continue it, one over two lines and one that
         // continues that.
-        block(
+        plain_block(
             &[
                 (0x2010, 3),
                 (0x2013, 5),
@@ -233,9 +266,9 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
             JumpKind::Boring,
         ),
         // A fetch in another line and one that continues it.
-        block(&[(0x2080, 6), (0x2086, 2)], JumpKind::Boring),
-        block(&[(0x2100, 1)], JumpKind::Return),
-        block(&[(0x1004, 2)], JumpKind::Boring),
+        plain_block(&[(0x2080, 6), (0x2086, 2)], JumpKind::Boring),
+        plain_block(&[(0x2100, 1)], JumpKind::Return),
+        plain_block(&[(0x1004, 2)], JumpKind::Boring),
     ];
     let at = |sp| BlockRun {
         sp: Some(sp),
@@ -248,28 +281,19 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
     runs.extend(std::iter::repeat_n((1, at(0x6ff8)), 200));
     runs.extend([(3, at(0x6ff8)), (4, at(0x7000))]);
     let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "spin")];
-    let (i1, d1, ll) = SimConfig::default_caches();
+    let (i1, _, ll) = SimConfig::default_caches();
     let tiny = CacheGeometry::new(128, 2, 64).unwrap();
     for (i1, cache_use, skip) in [
-        (i1, true, false),
-        (i1, true, true),
-        (i1, false, false),
-        (tiny, true, false),
+        (i1, true, None),
+        (i1, true, Some("spin")),
+        (i1, false, None),
+        (tiny, true, None),
     ] {
-        let mut config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
-        if skip {
-            config = config.with_skip(SkipRules {
-                patterns: vec!["spin".to_string()],
-                plt: true,
-            });
-        }
+        let config = loop_config(i1, ll, cache_use, skip);
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
         let per_round = 1 + 300 * (5 + 2) + 200 * 5 + 1 + 1;
         assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
-        assert_eq!(blocks.totals, events.totals);
-        assert!(blocks.self_cost == events.self_cost, "self costs differ");
-        assert_eq!(blocks.arcs, events.arcs);
-        assert_eq!(blocks.tree, events.tree);
+        assert_alike(&blocks, &events);
     }
 }
 
@@ -287,17 +311,9 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
         guarded: false,
     };
     let instr = |addr, len, items| BlockInstr { addr, len, items };
-    let plain = |instrs: &[(u64, u8)], end| BlockDef {
-        instrs: instrs
-            .iter()
-            .map(|&(addr, len)| instr(addr, len, 0..0))
-            .collect(),
-        items: Vec::new(),
-        end,
-    };
     let defs = [
-        plain(&[(0x1000, 4)], JumpKind::Call),
-        plain(&[(0x2010, 3), (0x2013, 5)], JumpKind::Boring),
+        plain_block(&[(0x1000, 4)], JumpKind::Call),
+        plain_block(&[(0x2010, 3), (0x2013, 5)], JumpKind::Boring),
         // A read, two fetches that continue it, a fetch over two lines
         // and a write.
         BlockDef {
@@ -310,8 +326,8 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
             items: vec![access(Access::Read, 8), access(Access::Write, 4)],
             end: JumpKind::Boring,
         },
-        plain(&[(0x2100, 1)], JumpKind::Return),
-        plain(&[(0x1004, 2)], JumpKind::Boring),
+        plain_block(&[(0x2100, 1)], JumpKind::Return),
+        plain_block(&[(0x1004, 2)], JumpKind::Boring),
     ];
     let at = |sp, addrs: &[u64]| BlockRun {
         sp: Some(sp),
@@ -327,31 +343,22 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
     }
     runs.extend([(3, at(0x6ff8, &[])), (4, at(0x7000, &[]))]);
     let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "sweep")];
-    let (i1, d1, ll) = SimConfig::default_caches();
+    let (i1, _, ll) = SimConfig::default_caches();
     let tiny_i1 = CacheGeometry::new(128, 2, 64).unwrap();
     let tiny_ll = CacheGeometry::new(256, 2, 64).unwrap();
     for (i1, ll, cache_use, skip) in [
-        (i1, ll, true, false),
-        (i1, tiny_ll, true, false),
-        (i1, tiny_ll, true, true),
-        (i1, tiny_ll, false, false),
-        (tiny_i1, tiny_ll, true, false),
+        (i1, ll, true, None),
+        (i1, tiny_ll, true, None),
+        (i1, tiny_ll, true, Some("sweep")),
+        (i1, tiny_ll, false, None),
+        (tiny_i1, tiny_ll, true, None),
     ] {
-        let mut config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
-        if skip {
-            config = config.with_skip(SkipRules {
-                patterns: vec!["sweep".to_string()],
-                plt: true,
-            });
-        }
+        let config = loop_config(i1, ll, cache_use, skip);
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
         let per_round = 1 + 300 * (2 + 4) + 200 * 4 + 1 + 1;
         assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 500);
-        assert_eq!(blocks.totals, events.totals);
-        assert!(blocks.self_cost == events.self_cost, "self costs differ");
-        assert_eq!(blocks.arcs, events.arcs);
-        assert_eq!(blocks.tree, events.tree);
+        assert_alike(&blocks, &events);
     }
 }
 
