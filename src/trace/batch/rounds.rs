@@ -80,9 +80,9 @@ impl Batch {
             let period = usize::from(period);
             let len = self.items.len();
             if self.repeats_item(len - period, &run) {
-                // The others of its round, pushed, and the run it repeats,
-                // with as many addresses as it.
-                let accesses = self.any_addresses(len - period);
+                // This run first: the others of its round, pushed, are
+                // looked at only for a run without addresses.
+                let accesses = run.addrs_len > 0 || self.any_addresses(len + 1 - period);
                 if self.fold(len - period, period) {
                     return (!accesses).then_some(period);
                 }
