@@ -23,12 +23,14 @@ mod known_blocks;
 mod known_runs;
 mod lanes;
 mod repeats;
+mod round_plan;
 mod stepper;
 mod transfers;
 
 use call_sites::CallSites;
 use charges::Charges;
 use known_blocks::{Arrival, KnownBlock, KnownBlocks, KnownFor};
+use round_plan::RoundPlan;
 use stepper::Stepper;
 use transfers::check_can_transfer;
 
@@ -161,6 +163,8 @@ pub struct Simulator<B: Backdate> {
     known: KnownBlocks,
     /// The last call of each call site.
     call_sites: CallSites,
+    /// The plan of the last cycle whose steady rounds were planned.
+    plan: RoundPlan,
     /// Data accesses without an instruction go to `(unknown)`.
     detached_data: bool,
     /// The thread running.
@@ -215,6 +219,7 @@ impl<B: Backdate> Simulator<B> {
             detached_data: false,
             tid: 1,
             call_sites: CallSites::default(),
+            plan: RoundPlan::default(),
         })
     }
 

@@ -207,6 +207,30 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
+    /// Where I1 holds `line`, if it does; its order unchanged.
+    pub fn fetch_slot(&self, line: u64) -> Option<Slot> {
+        self.l1[L1Kind::Instr as usize].cache.probe(line)
+    }
+
+    /// Adds `fetches` fetches of bytes `offset .. offset + len` to the use
+    /// of the I1 line in `slot`, which they hit and leave where it is in
+    /// its set: the fetches of a round of a loop that repeats one that hit
+    /// I1 all through, in order with the round's data accesses, since a
+    /// miss of those in LL can take an I1 line's use (see
+    /// `Simulator::repeat`).
+    #[inline(always)]
+    pub fn fetch_resident(&mut self, slot: Slot, fetches: u64, offset: u32, len: u32) {
+        if self.track_use {
+            let fetched = LineUse {
+                count: fetches,
+                mask: M::range(offset, len),
+            };
+            let state = &mut self.l1[L1Kind::Instr as usize].lines[slot];
+            state.used.absorb(&fetched);
+            state.pending.absorb(&fetched);
+        }
+    }
+
     /// Fetches bytes `offset .. offset + len` of I1 line `line`: an
     /// instruction within one line, whose line and bytes are known.
     #[inline(always)]

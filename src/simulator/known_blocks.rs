@@ -27,12 +27,13 @@
 use rustc_hash::FxHashMap;
 
 use crate::backdate::Backdate;
-use crate::cache::{ByteMask, Hierarchy, LineSpan};
+use crate::cache::{ByteMask, Hierarchy, LineSpan, Slot};
 use crate::cost::{Cost, EventKind};
 use crate::program::{FnId, InstrId, Region};
 use crate::trace::Access;
 use crate::trace::block::{BlockDef, Item, RunCursor, RunMismatch, RunRef};
 
+use super::round_plan::RoundPlan;
 use super::stepper::{Stepper, count_kind};
 
 /// One step of a known block, in program order.
@@ -506,6 +507,107 @@ impl KnownBlocks {
             }
         }
         if counted && let KnownStep::Left { runs } = &mut self.steps[start + left] {
+            *runs += times;
+        }
+    }
+
+    /// Adds to `plan` the steps of `run` of `block`, its data accesses
+    /// charged to `charge_to` where set and else to each instruction, its
+    /// fetches to the slots `slot_of` tells for their I1 lines. False if
+    /// it cannot be planned: a line `slot_of` does not know, a guarded
+    /// access, or more instructions than a plan counts.
+    pub fn plan_run(
+        &self,
+        block: &KnownBlock,
+        run: RunRef,
+        charge_to: Option<InstrId>,
+        slot_of: impl Fn(u64) -> Option<Slot>,
+        plan: &mut RoundPlan,
+    ) -> bool {
+        let start = block.steps_start as usize;
+        let steps = &self.steps[start..start + block.steps_len as usize];
+        let line_size = 1 << self.line_bits;
+        let mut cursor = RunCursor::new(run);
+        let mut charged = charge_to.unwrap_or(block.first);
+        // The slot of the I1 line fetched last and where that fetch ended,
+        // which a `FetchAgain` continues.
+        let mut previous = None;
+        let mut left = steps.len();
+        let mut rest = steps.iter().enumerate();
+        while let Some((at, step)) = rest.next() {
+            let planned = match *step {
+                KnownStep::Fetch {
+                    id,
+                    offset,
+                    len,
+                    line,
+                } => {
+                    charged = charge_to.unwrap_or(id);
+                    let Some(slot) = slot_of(line) else {
+                        return false;
+                    };
+                    let (offset, len) = (u32::from(offset), u32::from(len));
+                    previous = Some((slot, offset + len));
+                    plan.fetch(slot, 1, offset, len);
+                    plan.instructions(1)
+                }
+                KnownStep::FetchTwo {
+                    id,
+                    offset,
+                    second,
+                    line,
+                } => {
+                    charged = charge_to.unwrap_or(id);
+                    let (Some(first), Some(next)) = (slot_of(line), slot_of(line + 1)) else {
+                        return false;
+                    };
+                    let (offset, second) = (u32::from(offset), u32::from(second));
+                    previous = Some((next, second));
+                    plan.fetch(first, 1, offset, line_size - offset);
+                    plan.fetch(next, 1, 0, second);
+                    plan.instructions(1)
+                }
+                KnownStep::FetchAgain {
+                    id,
+                    count,
+                    line_end,
+                } => {
+                    charged = charge_to.unwrap_or(id);
+                    let Some((slot, from)) = previous else {
+                        return false;
+                    };
+                    let end = u32::from(line_end);
+                    previous = Some((slot, end));
+                    plan.fetch(slot, u32::from(count), from, end - from);
+                    plan.instructions(u32::from(count))
+                }
+                KnownStep::Data { access, size } => {
+                    plan.access(charged, access, size);
+                    true
+                }
+                KnownStep::Guarded { .. } => false,
+                KnownStep::Exit { .. } => {
+                    if cursor.exits_here() {
+                        left = at + 1;
+                        break;
+                    }
+                    rest.next();
+                    true
+                }
+                KnownStep::Left { .. } => true,
+            };
+            if !planned {
+                return false;
+            }
+        }
+        plan.end_run(start + left);
+        true
+    }
+
+    /// Counts `times` more runs that stopped where the count at `left` in
+    /// the steps is kept (see [`RoundPlan::lefts`]).
+    pub fn add_left(&mut self, left: usize, times: u64) {
+        if let Some(KnownStep::Left { runs }) = self.steps.get_mut(left) {
             *runs += times;
         }
     }

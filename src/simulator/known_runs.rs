@@ -217,16 +217,14 @@ fn plain_block(instrs: &[(u64, u8)], end: JumpKind) -> BlockDef {
     }
 }
 
-/// The default caches but for `i1` and `ll`, tracking use if `cache_use`,
-/// and skipping the function `skip` if one is given.
-fn loop_config(
-    i1: CacheGeometry,
-    ll: CacheGeometry,
-    cache_use: bool,
-    skip: Option<&str>,
-) -> SimConfig {
-    let (_, d1, _) = SimConfig::default_caches();
-    let config = SimConfig::new(i1, d1, ll, cache_use, true).unwrap();
+/// Caches `i1`, `d1` and `ll`, tracking use if `cache_use`, and skipping
+/// the function `skip` if one is given.
+fn loop_config([i1, d1, ll]: [CacheGeometry; 3], cache_use: bool, skip: Option<&str>) -> SimConfig {
+    skipping(SimConfig::new(i1, d1, ll, cache_use, true).unwrap(), skip)
+}
+
+/// `config`, skipping the function `skip` if one is given.
+fn skipping(config: SimConfig, skip: Option<&str>) -> SimConfig {
     match skip {
         Some(skip) => config.with_skip(SkipRules {
             patterns: vec![skip.to_string()],
@@ -281,7 +279,7 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
     runs.extend(std::iter::repeat_n((1, at(0x6ff8)), 200));
     runs.extend([(3, at(0x6ff8)), (4, at(0x7000))]);
     let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "spin")];
-    let (i1, _, ll) = SimConfig::default_caches();
+    let (i1, d1, ll) = SimConfig::default_caches();
     let tiny = CacheGeometry::new(128, 2, 64).unwrap();
     for (i1, cache_use, skip) in [
         (i1, true, None),
@@ -289,7 +287,7 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
         (i1, false, None),
         (tiny, true, None),
     ] {
-        let config = loop_config(i1, ll, cache_use, skip);
+        let config = loop_config([i1, d1, ll], cache_use, skip);
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
         let per_round = 1 + 300 * (5 + 2) + 200 * 5 + 1 + 1;
         assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
@@ -298,11 +296,16 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
 }
 
 /// A loop over memory, of two blocks (the second reading and writing an
-/// array), in a function that `main` calls and that is shown or skipped:
-/// after the first rounds, its runs are walked without their arrivals.
-/// With an LL of four lines, its data misses end the LL residencies of the
-/// loop's code lines while I1 holds them, which takes the use I1 saw of
-/// them until then; with an I1 of two lines, the loop's lines thrash.
+/// array), in a function that `main` calls, after a call to a function
+/// that writes a few lines and returns, and that is shown or skipped:
+/// after the first rounds, its runs are walked without their arrivals,
+/// and once a round hit I1 all through, from a plan. With an LL of four
+/// lines, its data misses end the LL residencies of the loop's code lines
+/// while I1 holds them, which takes the use I1 saw of them until then;
+/// with a D1 of four lines as well, they evict the lines the first call
+/// wrote, which lets its node of the back-dating tree go at the time the
+/// plan says; with an I1 of one line, the loop's two lines thrash, and
+/// its rounds are walked run by run.
 #[test]
 fn loops_over_memory_count_as_their_runs_one_by_one() {
     let access = |access, size| Item::Access {
@@ -328,12 +331,25 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
         },
         plain_block(&[(0x2100, 1)], JumpKind::Return),
         plain_block(&[(0x1004, 2)], JumpKind::Boring),
+        plain_block(&[(0x0ffc, 4)], JumpKind::Call),
+        // Three writes to lines of their own, from the I1 line of the
+        // call's, so that only they hold the call's node of the
+        // back-dating tree.
+        BlockDef {
+            instrs: vec![instr(0x0fe0, 4, 0..3)],
+            items: vec![access(Access::Write, 8); 3],
+            end: JumpKind::Return,
+        },
     ];
     let at = |sp, addrs: &[u64]| BlockRun {
         sp: Some(sp),
         ..full_run(addrs)
     };
-    let mut runs = vec![(0, at(0x7000, &[]))];
+    let mut runs = vec![
+        (5, at(0x7000, &[])),
+        (6, at(0x6ff8, &[0x40_0000, 0x40_1040, 0x40_2080])),
+        (0, at(0x7000, &[])),
+    ];
     for round in 0..300 {
         let addrs = [0x10_0000 + 8 * round, 0x20_0000 + 4 * round];
         runs.extend([(1, at(0x6ff8, &[])), (2, at(0x6ff8, &addrs))]);
@@ -342,20 +358,27 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
         runs.push((2, at(0x6ff8, &[0x30_0000 + 64 * round, 0x20_0000])));
     }
     runs.extend([(3, at(0x6ff8, &[])), (4, at(0x7000, &[]))]);
-    let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "sweep")];
-    let (i1, _, ll) = SimConfig::default_caches();
-    let tiny_i1 = CacheGeometry::new(128, 2, 64).unwrap();
+    let functions = [
+        (0x0fe0, 0x0ffc, "fill"),
+        (0x0ffc, 0x2000, "main"),
+        (0x2000, 0x3000, "sweep"),
+    ];
+    let (i1, d1, ll) = SimConfig::default_caches();
+    let tiny_i1 = CacheGeometry::new(64, 1, 64).unwrap();
+    let tiny_d1 = CacheGeometry::new(256, 2, 64).unwrap();
     let tiny_ll = CacheGeometry::new(256, 2, 64).unwrap();
-    for (i1, ll, cache_use, skip) in [
-        (i1, ll, true, None),
-        (i1, tiny_ll, true, None),
-        (i1, tiny_ll, true, Some("sweep")),
-        (i1, tiny_ll, false, None),
-        (tiny_i1, tiny_ll, true, None),
+    for (caches, cache_use, skip) in [
+        ([i1, d1, ll], true, None),
+        ([i1, d1, tiny_ll], true, None),
+        ([i1, d1, tiny_ll], true, Some("sweep")),
+        ([i1, d1, tiny_ll], false, None),
+        ([i1, tiny_d1, tiny_ll], true, None),
+        ([i1, tiny_d1, tiny_ll], true, Some("sweep")),
+        ([tiny_i1, d1, tiny_ll], true, None),
     ] {
-        let config = loop_config(i1, ll, cache_use, skip);
+        let config = loop_config(caches, cache_use, skip);
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
-        let per_round = 1 + 300 * (2 + 4) + 200 * 4 + 1 + 1;
+        let per_round = 2 + 1 + 300 * (2 + 4) + 200 * 4 + 1 + 1;
         assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 500);
         assert_alike(&blocks, &events);
@@ -610,9 +633,11 @@ proptest! {
     /// Loops over memory: a cycle of up to four runs of random named blocks
     /// that leave by jumps, with unguarded accesses and side exits, entered
     /// by a call and repeated many times, each repeat's addresses moved by
-    /// a random stride, through caches small enough that the data evict
-    /// the loop's code from LL, or from I1 and LL: most rounds are walked
-    /// without their arrivals.
+    /// a random stride, through caches of one line size from 16 to 256
+    /// bytes, small enough that the data evict the loop's code from LL, or
+    /// from I1 and LL, with the loop's function shown or skipped: most
+    /// rounds are walked without their arrivals, and those after a round
+    /// that hit I1 all through from a plan.
     #[test]
     fn random_loops_over_memory_count_as_their_events(
         blocks in prop::collection::vec(prop::collection::vec(instr(), 1..8), 1..4),
@@ -620,8 +645,10 @@ proptest! {
         repeats in 1usize..80,
         stride in prop_oneof![Just(0u64), 1u64..0x200],
         choices in prop::collection::vec((any::<bool>(), any::<u16>()), 1..16),
+        line_bits in 4u32..=8,
         small_l1 in any::<bool>(),
         cache_use in any::<bool>(),
+        skip in any::<bool>(),
     ) {
         let mut defs: Vec<BlockDef> = blocks
             .into_iter()
@@ -676,11 +703,12 @@ proptest! {
             (id, run)
         }));
         runs.push((exit, at(0x6ff8)));
-        let line = 64u32;
+        let line = 1u32 << line_bits;
         let l1_lines = if small_l1 { 2 } else { 64 };
         let l1 = CacheGeometry::new(l1_lines * u64::from(line), 2, line).unwrap();
         let ll = CacheGeometry::new(8 * u64::from(line), 2, line).unwrap();
         let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
+        let config = skipping(config, skip.then_some("walk"));
         let functions = [(0x1000, 0x8000, "walk"), (0x10000, 0x11000, "main")];
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
         prop_assert_eq!(blocks.totals, events.totals);

@@ -7,7 +7,8 @@
 //! next rounds do too: each run finds the stack and the context as in the
 //! round before, so its arrival would change nothing (see
 //! `Simulator::plain_arrival`), and the rest of the rounds are walked
-//! without it.
+//! without it: from a plan of the round, whose fetches need no I1 lookup,
+//! when I1 holds every line it fetched (see [`round_plan`]).
 //!
 //! A cycle without data accesses, a loop that computes in registers, needs
 //! not even that once such a round also fetches without an I1 miss: the
@@ -21,9 +22,10 @@
 //! again, which adds the same use to the same lines (of bytes already
 //! used) and counts the same. (With data accesses, a miss in LL can end
 //! the residency of a line I1 holds, which takes the I1 line's use at that
-//! moment: their fetches are walked.)
+//! moment: their fetches are added in order with the accesses.)
 //!
 //! [`Feed::push_run`]: crate::trace::batch::Feed::push_run
+//! [`round_plan`]: super::round_plan
 
 use crate::backdate::Backdate;
 use crate::cache::Caches;
@@ -32,6 +34,7 @@ use crate::trace::BlockItem;
 use crate::trace::batch::MAX_PERIOD;
 
 use super::known_blocks::KnownBlock;
+use super::stepper::Stepper;
 use super::{SimError, Simulator};
 
 impl<B: Backdate> Simulator<B> {
@@ -54,9 +57,10 @@ impl<B: Backdate> Simulator<B> {
         }
         debug_assert_eq!(repeats.len(), round * times as usize);
         let mut walked = [*cycle.first().expect("a cycle has a run"); MAX_PERIOD];
+        let walked = &mut walked[..cycle.len()];
         let mut known = [None; MAX_PERIOD];
-        let mut repeats = repeats.chunks_exact(round);
-        for addrs in repeats.by_ref() {
+        let mut rounds = repeats.chunks_exact(round);
+        for addrs in rounds.by_ref() {
             let mut steady = true;
             let mut rest = addrs;
             for (at, item) in cycle.iter().enumerate() {
@@ -65,19 +69,86 @@ impl<B: Backdate> Simulator<B> {
                 known[at] = self.run_again(&walked[at])?;
                 steady &= known[at].is_some();
             }
+            // A round's runs all arrived by a plain jump: so will the
+            // rest's.
             if steady {
-                break;
+                let done = times as usize - rounds.len();
+                return self.walk_planned(walked, &known, &repeats[done * round..], round);
             }
         }
-        // A round's runs all arrived by a plain jump: so will the rest's.
-        let cycle = &mut walked[..cycle.len()];
-        for addrs in repeats {
-            let mut rest = addrs;
-            for (item, block) in cycle.iter_mut().zip(&known) {
-                let block = block.as_ref().expect("a steady round's runs are known");
-                (item.run.addrs, rest) = rest.split_at(item.run.addrs.len());
-                self.known_walk(block, item)
-                    .map_err(|mismatch| SimError::Run(mismatch.0))?;
+        Ok(())
+    }
+
+    /// Walks the rounds of the runs `walked` (of blocks `known`) whose
+    /// addresses are `rest`, `round` a round, right after a round of them
+    /// that arrived at every run by a plain jump: from a plan if I1 holds
+    /// every line that round fetched (see [`round_plan`]), else run by
+    /// run.
+    ///
+    /// [`round_plan`]: super::round_plan
+    fn walk_planned<'a>(
+        &mut self,
+        walked: &mut [BlockItem<'a>],
+        known: &[Option<KnownBlock>; MAX_PERIOD],
+        rest: &'a [u64],
+        round: usize,
+    ) -> Result<(), SimError> {
+        let charge_to = self.threads.current().charge_to();
+        self.plan.clear();
+        let mut planned = true;
+        for (item, block) in walked.iter().zip(known) {
+            let block = block.as_ref().expect("a steady round's runs are known");
+            planned &= match &self.caches {
+                Caches::Narrow(caches) => self.known.plan_run(
+                    block,
+                    item.run,
+                    charge_to,
+                    |line| caches.fetch_slot(line),
+                    &mut self.plan,
+                ),
+                Caches::Wide(caches) => self.known.plan_run(
+                    block,
+                    item.run,
+                    charge_to,
+                    |line| caches.fetch_slot(line),
+                    &mut self.plan,
+                ),
+            };
+        }
+        if !planned || self.plan.accesses() != round as u64 {
+            for addrs in rest.chunks_exact(round) {
+                let mut rest = addrs;
+                for (item, block) in walked.iter_mut().zip(known) {
+                    let block = block.as_ref().expect("a steady round's runs are known");
+                    (item.run.addrs, rest) = rest.split_at(item.run.addrs.len());
+                    self.known_walk(block, item)
+                        .map_err(|mismatch| SimError::Run(mismatch.0))?;
+                }
+            }
+            return Ok(());
+        }
+        let times = (rest.len() / round) as u64;
+        let context = self.threads.current();
+        let charger = self.charges.charger(self.instructions);
+        let (cursor, cost) = (&mut context.cursor, &mut context.cost);
+        let first = known[0].map(|block| block.first);
+        let first = charge_to
+            .or(first)
+            .expect("a steady round's runs are known");
+        let now = &mut self.instructions;
+        match &mut self.caches {
+            Caches::Narrow(caches) => {
+                let stepper = Stepper::new(caches, charger, cursor, cost, first);
+                self.plan.walk(rest, stepper, charge_to, now);
+            }
+            Caches::Wide(caches) => {
+                let stepper = Stepper::new(caches, charger, cursor, cost, first);
+                self.plan.walk(rest, stepper, charge_to, now);
+            }
+        }
+        if charge_to.is_none() {
+            for &left in self.plan.lefts() {
+                self.known.add_left(left, times);
             }
         }
         Ok(())

@@ -7,7 +7,7 @@
 //! hierarchy picked once; single events build one per step.
 
 use crate::backdate::Backdate;
-use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind, Outcome};
+use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind, Outcome, Slot};
 use crate::cost::{EventKind, ImmediateCost};
 use crate::program::InstrId;
 use crate::trace::Access;
@@ -158,6 +158,13 @@ impl<B: Backdate, M: ByteMask> Stepper<'_, B, Hierarchy<B::Line, M>> {
             .caches
             .fetch_two_lines(line, offset, second, &mut self.sink);
         self.count_misses(instr, outcome, EventKind::I1mr, EventKind::ILmr);
+    }
+
+    /// Adds `fetches` fetches of bytes `offset .. offset + len` of the I1
+    /// line in `slot`, which they hit (see [`Hierarchy::fetch_resident`]).
+    #[inline(always)]
+    pub fn fetch_resident(&mut self, slot: Slot, fetches: u64, offset: u32, len: u32) {
+        self.caches.fetch_resident(slot, fetches, offset, len);
     }
 
     /// Fetches `count` instructions, each continuing the I1 line the
