@@ -460,7 +460,7 @@ impl Feed {
     /// meet, the first of its cycle meets first.
     ///
     /// Returns the cycle's length when the run completed a round of a
-    /// cycle without data accesses.
+    /// cycle, folded.
     #[inline]
     pub fn push_run(&mut self, head: RunHead, start: RunMark) -> Option<usize> {
         let batch = &mut self.batch;
@@ -477,7 +477,8 @@ impl Feed {
     /// Counts one more round of the cycle whose round the last run pushed
     /// completed, if that run is still the last item and the cycle can
     /// count one more: the runs of a reader that knows them to be that
-    /// round again without decoding them (its encoding again).
+    /// round again without decoding them (its encoding again), which adds
+    /// their addresses, if any, to the batch's after this.
     #[inline]
     pub fn repeat_round(&mut self) -> bool {
         self.batch.repeat_round()

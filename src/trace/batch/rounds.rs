@@ -66,8 +66,7 @@ impl Batch {
     /// else finds the shortest cycle it goes round again; once a round is
     /// complete, folds it into the last run before it. A run that completes
     /// a round it was followed round is not even pushed. Returns the
-    /// cycle's length when `run` completed a round of it without data
-    /// accesses.
+    /// cycle's length when `run` completed a round of it that was folded.
     #[inline]
     pub(super) fn push_repeating(&mut self, run: Run) -> Option<usize> {
         let key = run.id.wrapping_add(1);
@@ -80,11 +79,8 @@ impl Batch {
             let period = usize::from(period);
             let len = self.items.len();
             if self.repeats_item(len - period, &run) {
-                // This run first: the others of its round, pushed, are
-                // looked at only for a run without addresses.
-                let accesses = run.addrs_len > 0 || self.any_addresses(len + 1 - period);
                 if self.fold(len - period, period) {
-                    return (!accesses).then_some(period);
+                    return Some(period);
                 }
                 self.items.push(Item::Run(run));
                 return None;
@@ -109,18 +105,10 @@ impl Batch {
             // A whole round found at once.
             Some(Round { period, matched }) if matched == period => {
                 let period = usize::from(period);
-                let accesses = self.any_addresses(last + 1 - period);
-                (self.fold(last - period, period) && !accesses).then_some(period)
+                self.fold(last - period, period).then_some(period)
             }
             _ => None,
         }
-    }
-
-    /// Whether any item from `from` on is a run with addresses.
-    fn any_addresses(&self, from: usize) -> bool {
-        self.items[from..]
-            .iter()
-            .any(|item| matches!(item, Item::Run(run) if run.addrs_len > 0))
     }
 
     /// Whether `run` repeats item `at`, a run.
@@ -189,7 +177,7 @@ impl Batch {
 
     /// Counts one more round of the cycle whose round the last run
     /// completed, if it is still the last item and the cycle can count one
-    /// more: a round without data accesses.
+    /// more; its addresses, if any, are the caller's to add.
     pub(super) fn repeat_round(&mut self) -> bool {
         match self.rounds.round {
             Some(Round { period, matched: 0 }) => {
@@ -327,11 +315,10 @@ mod tests {
             feed.push_run(a, start)
         };
         // Three rounds of a loop over an array: two repeats of the first,
-        // whose addresses follow it; a round without data accesses would
-        // have told its length.
+        // whose addresses follow it.
         assert_eq!(push(&mut feed, &[], &[0x8000, 0x9000]), None);
-        assert_eq!(push(&mut feed, &[], &[0x8008, 0x9008]), None);
-        assert_eq!(push(&mut feed, &[], &[0x8010, 0x9010]), None);
+        assert_eq!(push(&mut feed, &[], &[0x8008, 0x9008]), Some(1));
+        assert_eq!(push(&mut feed, &[], &[0x8010, 0x9010]), Some(1));
         // Fewer addresses, and guards: items of their own.
         push(&mut feed, &[], &[0x8018]);
         push(&mut feed, &[true], &[0x8018]);
@@ -367,33 +354,25 @@ mod tests {
     }
 
     #[test]
-    fn only_a_round_without_addresses_tells_its_length() {
+    fn each_round_folded_tells_its_length() {
         let [a, b] = [1, 2].map(bare);
-        // Loops of two blocks, the first or the second with an address:
-        // their rounds fold, but their encodings differ.
-        for with_address in [a, b] {
+        // Loops of two blocks, without addresses, with an address in the
+        // first or in the second: each round after the first tells it.
+        for with_address in [None, Some(a.id), Some(b.id)] {
             let mut feed = Feed::default();
             let mut told = Vec::new();
             for round in 0..3 {
                 for run in [a, b] {
                     let start = feed.mark();
-                    if run.id == with_address.id {
+                    if Some(run.id) == with_address {
                         feed.run_arrays().1.push(0x8000 + 8 * round);
                     }
                     told.push(feed.push_run(run, start));
                 }
             }
-            assert_eq!(told, [None; 6]);
+            assert_eq!(told, [None, None, None, Some(2), None, Some(2)]);
             assert_eq!(repeats(&feed), [Some(0), Some(2)]);
         }
-        // Without addresses, each round after the first tells it.
-        let told: Vec<_> = {
-            let mut feed = Feed::default();
-            [a, b, a, b, a, b]
-                .map(|run| feed.push_run(run, feed.mark()))
-                .to_vec()
-        };
-        assert_eq!(told, [None, None, None, Some(2), None, Some(2)]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod format;
 mod reader;
+mod round_bytes;
 mod runs;
 mod varint;
 mod writer;

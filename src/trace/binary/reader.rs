@@ -13,9 +13,10 @@ use super::format::{
     self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
     HEADER_LEN, MAGIC, MAX_CHUNK, SpBases, TRAILER_LEN, VERSION,
 };
+use super::round_bytes::{LastRuns, RoundBytes};
 use super::runs::{Def, decode_run};
 use super::varint::Cursor;
-use crate::trace::batch::{MAX_PERIOD, RunHead};
+use crate::trace::batch::RunHead;
 use crate::trace::block::{BlockRun, Expander};
 use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, TraceRead};
 
@@ -622,20 +623,15 @@ impl<R: Read + Seek> BinaryReader<R> {
             corrupted(at, err)
         };
         let mut cursor = Cursor::new(&payload[base..]);
-        // Where the last runs' records start, the run decoded `n`th at `n %
-        // MAX_PERIOD`; and once a run completed a round of a cycle of runs
-        // without addresses in the batch, the round's length in bytes and
-        // runs. The same bytes right after it are the same runs again, from
-        // the same state (each run's stack pointer is encoded against the
-        // previous one's): one more round, counted without decoding.
-        let mut starts = [0; MAX_PERIOD];
-        let mut decoded = 0;
-        let mut round = None;
+        // The runs decoded last, and once a run completed a round of a cycle
+        // of runs in the batch, that round, which the next bytes may give
+        // again (see `round_bytes`).
+        let mut last = LastRuns::new();
+        let mut round: Option<RoundBytes> = None;
         while !feed.batch.is_full() && !cursor.at_end() {
-            if let Some((len, runs)) = round {
-                if cursor.again(len) && feed.repeat_round() {
-                    cursor.skip(len);
-                    *runs_seen += runs;
+            if let Some(again) = &round {
+                if again.again(&mut cursor, feed, defs, site_last) {
+                    *runs_seen += again.runs();
                     continue;
                 }
                 round = None;
@@ -656,8 +652,10 @@ impl<R: Read + Seek> BinaryReader<R> {
             feed.define(id as u32, || Arc::clone(&def.block));
             let start = feed.mark();
             let (guards, addrs) = feed.run_arrays();
+            let first_addr = addrs.len();
             let (sp, exit) = decode_run(&mut cursor, tag, def, site_last, sp_bases, guards, addrs)
                 .map_err(relocate)?;
+            last.push(record, id, addrs.len() - first_addr);
             *runs_seen += 1;
             let call = expander.enter(&def.block);
             let leaving = def.leaving(exit);
@@ -669,13 +667,8 @@ impl<R: Read + Seek> BinaryReader<R> {
                 exit,
                 leaving,
             };
-            starts[decoded % MAX_PERIOD] = record;
-            decoded += 1;
-            if let Some(period) = feed.push_run(head, start)
-                && period <= decoded
-            {
-                let len = cursor.pos() - starts[(decoded - period) % MAX_PERIOD];
-                round = Some((len, period as u64));
+            if let Some(period) = feed.push_run(head, start) {
+                round = RoundBytes::after(&cursor, &last, period);
             }
         }
         *pos = base + cursor.pos();

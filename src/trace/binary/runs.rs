@@ -64,6 +64,13 @@ impl Def {
         pieces.iter().map(|bytes| bytes + 16).sum()
     }
 
+    /// Whether an access of the block at `addr` could run past the end of
+    /// the address space (and must be checked).
+    #[inline]
+    pub(super) fn may_wrap(&self, addr: u64) -> bool {
+        addr > self.wraps_above
+    }
+
     /// Fails if access site `site` of a run, at `addr`, runs past the end
     /// of the address space; called for addresses above `wraps_above` only.
     #[cold]
@@ -143,7 +150,7 @@ pub(super) fn decode_run(
     if def.guarded == 0 {
         for (site, last) in last.iter_mut().enumerate() {
             *last = cursor.delta(*last)?;
-            if *last > def.wraps_above {
+            if def.may_wrap(*last) {
                 def.check_wrap(site, *last, cursor)?;
             }
             addrs.push(*last);
@@ -165,7 +172,7 @@ pub(super) fn decode_run(
             continue;
         }
         *last = cursor.delta(*last)?;
-        if *last > def.wraps_above {
+        if def.may_wrap(*last) {
             def.check_wrap(site, *last, cursor)?;
         }
         addrs.push(*last);

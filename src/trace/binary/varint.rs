@@ -59,6 +59,16 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Whether the `len` bytes just read are the `len` bytes before them
+    /// again.
+    #[inline]
+    pub fn repeated(&self, len: usize) -> bool {
+        match self.pos.checked_sub(2 * len) {
+            Some(start) => self.data[start..start + len] == self.data[start + len..self.pos],
+            None => false,
+        }
+    }
+
     /// Moves on past `len` bytes that [`Cursor::again`] found.
     #[inline]
     pub fn skip(&mut self, len: usize) {
