@@ -60,7 +60,7 @@ impl<B: Backdate> Simulator<B> {
         let walked = &mut walked[..cycle.len()];
         let mut known = [None; MAX_PERIOD];
         let mut rounds = repeats.chunks_exact(round);
-        for addrs in rounds.by_ref() {
+        while let Some(addrs) = rounds.next() {
             let mut steady = true;
             let mut rest = addrs;
             for (at, item) in cycle.iter().enumerate() {
@@ -71,7 +71,7 @@ impl<B: Backdate> Simulator<B> {
             }
             // A round's runs all arrived by a plain jump: so will the
             // rest's.
-            if steady {
+            if steady && rounds.len() > 0 {
                 let done = times as usize - rounds.len();
                 return self.walk_planned(walked, &known, &repeats[done * round..], round);
             }

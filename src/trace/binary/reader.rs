@@ -630,7 +630,7 @@ impl<R: Read + Seek> BinaryReader<R> {
         let mut round: Option<RoundBytes> = None;
         while !feed.batch.is_full() && !cursor.at_end() {
             if let Some(again) = &round {
-                if again.again(&mut cursor, feed, defs, site_last) {
+                if again.again(&mut cursor, feed, site_last) {
                     *runs_seen += again.runs();
                     continue;
                 }
@@ -668,7 +668,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                 leaving,
             };
             if let Some(period) = feed.push_run(head, start) {
-                round = RoundBytes::after(&cursor, &last, period);
+                round = RoundBytes::after(&cursor, &mut last, defs, period);
             }
         }
         *pos = base + cursor.pos();

@@ -24,12 +24,25 @@ use crate::trace::Feed;
 use crate::trace::batch::MAX_PERIOD;
 
 /// The runs decoded last by one reading of a chunk, as a ring: where each
-/// record starts, its block and the number of addresses it gave, the run
-/// decoded `n`th at `n % RING`. Two rounds of the longest cycle.
+/// record starts, its block, and how many addresses the runs decoded before
+/// it gave, the run decoded `n`th at `n % RING`. Two rounds of the longest
+/// cycle.
 pub(super) struct LastRuns {
     starts: [usize; RING],
-    shapes: [(usize, usize); RING],
+    ids: [usize; RING],
+    addrs_before: [usize; RING],
+    /// Runs decoded, and the addresses they gave.
     decoded: usize,
+    addrs: usize,
+    /// Rounds with addresses to let fold before the next is compared with
+    /// the round before it, and how many were let fold last: doubling, up
+    /// to 64, while rounds of the loop whose first block is `passing`
+    /// differ from the round before them (its addresses do not stride), so
+    /// that such a loop spends little on the comparisons; none once two
+    /// are alike, or for another loop.
+    pass: u32,
+    passed: u32,
+    passing: usize,
 }
 
 const RING: usize = 2 * MAX_PERIOD;
@@ -38,8 +51,13 @@ impl LastRuns {
     pub fn new() -> LastRuns {
         LastRuns {
             starts: [0; RING],
-            shapes: [(0, 0); RING],
+            ids: [0; RING],
+            addrs_before: [0; RING],
             decoded: 0,
+            addrs: 0,
+            pass: 0,
+            passed: 0,
+            passing: usize::MAX,
         }
     }
 
@@ -47,15 +65,24 @@ impl LastRuns {
     /// gave `addrs` addresses.
     #[inline]
     pub fn push(&mut self, start: usize, id: usize, addrs: usize) {
-        self.starts[self.decoded % RING] = start;
-        self.shapes[self.decoded % RING] = (id, addrs);
+        let at = self.decoded % RING;
+        self.starts[at] = start;
+        self.ids[at] = id;
+        self.addrs_before[at] = self.addrs;
         self.decoded += 1;
+        self.addrs += addrs;
     }
 
-    /// Where the record of the run decoded `back` runs before the next
-    /// starts, if it was decoded.
-    fn start(&self, back: usize) -> Option<usize> {
-        (back <= self.decoded && back <= RING).then(|| self.starts[(self.decoded - back) % RING])
+    /// The block and number of addresses of each of the last `period` runs
+    /// decoded, in order.
+    fn shapes(&self, period: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (self.decoded - period..self.decoded).map(|n| {
+            let after = match n + 1 {
+                next if next == self.decoded => self.addrs,
+                next => self.addrs_before[next % RING],
+            };
+            (self.ids[n % RING], after - self.addrs_before[n % RING])
+        })
     }
 }
 
@@ -64,38 +91,66 @@ impl LastRuns {
 pub(super) struct RoundBytes {
     /// The round's encoding's length in bytes.
     len: usize,
-    /// Its runs, each its block and its number of addresses.
-    shapes: [(usize, usize); MAX_PERIOD],
     period: usize,
-    /// The round's addresses.
+    /// The round's addresses, and where each run's sites start in the
+    /// sites' last addresses with how many it reaches.
     addrs: usize,
+    sites: [(usize, usize); MAX_PERIOD],
+    /// Above this, an address of the round could run past the end of the
+    /// address space: the least of its blocks' (see [`Def::may_wrap`]).
+    wraps_above: u64,
 }
 
 impl RoundBytes {
-    /// The round of the last `period` runs of `last`, which a batch just
-    /// folded, `cursor` right after it: if the bytes after it can give it
-    /// again (a round with data accesses, only if the round before it was
-    /// encoded in the same bytes).
-    pub fn after(cursor: &Cursor, last: &LastRuns, period: usize) -> Option<RoundBytes> {
-        let start = last.start(period)?;
+    /// The round of the last `period` runs of `last`, of blocks `defs`,
+    /// which a batch just folded, `cursor` right after it: if the bytes
+    /// after it can give it again (a round with data accesses, only if the
+    /// round before it was encoded in the same bytes).
+    #[inline(never)]
+    pub fn after(
+        cursor: &Cursor,
+        last: &mut LastRuns,
+        defs: &[Def],
+        period: usize,
+    ) -> Option<RoundBytes> {
+        let first = last.decoded.checked_sub(period)?;
+        let start = last.starts[first % RING];
         let len = cursor.pos() - start;
-        let mut shapes = [(0, 0); MAX_PERIOD];
-        for (back, shape) in (1..=period).rev().zip(&mut shapes) {
-            *shape = last.shapes[(last.decoded - back) % RING];
-        }
-        let addrs = shapes.iter().map(|&(_, addrs)| addrs).sum();
-        if addrs > 0 {
-            let before = last.start(2 * period)?;
-            if start - before != len || !cursor.repeated(len) {
-                return None;
-            }
-        }
-        Some(RoundBytes {
+        let addrs = last.addrs - last.addrs_before[first % RING];
+        let round = |sites, wraps_above| RoundBytes {
             len,
-            shapes,
             period,
             addrs,
-        })
+            sites,
+            wraps_above,
+        };
+        if addrs == 0 {
+            return Some(round([(0, 0); MAX_PERIOD], u64::MAX));
+        }
+        let cycle = last.ids[first % RING];
+        if cycle != last.passing {
+            (last.passing, last.pass, last.passed) = (cycle, 0, 0);
+        }
+        if last.pass > 0 {
+            last.pass -= 1;
+            return None;
+        }
+        // The round before, its first run `period` earlier, ends where this
+        // one starts.
+        let before = first.checked_sub(period)?;
+        if start - last.starts[before % RING] != len || !cursor.repeated(len) {
+            last.passed = (2 * last.passed).clamp(1, 64);
+            last.pass = last.passed;
+            return None;
+        }
+        last.passed = 0;
+        let mut sites = [(0, 0); MAX_PERIOD];
+        let mut wraps_above = u64::MAX;
+        for ((id, count), run_sites) in last.shapes(period).zip(&mut sites) {
+            *run_sites = (defs[id].first_site, count);
+            wraps_above = wraps_above.min(defs[id].wraps_above());
+        }
+        Some(round(sites, wraps_above))
     }
 
     /// The round's runs.
@@ -105,59 +160,51 @@ impl RoundBytes {
 
     /// Counts the round once more in `feed`'s batch and moves `cursor` past
     /// it if the bytes at `cursor` give it again, its addresses added to
-    /// the batch's and the access sites' last addresses (`site_last`, by
-    /// the blocks `defs`) moved on; false, with nothing changed, if they
-    /// do not, or the batch cannot count it.
-    pub fn again(
-        &self,
-        cursor: &mut Cursor,
-        feed: &mut Feed,
-        defs: &[Def],
-        site_last: &mut [u64],
-    ) -> bool {
-        if !cursor.again(self.len) {
-            return false;
-        }
-        if self.addrs == 0 {
-            if !feed.repeat_round() {
-                return false;
-            }
+    /// the batch's and the access sites' last addresses (`site_last`)
+    /// moved on; false, with nothing changed, if they do not, or the batch
+    /// cannot count it.
+    #[inline]
+    pub fn again(&self, cursor: &mut Cursor, feed: &mut Feed, site_last: &mut [u64]) -> bool {
+        let again = cursor.again(self.len)
+            && if self.addrs == 0 {
+                feed.repeat_round()
+            } else {
+                self.addresses_again(feed, site_last)
+            };
+        if again {
             cursor.skip(self.len);
-            return true;
         }
+        again
+    }
+
+    /// Adds the addresses of the round again to `feed`'s batch and counts
+    /// it there, and moves the sites on (see [`RoundBytes::again`]).
+    #[inline(never)]
+    fn addresses_again(&self, feed: &mut Feed, site_last: &mut [u64]) -> bool {
+        let n = self.addrs;
         let addrs = feed.run_arrays().1;
         let end = addrs.len();
         // The last two rounds' addresses end the batch's (`after` saw both
-        // rounds decoded).
-        for at in end - self.addrs..end {
-            let moved = addrs[at].wrapping_sub(addrs[at - self.addrs]);
-            addrs.push(addrs[at].wrapping_add(moved));
+        // rounds decoded): the new round's are the last's moved on by what
+        // each moved from the one before.
+        addrs.extend_from_within(end - n..end);
+        let (before, rounds) = addrs[end - 2 * n..].split_at_mut(n);
+        let round = &mut rounds[n..];
+        for (addr, before) in round.iter_mut().zip(&*before) {
+            *addr = addr.wrapping_add(addr.wrapping_sub(*before));
         }
-        let shapes = &self.shapes[..self.period];
-        let mut at = end;
-        for &(id, count) in shapes {
-            let wraps = addrs[at..at + count]
-                .iter()
-                .any(|&addr| defs[id].may_wrap(addr));
-            // Decoded, the run will say where.
-            if wraps {
-                addrs.truncate(end);
-                return false;
-            }
-            at += count;
-        }
-        if !feed.repeat_round() {
+        // Decoded, the run will say where and whether it does.
+        let wraps = round.iter().any(|&addr| addr > self.wraps_above);
+        if wraps || !feed.repeat_round() {
             feed.run_arrays().1.truncate(end);
             return false;
         }
         let mut round = &feed.run_arrays().1[end..];
-        for &(id, count) in shapes {
-            let first = defs[id].first_site;
+        for &(first, count) in &self.sites[..self.period] {
             let run;
             (run, round) = round.split_at(count);
             site_last[first..first + count].copy_from_slice(run);
         }
-        cursor.skip(self.len);
         true
     }
 }

@@ -71,6 +71,12 @@ impl Def {
         addr > self.wraps_above
     }
 
+    /// Above this address, an access of the block could run past the end
+    /// of the address space.
+    pub(super) fn wraps_above(&self) -> u64 {
+        self.wraps_above
+    }
+
     /// Fails if access site `site` of a run, at `addr`, runs past the end
     /// of the address space; called for addresses above `wraps_above` only.
     #[cold]
