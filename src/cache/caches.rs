@@ -5,6 +5,7 @@ use super::geometry::CacheGeometry;
 use super::hierarchy::{Hierarchy, L1Kind, Outcome, Release, UseSink};
 use super::huge_table::NoMemory;
 use super::line_use::{NarrowMask, WideMask};
+use super::set_assoc::Slot;
 
 /// Simulates accesses through I1 or D1 and LL: the one operation a
 /// simulation step needs, whichever masks the caches keep.
@@ -53,6 +54,14 @@ impl<H: Copy + Default> Caches<H> {
         } else {
             Caches::Narrow(Hierarchy::new(i1, d1, lls, track_use)?)
         })
+    }
+
+    /// Where I1 holds `line`, if it does (see [`Hierarchy::fetch_slot`]).
+    pub fn fetch_slot(&self, line: u64) -> Option<Slot> {
+        match self {
+            Caches::Narrow(caches) => caches.fetch_slot(line),
+            Caches::Wide(caches) => caches.fetch_slot(line),
+        }
     }
 
     /// Ends every residency and empties the caches (see

@@ -98,22 +98,14 @@ impl<B: Backdate> Simulator<B> {
         let mut planned = true;
         for (item, block) in walked.iter().zip(known) {
             let block = block.as_ref().expect("a steady round's runs are known");
-            planned &= match &self.caches {
-                Caches::Narrow(caches) => self.known.plan_run(
-                    block,
-                    item.run,
-                    charge_to,
-                    |line| caches.fetch_slot(line),
-                    &mut self.plan,
-                ),
-                Caches::Wide(caches) => self.known.plan_run(
-                    block,
-                    item.run,
-                    charge_to,
-                    |line| caches.fetch_slot(line),
-                    &mut self.plan,
-                ),
-            };
+            let caches = &self.caches;
+            planned &= self.known.plan_run(
+                block,
+                item.run,
+                charge_to,
+                |line| caches.fetch_slot(line),
+                &mut self.plan,
+            );
         }
         if !planned || self.plan.accesses() != round as u64 {
             for addrs in rest.chunks_exact(round) {
