@@ -163,7 +163,8 @@ pub struct Simulator<B: Backdate> {
     known: KnownBlocks,
     /// The last call of each call site.
     call_sites: CallSites,
-    /// The plan of the last cycle whose steady rounds were planned.
+    /// Where the steady rounds of a cycle are planned, kept for its
+    /// allocation.
     plan: RoundPlan,
     /// Data accesses without an instruction go to `(unknown)`.
     detached_data: bool,

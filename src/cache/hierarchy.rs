@@ -214,9 +214,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
 
     /// Adds `fetches` fetches of bytes `offset .. offset + len` to the use
     /// of the I1 line in `slot`, which they hit and leave where it is in
-    /// its set: the fetches of a round of a loop that repeats one that hit
-    /// I1 all through, in order with the round's data accesses, since a
-    /// miss of those in LL can take an I1 line's use (see
+    /// its set: the fetches of a round of a loop that repeats one whose
+    /// lines I1 still holds, in order with the round's data accesses, since
+    /// a miss of those in LL can take an I1 line's use (see
     /// `Simulator::repeat`).
     #[inline(always)]
     pub fn fetch_resident(&mut self, slot: Slot, fetches: u64, offset: u32, len: u32) {

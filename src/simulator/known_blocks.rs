@@ -578,7 +578,10 @@ impl KnownBlocks {
                     };
                     let end = u32::from(line_end);
                     previous = Some((slot, end));
-                    plan.fetch(slot, u32::from(count), from, end - from);
+                    // In lines of more than 256 bytes, simulated without
+                    // use, offsets are kept only in part and the bytes are
+                    // not looked at: the length may wrap.
+                    plan.fetch(slot, u32::from(count), from, end.wrapping_sub(from));
                     plan.instructions(u32::from(count))
                 }
                 KnownStep::Data { access, size } => {
@@ -607,7 +610,12 @@ impl KnownBlocks {
     /// Counts `times` more runs that stopped where the count at `left` in
     /// the steps is kept (see [`RoundPlan::lefts`]).
     pub fn add_left(&mut self, left: usize, times: u64) {
-        if let Some(KnownStep::Left { runs }) = self.steps.get_mut(left) {
+        let step = self.steps.get_mut(left);
+        debug_assert!(
+            matches!(step, Some(KnownStep::Left { .. })),
+            "no count at {left}"
+        );
+        if let Some(KnownStep::Left { runs }) = step {
             *runs += times;
         }
     }

@@ -299,9 +299,10 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
 /// array), in a function that `main` calls, after a call to a function
 /// that writes a few lines and returns, and that is shown or skipped:
 /// after the first rounds, its runs are walked without their arrivals,
-/// and once a round hit I1 all through, from a plan. With an LL of four
-/// lines, its data misses end the LL residencies of the loop's code lines
-/// while I1 holds them, which takes the use I1 saw of them until then;
+/// and once I1 holds every line a round fetched, from a plan. With an LL
+/// of four lines, its data misses end the LL residencies of the loop's
+/// code lines while I1 holds them, which takes the use I1 saw of them
+/// until then;
 /// with a D1 of four lines as well, they evict the lines the first call
 /// wrote, which lets its node of the back-dating tree go at the time the
 /// plan says; with an I1 of one line, the loop's two lines thrash, and
@@ -383,6 +384,57 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 500);
         assert_alike(&blocks, &events);
     }
+}
+
+/// Lines longer than 256 bytes are simulated without cache use, and known
+/// blocks keep their fetches' offsets only in part (they are not looked
+/// at): a loop planned there, whose fetches continue one another across
+/// the middle of a 128 KiB line, counts as its runs do.
+#[test]
+fn loops_over_memory_in_lines_of_128_kib_count_as_their_runs_one_by_one() {
+    let defs = [
+        plain_block(&[(0x1000, 4)], JumpKind::Call),
+        BlockDef {
+            instrs: vec![
+                BlockInstr {
+                    addr: 0xfffa,
+                    len: 4,
+                    items: 0..1,
+                },
+                BlockInstr {
+                    addr: 0xfffe,
+                    len: 3,
+                    items: 1..1,
+                },
+                BlockInstr {
+                    addr: 0x1_0001,
+                    len: 2,
+                    items: 1..1,
+                },
+            ],
+            items: vec![Item::Access {
+                access: Access::Read,
+                size: 8,
+                guarded: false,
+            }],
+            end: JumpKind::Boring,
+        },
+        plain_block(&[(0x2_0000, 1)], JumpKind::Return),
+    ];
+    let at = |sp, addrs: &[u64]| BlockRun {
+        sp: Some(sp),
+        ..full_run(addrs)
+    };
+    let mut runs = vec![(0, at(0x7000, &[]))];
+    runs.extend((0..100).map(|round| (1, at(0x6ff8, &[0x100_0000 + 8 * round]))));
+    runs.push((2, at(0x6ff8, &[])));
+    let functions = [(0x1000, 0x1100, "main"), (0xf000, 0x3_0000, "walk")];
+    let l1 = CacheGeometry::new(256 << 10, 2, 128 << 10).unwrap();
+    let ll = CacheGeometry::new(1 << 20, 2, 128 << 10).unwrap();
+    let config = loop_config([l1, l1, ll], false, None);
+    let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+    assert_eq!(blocks.totals[EventKind::Ir], 3 * (1 + 100 * 3 + 1));
+    assert_alike(&blocks, &events);
 }
 
 /// A `ret` to where no frame returns (with stack pointers) is taken for a
@@ -637,7 +689,7 @@ proptest! {
     /// bytes, small enough that the data evict the loop's code from LL, or
     /// from I1 and LL, with the loop's function shown or skipped: most
     /// rounds are walked without their arrivals, and those after a round
-    /// that hit I1 all through from a plan.
+    /// whose lines I1 still holds from a plan.
     #[test]
     fn random_loops_over_memory_count_as_their_events(
         blocks in prop::collection::vec(prop::collection::vec(instr(), 1..8), 1..4),

@@ -95,18 +95,17 @@ impl<B: Backdate> Simulator<B> {
     ) -> Result<(), SimError> {
         let charge_to = self.threads.current().charge_to();
         self.plan.clear();
-        let mut planned = true;
-        for (item, block) in walked.iter().zip(known) {
+        let caches = &self.caches;
+        let planned = walked.iter().zip(known).all(|(item, block)| {
             let block = block.as_ref().expect("a steady round's runs are known");
-            let caches = &self.caches;
-            planned &= self.known.plan_run(
+            self.known.plan_run(
                 block,
                 item.run,
                 charge_to,
                 |line| caches.fetch_slot(line),
                 &mut self.plan,
-            );
-        }
+            )
+        });
         if !planned || self.plan.accesses() != round as u64 {
             for addrs in rest.chunks_exact(round) {
                 let mut rest = addrs;

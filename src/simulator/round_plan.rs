@@ -78,7 +78,9 @@ impl RoundPlan {
             && u32::from(*last_offset) + u32::from(*last_len) == offset
         {
             *last_fetches += fetches;
-            *last_len += len as u16;
+            // Wraps only in lines of more than 256 bytes, whose bytes are
+            // not looked at (see `KnownBlocks::plan_run`).
+            *last_len = last_len.wrapping_add(len as u16);
         } else {
             self.steps.push(PlanStep::Fetched {
                 slot: slot as u32,
@@ -128,10 +130,11 @@ impl RoundPlan {
     }
 
     /// Walks the rounds whose addresses are `rounds`, as many a round as
-    /// the plan has accesses, with `stepper`, charging to `charge_to` where
-    /// set; `now` counts the instructions. Their instructions and data accesses are counted in
-    /// the context's cost, and in `charge_to`'s self cost if set (else the
-    /// caller counts them where the runs left, at [`RoundPlan::lefts`]).
+    /// the plan has accesses (at least one), with `stepper`, charging to
+    /// `charge_to` where set; `now` counts the instructions. Their
+    /// instructions and data accesses are counted in the context's cost,
+    /// and in `charge_to`'s self cost if set (else the caller counts them
+    /// where the runs left, at [`RoundPlan::lefts`]).
     #[inline(never)]
     pub fn walk<B: Backdate, M: ByteMask>(
         &self,
@@ -140,6 +143,7 @@ impl RoundPlan {
         charge_to: Option<InstrId>,
         now: &mut u64,
     ) {
+        debug_assert!(self.accesses() > 0, "a planned round makes data accesses");
         let rounds = rounds.chunks_exact(self.accesses() as usize);
         let times = rounds.len() as u64;
         for addrs in rounds {

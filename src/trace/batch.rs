@@ -477,8 +477,9 @@ impl Feed {
     /// Counts one more round of the cycle whose round the last run pushed
     /// completed, if that run is still the last item and the cycle can
     /// count one more: the runs of a reader that knows them to be that
-    /// round again without decoding them (its encoding again), which adds
-    /// their addresses, if any, to the batch's after this.
+    /// round again without decoding them (its encoding again). Such a
+    /// reader adds their addresses, if any, to the batch's before this, and
+    /// takes them back if this returns false.
     #[inline]
     pub fn repeat_round(&mut self) -> bool {
         self.batch.repeat_round()

@@ -135,8 +135,9 @@ impl RoundBytes {
             last.pass -= 1;
             return None;
         }
-        // The round before, its first run `period` earlier, ends where this
-        // one starts.
+        // The round before, its first run `period` runs earlier in the
+        // ring, must end where this one starts: rounds counted by `again`
+        // are not in the ring, so a round there may lie further back.
         let before = first.checked_sub(period)?;
         if start - last.starts[before % RING] != len || !cursor.repeated(len) {
             last.passed = (2 * last.passed).clamp(1, 64);

@@ -219,6 +219,43 @@ mod tests {
         assert!(Cursor::new(&[5, 1, 2]).bytes().is_err());
     }
 
+    /// A round's bytes are found again after it and before it, whether
+    /// they differ from the other round's in their first eight bytes, later,
+    /// or are shorter than eight; never past either end of the data.
+    #[test]
+    fn rounds_in_the_same_bytes_are_found_on_both_sides() {
+        let round: Vec<u8> = (1..=12).collect();
+        let mut data = round.clone();
+        data.extend(&round);
+        let mut cursor = Cursor::new(&data);
+        cursor.skip(12);
+        assert!(cursor.again(12));
+        assert!(!cursor.repeated(12), "only one round before the cursor");
+        cursor.skip(12);
+        assert!(cursor.repeated(12));
+        assert!(
+            !cursor.repeated(3),
+            "its last six bytes are not three twice"
+        );
+        assert!(!cursor.again(12), "past the end");
+        for at in [0, 7, 11] {
+            let mut other = data.clone();
+            other[12 + at] ^= 0x40;
+            let mut cursor = Cursor::new(&other);
+            cursor.skip(12);
+            assert!(!cursor.again(12), "byte {at} differs");
+            cursor.skip(12);
+            assert!(!cursor.repeated(12), "byte {at} differs");
+        }
+        let short = [7, 9, 7, 9];
+        let mut cursor = Cursor::new(&short);
+        cursor.skip(2);
+        assert!(cursor.again(2));
+        cursor.skip(2);
+        assert!(cursor.repeated(2));
+        assert!(!cursor.repeated(3), "more than was read");
+    }
+
     /// The word-at-a-time decoder and the byte loop agree on numbers of
     /// every length, at every distance from the end of the data, and on
     /// malformed input.
