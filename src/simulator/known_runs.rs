@@ -34,6 +34,18 @@ fn runs_and_their_events(
     config: SimConfig,
     functions: &[(u64, u64, &str)],
 ) -> (Profile, Profile) {
+    let (blocks, events, _) = runs_events_and_plans(defs, runs, config, functions);
+    (blocks, events)
+}
+
+/// [`runs_and_their_events`], and how many times the block runs' steady
+/// rounds were walked from a plan.
+fn runs_events_and_plans(
+    defs: &[BlockDef],
+    runs: &[(usize, BlockRun)],
+    config: SimConfig,
+    functions: &[(u64, u64, &str)],
+) -> (Profile, Profile, u64) {
     let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
     let mut events = Simulator::new(config, CallTree::new()).unwrap();
     for &(start, end, name) in functions {
@@ -99,7 +111,8 @@ fn runs_and_their_events(
             }
         }
     }
-    (blocks.finish(), events.finish())
+    let planned = blocks.planned_walks;
+    (blocks.finish(), events.finish(), planned)
 }
 
 /// A run that goes through the whole of its block.
@@ -378,11 +391,14 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
         ([tiny_i1, d1, tiny_ll], true, None),
     ] {
         let config = loop_config(caches, cache_use, skip);
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        let (blocks, events, planned) = runs_events_and_plans(&defs, &runs, config, &functions);
         let per_round = 2 + 1 + 300 * (2 + 4) + 200 * 4 + 1 + 1;
         assert_eq!(blocks.totals[EventKind::Ir], 3 * per_round);
         assert_eq!(blocks.totals[EventKind::Dr], 3 * 500);
         assert_alike(&blocks, &events);
+        // Both loops, in each of the three passes, unless I1 thrashes.
+        let thrashes = caches[0] == tiny_i1;
+        assert_eq!(planned, if thrashes { 0 } else { 6 }, "{caches:?}");
     }
 }
 
@@ -432,9 +448,10 @@ fn loops_over_memory_in_lines_of_128_kib_count_as_their_runs_one_by_one() {
     let l1 = CacheGeometry::new(256 << 10, 2, 128 << 10).unwrap();
     let ll = CacheGeometry::new(1 << 20, 2, 128 << 10).unwrap();
     let config = loop_config([l1, l1, ll], false, None);
-    let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+    let (blocks, events, planned) = runs_events_and_plans(&defs, &runs, config, &functions);
     assert_eq!(blocks.totals[EventKind::Ir], 3 * (1 + 100 * 3 + 1));
     assert_alike(&blocks, &events);
+    assert_eq!(planned, 3, "the loop of each pass is planned");
 }
 
 /// A `ret` to where no frame returns (with stack pointers) is taken for a

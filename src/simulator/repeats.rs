@@ -119,6 +119,10 @@ impl<B: Backdate> Simulator<B> {
             return Ok(());
         }
         let times = (rest.len() / round) as u64;
+        #[cfg(test)]
+        {
+            self.planned_walks += 1;
+        }
         let context = self.threads.current();
         let charger = self.charges.charger(self.instructions);
         let (cursor, cost) = (&mut context.cursor, &mut context.cost);
