@@ -74,6 +74,10 @@ pub struct BinaryReader<R> {
     expander: Expander,
     queue: VecDeque<Event>,
     scratch: Vec<Event>,
+    /// Rounds counted from the bytes of the round before, for the tests to
+    /// tell that they were.
+    #[cfg(test)]
+    rounds_again: u64,
 }
 
 impl<R: Read + Seek> BinaryReader<R> {
@@ -127,6 +131,8 @@ impl<R: Read + Seek> BinaryReader<R> {
             end_at: 0,
             symbols_at: 0,
             runs_seen: 0,
+            #[cfg(test)]
+            rounds_again: 0,
             truncated: None,
             allow_truncated,
             symbols_loaded: false,
@@ -614,6 +620,8 @@ impl<R: Read + Seek> BinaryReader<R> {
             expander,
             chunk_at,
             runs_seen,
+            #[cfg(test)]
+            rounds_again,
             ..
         } = self;
         let (at, base) = (*chunk_at, *pos);
@@ -632,6 +640,10 @@ impl<R: Read + Seek> BinaryReader<R> {
             if let Some(again) = &round {
                 if again.again(&mut cursor, feed, site_last) {
                     *runs_seen += again.runs();
+                    #[cfg(test)]
+                    {
+                        *rounds_again += 1;
+                    }
                     continue;
                 }
                 round = None;
@@ -798,4 +810,66 @@ fn corrupted(chunk: u64, err: Corrupt) -> TraceError {
             err.what, err.pos
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::trace::Access;
+    use crate::trace::binary::TraceWriter;
+    use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
+
+    /// A trace of `rounds` runs of a block of one read, at the addresses
+    /// `addr` gives for each round.
+    fn loop_trace(rounds: u64, addr: impl Fn(u64) -> u64) -> Vec<u8> {
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        let block = writer.define_block(&BlockDef {
+            instrs: vec![BlockInstr {
+                addr: 0x1000,
+                len: 4,
+                items: 0..1,
+            }],
+            items: vec![Item::Access {
+                access: Access::Read,
+                size: 8,
+                guarded: false,
+            }],
+            end: JumpKind::Boring,
+        });
+        for round in 0..rounds {
+            let run = BlockRun {
+                sp: Some(0x7000),
+                exit: None,
+                guards: Vec::new(),
+                addrs: vec![addr(round)],
+            };
+            writer.block_run(block, &run).unwrap();
+        }
+        writer.finish(&[], Some(0)).unwrap()
+    }
+
+    /// How many rounds reading `trace` counted from the bytes of the round
+    /// before, and how many block runs it read.
+    fn rounds_again(trace: Vec<u8>) -> (u64, u64) {
+        let mut reader = BinaryReader::new(Cursor::new(trace), false).unwrap();
+        let mut feed = Feed::default();
+        while reader.fill(&mut feed).unwrap() {
+            feed.batch.clear();
+        }
+        (reader.rounds_again, reader.runs_seen)
+    }
+
+    /// Rounds that stride through memory are encoded alike and counted
+    /// from the bytes of the round before, all but the first few; rounds
+    /// whose addresses move by varying amounts are each decoded.
+    #[test]
+    fn striding_rounds_are_counted_from_the_bytes_before_them() {
+        let (again, runs) = rounds_again(loop_trace(1000, |round| 0x10_0000 + 64 * round));
+        assert_eq!(runs, 1000);
+        assert!(again > 900, "{again} rounds counted again");
+        let scattered = |round: u64| 0x10_0000 + 64 * (round * round % 1009);
+        assert_eq!(rounds_again(loop_trace(1000, scattered)), (0, 1000));
+    }
 }
