@@ -637,21 +637,8 @@ mod tests {
     /// block, whether the block is walked for the first time or known.
     #[test]
     fn runs_with_addresses_their_block_lacks_or_leaves_fail() {
-        use crate::trace::Access;
-        use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item};
-        let def = BlockDef {
-            instrs: vec![BlockInstr {
-                addr: 0x1000,
-                len: 4,
-                items: 0..1,
-            }],
-            items: vec![Item::Access {
-                access: Access::Read,
-                size: 8,
-                guarded: false,
-            }],
-            end: JumpKind::Boring,
-        };
+        use crate::trace::block::{BlockDef, BlockRun};
+        let def = BlockDef::one_read(0x1000, JumpKind::Boring);
         let run = |addrs: &[u64]| BlockRun {
             sp: None,
             exit: None,

@@ -469,6 +469,27 @@ impl Expander {
 }
 
 #[cfg(test)]
+impl BlockDef {
+    /// A block of one instruction, 4 bytes at `addr`, that reads 8 bytes,
+    /// left by a jump of kind `end`: the simplest block that touches memory.
+    pub(crate) fn one_read(addr: u64, end: JumpKind) -> BlockDef {
+        BlockDef {
+            instrs: vec![BlockInstr {
+                addr,
+                len: 4,
+                items: 0..1,
+            }],
+            items: vec![Item::Access {
+                access: Access::Read,
+                size: 8,
+                guarded: false,
+            }],
+            end,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -817,27 +817,14 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::trace::Access;
     use crate::trace::binary::TraceWriter;
-    use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
+    use crate::trace::block::{BlockDef, BlockRun, JumpKind};
 
     /// A trace of `rounds` runs of a block of one read, at the addresses
     /// `addr` gives for each round.
     fn loop_trace(rounds: u64, addr: impl Fn(u64) -> u64) -> Vec<u8> {
         let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
-        let block = writer.define_block(&BlockDef {
-            instrs: vec![BlockInstr {
-                addr: 0x1000,
-                len: 4,
-                items: 0..1,
-            }],
-            items: vec![Item::Access {
-                access: Access::Read,
-                size: 8,
-                guarded: false,
-            }],
-            end: JumpKind::Boring,
-        });
+        let block = writer.define_block(&BlockDef::one_read(0x1000, JumpKind::Boring));
         for round in 0..rounds {
             let run = BlockRun {
                 sp: Some(0x7000),
