@@ -61,25 +61,27 @@ impl<B: Backdate> Simulator<B> {
         let mut known = [None; MAX_PERIOD];
         let mut rounds = repeats.chunks_exact(round);
         while let Some(addrs) = rounds.next() {
-            let mut steady = true;
             let mut rest = addrs;
             for (at, item) in cycle.iter().enumerate() {
                 walked[at] = *item;
                 (walked[at].run.addrs, rest) = rest.split_at(item.run.addrs.len());
                 known[at] = self.run_again(&walked[at])?;
-                steady &= known[at].is_some();
             }
             // A round's runs all arrived by a plain jump: so will the
             // rest's.
-            if steady && rounds.len() > 0 {
+            let steady = known[..cycle.len()].iter().all(Option::is_some);
+            if let (true, Some(first)) = (steady && rounds.len() > 0, known[0]) {
+                // Past the cycle's end, the first run's block, unused.
+                let blocks = known.map(|block| block.unwrap_or(first));
                 let done = times as usize - rounds.len();
-                return self.walk_planned(walked, &known, &repeats[done * round..], round);
+                let rest = &repeats[done * round..];
+                return self.walk_planned(walked, &blocks[..cycle.len()], rest, round);
             }
         }
         Ok(())
     }
 
-    /// Walks the rounds of the runs `walked` (of blocks `known`) whose
+    /// Walks the rounds of the runs `walked` (of blocks `blocks`) whose
     /// addresses are `rest`, `round` a round, right after a round of them
     /// that arrived at every run by a plain jump: from a plan if I1 holds
     /// every line that round fetched (see [`round_plan`]), else run by
@@ -89,15 +91,14 @@ impl<B: Backdate> Simulator<B> {
     fn walk_planned<'a>(
         &mut self,
         walked: &mut [BlockItem<'a>],
-        known: &[Option<KnownBlock>; MAX_PERIOD],
+        blocks: &[KnownBlock],
         rest: &'a [u64],
         round: usize,
     ) -> Result<(), SimError> {
         let charge_to = self.threads.current().charge_to();
         self.plan.clear();
         let caches = &self.caches;
-        let planned = walked.iter().zip(known).all(|(item, block)| {
-            let block = block.as_ref().expect("a steady round's runs are known");
+        let planned = walked.iter().zip(blocks).all(|(item, block)| {
             self.known.plan_run(
                 block,
                 item.run,
@@ -109,8 +110,7 @@ impl<B: Backdate> Simulator<B> {
         if !planned || self.plan.accesses() != round as u64 {
             for addrs in rest.chunks_exact(round) {
                 let mut rest = addrs;
-                for (item, block) in walked.iter_mut().zip(known) {
-                    let block = block.as_ref().expect("a steady round's runs are known");
+                for (item, block) in walked.iter_mut().zip(blocks) {
                     (item.run.addrs, rest) = rest.split_at(item.run.addrs.len());
                     self.known_walk(block, item)
                         .map_err(|mismatch| SimError::Run(mismatch.0))?;
@@ -126,10 +126,7 @@ impl<B: Backdate> Simulator<B> {
         let context = self.threads.current();
         let charger = self.charges.charger(self.instructions);
         let (cursor, cost) = (&mut context.cursor, &mut context.cost);
-        let first = known[0].map(|block| block.first);
-        let first = charge_to
-            .or(first)
-            .expect("a steady round's runs are known");
+        let first = charge_to.unwrap_or(blocks[0].first);
         let now = &mut self.instructions;
         match &mut self.caches {
             Caches::Narrow(caches) => {

@@ -97,7 +97,7 @@ pub(super) struct RoundBytes {
     addrs: usize,
     sites: [(usize, usize); MAX_PERIOD],
     /// Above this, an address of the round could run past the end of the
-    /// address space: the least of its blocks' (see [`Def::may_wrap`]).
+    /// address space: the least of its blocks' `wraps_above`.
     wraps_above: u64,
 }
 
@@ -149,7 +149,7 @@ impl RoundBytes {
         let mut wraps_above = u64::MAX;
         for ((id, count), run_sites) in last.shapes(period).zip(&mut sites) {
             *run_sites = (defs[id].first_site, count);
-            wraps_above = wraps_above.min(defs[id].wraps_above());
+            wraps_above = wraps_above.min(defs[id].wraps_above);
         }
         Some(round(sites, wraps_above))
     }

@@ -24,7 +24,7 @@ pub(super) struct Def {
     pub(super) exits: Vec<(usize, JumpKind)>,
     /// Above this address, the block's largest access would run past the
     /// end of the address space: a run's address there is checked.
-    wraps_above: u64,
+    pub(super) wraps_above: u64,
 }
 
 impl Def {
@@ -62,19 +62,6 @@ impl Def {
             size_of_val(&self.exits[..]),
         ];
         pieces.iter().map(|bytes| bytes + 16).sum()
-    }
-
-    /// Whether an access of the block at `addr` could run past the end of
-    /// the address space (and must be checked).
-    #[inline]
-    pub(super) fn may_wrap(&self, addr: u64) -> bool {
-        addr > self.wraps_above
-    }
-
-    /// Above this address, an access of the block could run past the end
-    /// of the address space.
-    pub(super) fn wraps_above(&self) -> u64 {
-        self.wraps_above
     }
 
     /// Fails if access site `site` of a run, at `addr`, runs past the end
@@ -156,7 +143,7 @@ pub(super) fn decode_run(
     if def.guarded == 0 {
         for (site, last) in last.iter_mut().enumerate() {
             *last = cursor.delta(*last)?;
-            if def.may_wrap(*last) {
+            if *last > def.wraps_above {
                 def.check_wrap(site, *last, cursor)?;
             }
             addrs.push(*last);
@@ -178,7 +165,7 @@ pub(super) fn decode_run(
             continue;
         }
         *last = cursor.delta(*last)?;
-        if def.may_wrap(*last) {
+        if *last > def.wraps_above {
             def.check_wrap(site, *last, cursor)?;
         }
         addrs.push(*last);
