@@ -474,15 +474,22 @@ impl Feed {
         }
     }
 
-    /// Counts one more round of the cycle whose round the last run pushed
-    /// completed, if that run is still the last item and the cycle can
-    /// count one more: the runs of a reader that knows them to be that
-    /// round again without decoding them (its encoding again). Such a
+    /// Counts up to `most` more rounds of the cycle whose round the last
+    /// run pushed completed, if that run is still the last item, as many
+    /// as the cycle can count: the runs of a reader that knows them to be
+    /// that round again without decoding them (its encoding again). Such a
     /// reader adds their addresses, if any, to the batch's before this, and
-    /// takes them back if this returns false.
+    /// takes back those of the rounds this did not count. Returns how many
+    /// it counted.
     #[inline]
-    pub fn repeat_round(&mut self) -> bool {
-        self.batch.repeat_round()
+    pub fn repeat_rounds(&mut self, most: usize) -> usize {
+        self.batch.repeat_rounds(most)
+    }
+
+    /// How many more addresses the batch takes before it is full.
+    #[inline]
+    pub fn room_for_addrs(&self) -> usize {
+        BATCH_ADDRS.saturating_sub(self.batch.addrs.len())
     }
 }
 

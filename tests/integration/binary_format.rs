@@ -6,7 +6,7 @@ use std::io::Cursor;
 use proptest::prelude::*;
 
 use linegrind::simulator::simulate;
-use linegrind::trace::batch::{Replayed, RunArrays};
+use linegrind::trace::batch::{BATCH_ADDRS, Replayed, RunArrays};
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
 use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use linegrind::trace::{
@@ -723,6 +723,60 @@ proptest! {
             (direct, one_by_one) => prop_assert_eq!(direct.err(), one_by_one.err()),
         }
     }
+}
+
+/// Loops of many rounds in the same bytes, striding through memory and in
+/// registers, span batches and chunks: decoded into batches, which count
+/// such rounds many at a time, they are the runs read one by one, and no
+/// batch takes rounds once it holds as many addresses as a batch does.
+#[test]
+fn long_loops_in_the_same_bytes_fill_batches_as_runs_read_one_by_one() {
+    let mut writer = TraceWriter::new(Vec::new(), false, &[("cmd", "test".into())]).unwrap();
+    let striding = writer.define_block(&loop_block(0x1000, &[8, 8], false));
+    let in_registers = writer.define_block(&loop_block(0x2000, &[], false));
+    let run = |addrs| BlockRun {
+        sp: Some(0x7000),
+        exit: None,
+        guards: Vec::new(),
+        addrs,
+    };
+    for round in 0..100_000u64 {
+        let addrs = vec![0x10_0000 + 8 * round, 0x80_0000 + 64 * round];
+        writer.block_run(striding, &run(addrs)).unwrap();
+    }
+    for _ in 0..50_000 {
+        writer.block_run(in_registers, &run(Vec::new())).unwrap();
+    }
+    for round in 0..1_000u64 {
+        let addrs = vec![0x10_0000 + 8 * round * round, 0x80_0000];
+        writer.block_run(striding, &run(addrs)).unwrap();
+    }
+    let trace = writer.finish(&[], Some(0)).unwrap();
+    let open = || BinaryReader::new(Cursor::new(trace.clone()), false).unwrap();
+    let direct = batched(&mut open());
+    assert_same_items(&direct, &batched(&mut ItemByItem(open())));
+    assert_eq!(direct.len(), 151_000 + 2, "every run, and two descriptions");
+    let mut reader = open();
+    let mut feed = Feed::default();
+    let mut batches = 0;
+    loop {
+        let more = reader.fill(&mut feed).unwrap();
+        let addrs: usize = feed
+            .batch
+            .replay()
+            .map(|(item, _)| match item {
+                Replayed::Run(run, arrays) => run.addrs_len as usize + arrays.repeats().len(),
+                _ => 0,
+            })
+            .sum();
+        assert!(addrs <= BATCH_ADDRS + 2, "{addrs} addresses in a batch");
+        batches += 1;
+        feed.batch.clear();
+        if !more {
+            break;
+        }
+    }
+    assert!(batches >= 202_000 / BATCH_ADDRS, "{batches} batches");
 }
 
 /// A loop of two runs of one block, the first leaving by its side exit

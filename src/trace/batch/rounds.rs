@@ -175,15 +175,22 @@ impl Batch {
         folded
     }
 
-    /// Counts one more round of the cycle whose round the last run
-    /// completed, if it is still the last item and the cycle can count one
-    /// more; its addresses, if any, are the caller's to add.
-    pub(super) fn repeat_round(&mut self) -> bool {
-        match self.rounds.round {
-            Some(Round { period, matched: 0 }) => {
-                self.count_round(self.items.len() - 1, usize::from(period))
+    /// Counts up to `most` more rounds of the cycle whose round the last
+    /// run completed, if it is still the last item, as many as the cycle
+    /// can count; their addresses, if any, are the caller's to add. Returns
+    /// how many it counted.
+    pub(super) fn repeat_rounds(&mut self, most: usize) -> usize {
+        let Some(Round { period, matched: 0 }) = self.rounds.round else {
+            return 0;
+        };
+        match self.items.last_mut() {
+            Some(Item::Run(run)) => {
+                let counted = most.min((u32::MAX - run.repeats) as usize);
+                run.repeats += counted as u32;
+                run.period = period;
+                counted
             }
-            _ => false,
+            _ => 0,
         }
     }
 

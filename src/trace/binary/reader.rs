@@ -638,11 +638,12 @@ impl<R: Read + Seek> BinaryReader<R> {
         let mut round: Option<RoundBytes> = None;
         while !feed.batch.is_full() && !cursor.at_end() {
             if let Some(again) = &round {
-                if again.again(&mut cursor, feed, site_last) {
-                    *runs_seen += again.runs();
+                let rounds = again.again(&mut cursor, feed, site_last);
+                if rounds > 0 {
+                    *runs_seen += again.runs() * rounds as u64;
                     #[cfg(test)]
                     {
-                        *rounds_again += 1;
+                        *rounds_again += rounds as u64;
                     }
                     continue;
                 }

@@ -17,6 +17,10 @@
 //!   after round. The round's addresses are worked out from the last two
 //!   rounds' in the batch, checked as decoding checks them, and the sites
 //!   moved on.
+//!
+//! Rounds that the bytes give again one after another are counted in one
+//! step, as many as the batch takes: it takes rounds while it has room for
+//! addresses, as it takes runs decoded.
 
 use super::runs::Def;
 use super::varint::Cursor;
@@ -159,53 +163,66 @@ impl RoundBytes {
         self.period as u64
     }
 
-    /// Counts the round once more in `feed`'s batch and moves `cursor` past
-    /// it if the bytes at `cursor` give it again, its addresses added to
-    /// the batch's and the access sites' last addresses (`site_last`)
-    /// moved on; false, with nothing changed, if they do not, or the batch
-    /// cannot count it.
+    /// Counts the round again in `feed`'s batch as many times as the bytes
+    /// at `cursor` give it, one time after another, and the batch takes
+    /// it, and moves `cursor` past them, their addresses added to the
+    /// batch's and the access sites' last addresses (`site_last`) moved
+    /// on; how many times, none (with nothing changed) if the bytes do not
+    /// give it again or the batch cannot count it. The batch takes rounds
+    /// while it has room for addresses, as it takes runs decoded.
     #[inline]
-    pub fn again(&self, cursor: &mut Cursor, feed: &mut Feed, site_last: &mut [u64]) -> bool {
-        let again = cursor.again(self.len)
-            && if self.addrs == 0 {
-                feed.repeat_round()
-            } else {
-                self.addresses_again(feed, site_last)
-            };
-        if again {
-            cursor.skip(self.len);
-        }
-        again
+    pub fn again(&self, cursor: &mut Cursor, feed: &mut Feed, site_last: &mut [u64]) -> usize {
+        let most = match self.addrs {
+            0 => usize::MAX,
+            addrs => feed.room_for_addrs().div_ceil(addrs),
+        };
+        let found = cursor.repeats(self.len, most);
+        let counted = match (found, self.addrs) {
+            (0, _) => 0,
+            (_, 0) => feed.repeat_rounds(found),
+            _ => self.addresses_again(found, feed, site_last),
+        };
+        cursor.skip(counted * self.len);
+        counted
     }
 
-    /// Adds the addresses of the round again to `feed`'s batch and counts
-    /// it there, and moves the sites on (see [`RoundBytes::again`]).
+    /// Adds the addresses of up to `most` rounds to `feed`'s batch and
+    /// counts them there, and moves the sites on (see
+    /// [`RoundBytes::again`]); how many it counted.
     #[inline(never)]
-    fn addresses_again(&self, feed: &mut Feed, site_last: &mut [u64]) -> bool {
+    fn addresses_again(&self, most: usize, feed: &mut Feed, site_last: &mut [u64]) -> usize {
         let n = self.addrs;
         let addrs = feed.run_arrays().1;
         let end = addrs.len();
         // The last two rounds' addresses end the batch's (`after` saw both
-        // rounds decoded): the new round's are the last's moved on by what
+        // rounds decoded): each new round's are the last's moved on by what
         // each moved from the one before.
-        addrs.extend_from_within(end - n..end);
-        let (before, rounds) = addrs[end - 2 * n..].split_at_mut(n);
-        let round = &mut rounds[n..];
-        for (addr, before) in round.iter_mut().zip(&*before) {
-            *addr = addr.wrapping_add(addr.wrapping_sub(*before));
+        addrs.resize(end + most * n, 0);
+        let mut made = 0;
+        while made < most {
+            let at = end + made * n;
+            let (before, rounds) = addrs[at - 2 * n..at + n].split_at_mut(n);
+            let (last, round) = rounds.split_at_mut(n);
+            for ((addr, &last), &before) in round.iter_mut().zip(&*last).zip(&*before) {
+                *addr = last.wrapping_add(last.wrapping_sub(before));
+            }
+            // Decoded, the run will say where and whether it does.
+            if round.iter().any(|&addr| addr > self.wraps_above) {
+                break;
+            }
+            made += 1;
         }
-        // Decoded, the run will say where and whether it does.
-        let wraps = round.iter().any(|&addr| addr > self.wraps_above);
-        if wraps || !feed.repeat_round() {
-            feed.run_arrays().1.truncate(end);
-            return false;
+        let counted = feed.repeat_rounds(made);
+        let addrs = feed.run_arrays().1;
+        addrs.truncate(end + counted * n);
+        if counted > 0 {
+            let mut round = &addrs[addrs.len() - n..];
+            for &(first, count) in &self.sites[..self.period] {
+                let run;
+                (run, round) = round.split_at(count);
+                site_last[first..first + count].copy_from_slice(run);
+            }
         }
-        let mut round = &feed.run_arrays().1[end..];
-        for &(first, count) in &self.sites[..self.period] {
-            let run;
-            (run, round) = round.split_at(count);
-            site_last[first..first + count].copy_from_slice(run);
-        }
-        true
+        counted
     }
 }

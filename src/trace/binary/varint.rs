@@ -59,15 +59,30 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
-    /// Whether the next `len` bytes are the `len` bytes just read, again.
+    /// How many times, up to `most`, the `len` bytes just read come again
+    /// right after them, one time after another.
     #[inline]
-    pub fn again(&self, len: usize) -> bool {
-        match (self.pos.checked_sub(len), self.pos.checked_add(len)) {
-            (Some(start), Some(end)) if end <= self.data.len() => {
-                same_bytes(&self.data[start..self.pos], &self.data[self.pos..end])
-            }
-            _ => false,
-        }
+    pub fn repeats(&self, len: usize, most: usize) -> usize {
+        let Some(start) = self.pos.checked_sub(len).filter(|_| len > 0) else {
+            return 0;
+        };
+        let times = most.min((self.data.len() - self.pos) / len);
+        // The bytes from `start` on repeat every `len` bytes as far as the
+        // bytes after `len` of them are the bytes `len` before.
+        let before = &self.data[start..start + times * len];
+        let after = &self.data[self.pos..self.pos + times * len];
+        let words = before.chunks_exact(8).zip(after.chunks_exact(8));
+        let same_words = words
+            .take_while(|(a, b)| a.first_chunk::<8>() == b.first_chunk::<8>())
+            .count()
+            * 8;
+        let same = same_words
+            + before[same_words..]
+                .iter()
+                .zip(&after[same_words..])
+                .take_while(|(a, b)| a == b)
+                .count();
+        same / len
     }
 
     /// Whether the `len` bytes just read are the `len` bytes before them
@@ -83,7 +98,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Moves on past `len` bytes that [`Cursor::again`] found.
+    /// Moves on past `len` bytes that [`Cursor::repeats`] found.
     #[inline]
     pub fn skip(&mut self, len: usize) {
         self.pos += len;
@@ -219,17 +234,19 @@ mod tests {
         assert!(Cursor::new(&[5, 1, 2]).bytes().is_err());
     }
 
-    /// A round's bytes are found again after it and before it, whether
-    /// they differ from the other round's in their first eight bytes, later,
-    /// or are shorter than eight; never past either end of the data.
+    /// A round's bytes are found again after it, as many times as they
+    /// come one after another, and before it; whether they differ from the
+    /// other round's in their first eight bytes, later, or are shorter than
+    /// eight; never past either end of the data.
     #[test]
     fn rounds_in_the_same_bytes_are_found_on_both_sides() {
         let round: Vec<u8> = (1..=12).collect();
-        let mut data = round.clone();
-        data.extend(&round);
+        let data = round.repeat(4);
         let mut cursor = Cursor::new(&data);
         cursor.skip(12);
-        assert!(cursor.again(12));
+        assert_eq!(cursor.repeats(12, 10), 3);
+        assert_eq!(cursor.repeats(12, 2), 2, "no more than asked");
+        assert_eq!(cursor.repeats(5, 10), 0);
         assert!(!cursor.repeated(12), "only one round before the cursor");
         cursor.skip(12);
         assert!(cursor.repeated(12));
@@ -237,20 +254,30 @@ mod tests {
             !cursor.repeated(3),
             "its last six bytes are not three twice"
         );
-        assert!(!cursor.again(12), "past the end");
+        cursor.skip(24);
+        assert_eq!(cursor.repeats(12, 10), 0, "past the end");
         for at in [0, 7, 11] {
-            let mut other = data.clone();
-            other[12 + at] ^= 0x40;
-            let mut cursor = Cursor::new(&other);
-            cursor.skip(12);
-            assert!(!cursor.again(12), "byte {at} differs");
-            cursor.skip(12);
-            assert!(!cursor.repeated(12), "byte {at} differs");
+            for (round, found) in [(1, 0), (2, 1), (3, 2)] {
+                let mut other = data.clone();
+                other[12 * round + at] ^= 0x40;
+                let mut cursor = Cursor::new(&other);
+                cursor.skip(12);
+                assert_eq!(
+                    cursor.repeats(12, 10),
+                    found,
+                    "byte {at} of round {round} differs"
+                );
+                if round == 1 {
+                    cursor.skip(12);
+                    assert!(!cursor.repeated(12), "byte {at} differs");
+                }
+            }
         }
-        let short = [7, 9, 7, 9];
+        let short = [7, 9, 7, 9, 7, 9, 7];
         let mut cursor = Cursor::new(&short);
+        assert_eq!(cursor.repeats(2, 10), 0, "nothing read");
         cursor.skip(2);
-        assert!(cursor.again(2));
+        assert_eq!(cursor.repeats(2, 10), 2, "a part of a round is not one");
         cursor.skip(2);
         assert!(cursor.repeated(2));
         assert!(!cursor.repeated(3), "more than was read");
