@@ -164,12 +164,12 @@ impl RoundBytes {
     }
 
     /// Counts the round again in `feed`'s batch as many times as the bytes
-    /// at `cursor` give it, one time after another, and the batch takes
-    /// it, and moves `cursor` past them, their addresses added to the
-    /// batch's and the access sites' last addresses (`site_last`) moved
-    /// on; how many times, none (with nothing changed) if the bytes do not
-    /// give it again or the batch cannot count it. The batch takes rounds
-    /// while it has room for addresses, as it takes runs decoded.
+    /// at `cursor` give it, one after another, and the batch takes it (it
+    /// takes rounds while it has room for addresses, as it takes runs
+    /// decoded); moves `cursor` past them, adds their addresses to the
+    /// batch's and moves the access sites' last addresses (`site_last`)
+    /// on. Returns how many times: none, with nothing changed, if the bytes
+    /// do not give the round again or the batch cannot count it.
     #[inline]
     pub fn again(&self, cursor: &mut Cursor, feed: &mut Feed, site_last: &mut [u64]) -> usize {
         let most = match self.addrs {
