@@ -486,7 +486,9 @@ impl Feed {
         self.batch.repeat_rounds(most)
     }
 
-    /// How many more addresses the batch takes before it is full.
+    /// How many more addresses the batch holds before it is full (see
+    /// [`Batch::is_full`]): while it holds fewer than a full batch, it
+    /// takes one more run, or round, with all its addresses.
     #[inline]
     pub fn room_for_addrs(&self) -> usize {
         BATCH_ADDRS.saturating_sub(self.batch.addrs.len())

@@ -727,8 +727,8 @@ proptest! {
 
 /// Loops of many rounds in the same bytes, striding through memory and in
 /// registers, span batches and chunks: decoded into batches, which count
-/// such rounds many at a time, they are the runs read one by one, and no
-/// batch takes rounds once it holds as many addresses as a batch does.
+/// such rounds many at a time, they are the runs read one by one, and a
+/// batch ends once it holds as many addresses as a batch does.
 #[test]
 fn long_loops_in_the_same_bytes_fill_batches_as_runs_read_one_by_one() {
     let mut writer = TraceWriter::new(Vec::new(), false, &[("cmd", "test".into())]).unwrap();
@@ -740,7 +740,7 @@ fn long_loops_in_the_same_bytes_fill_batches_as_runs_read_one_by_one() {
         guards: Vec::new(),
         addrs,
     };
-    for round in 0..100_000u64 {
+    for round in 0..250_000u64 {
         let addrs = vec![0x10_0000 + 8 * round, 0x80_0000 + 64 * round];
         writer.block_run(striding, &run(addrs)).unwrap();
     }
@@ -752,16 +752,29 @@ fn long_loops_in_the_same_bytes_fill_batches_as_runs_read_one_by_one() {
         writer.block_run(striding, &run(addrs)).unwrap();
     }
     let trace = writer.finish(&[], Some(0)).unwrap();
+    assert!(trace.len() > 1 << 20, "more than a chunk of events");
     let open = || BinaryReader::new(Cursor::new(trace.clone()), false).unwrap();
     let direct = batched(&mut open());
     assert_same_items(&direct, &batched(&mut ItemByItem(open())));
-    assert_eq!(direct.len(), 151_000 + 2, "every run, and two descriptions");
-    let mut reader = open();
+    assert_eq!(direct.len(), 301_000 + 2, "every run, and two descriptions");
+    // Two addresses a round: every batch but the last takes rounds until
+    // it is full, and no further.
+    let batches = batch_addrs(&mut open());
+    let (last, full) = batches.split_last().unwrap();
+    assert!(
+        full.iter().all(|&addrs| addrs == BATCH_ADDRS),
+        "{batches:?}"
+    );
+    assert_eq!(full.len() * BATCH_ADDRS + last, 502_000);
+}
+
+/// How many addresses each batch `reader` fills holds.
+fn batch_addrs(reader: &mut impl TraceRead) -> Vec<usize> {
     let mut feed = Feed::default();
-    let mut batches = 0;
+    let mut batches = Vec::new();
     loop {
         let more = reader.fill(&mut feed).unwrap();
-        let addrs: usize = feed
+        let addrs = feed
             .batch
             .replay()
             .map(|(item, _)| match item {
@@ -769,14 +782,12 @@ fn long_loops_in_the_same_bytes_fill_batches_as_runs_read_one_by_one() {
                 _ => 0,
             })
             .sum();
-        assert!(addrs <= BATCH_ADDRS + 2, "{addrs} addresses in a batch");
-        batches += 1;
+        batches.push(addrs);
         feed.batch.clear();
         if !more {
-            break;
+            return batches;
         }
     }
-    assert!(batches >= 202_000 / BATCH_ADDRS, "{batches} batches");
 }
 
 /// A loop of two runs of one block, the first leaving by its side exit

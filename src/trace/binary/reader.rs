@@ -638,7 +638,7 @@ impl<R: Read + Seek> BinaryReader<R> {
         let mut round: Option<RoundBytes> = None;
         while !feed.batch.is_full() && !cursor.at_end() {
             if let Some(again) = &round {
-                let rounds = again.again(&mut cursor, feed, site_last);
+                let rounds = again.count_again(&mut cursor, feed, site_last);
                 if rounds > 0 {
                     *runs_seen += again.runs() * rounds as u64;
                     #[cfg(test)]

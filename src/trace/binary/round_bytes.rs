@@ -171,7 +171,12 @@ impl RoundBytes {
     /// on. Returns how many times: none, with nothing changed, if the bytes
     /// do not give the round again or the batch cannot count it.
     #[inline]
-    pub fn again(&self, cursor: &mut Cursor, feed: &mut Feed, site_last: &mut [u64]) -> usize {
+    pub fn count_again(
+        &self,
+        cursor: &mut Cursor,
+        feed: &mut Feed,
+        site_last: &mut [u64],
+    ) -> usize {
         let most = match self.addrs {
             0 => usize::MAX,
             addrs => feed.room_for_addrs().div_ceil(addrs),
@@ -188,7 +193,7 @@ impl RoundBytes {
 
     /// Adds the addresses of up to `most` rounds to `feed`'s batch and
     /// counts them there, and moves the sites on (see
-    /// [`RoundBytes::again`]); how many it counted.
+    /// [`RoundBytes::count_again`]); how many it counted.
     #[inline(never)]
     fn addresses_again(&self, most: usize, feed: &mut Feed, site_last: &mut [u64]) -> usize {
         let n = self.addrs;

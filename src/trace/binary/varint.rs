@@ -67,8 +67,8 @@ impl<'a> Cursor<'a> {
             return 0;
         };
         let times = most.min((self.data.len() - self.pos) / len);
-        // The bytes from `start` on repeat every `len` bytes as far as the
-        // bytes after `len` of them are the bytes `len` before.
+        // The round comes again as far as each byte from `pos` on is the
+        // byte `len` before it.
         let before = &self.data[start..start + times * len];
         let after = &self.data[self.pos..self.pos + times * len];
         let words = before.chunks_exact(8).zip(after.chunks_exact(8));
