@@ -69,8 +69,10 @@ impl<B: Backdate> Simulator<B> {
             }
             // A round's runs all arrived by a plain jump: so will the
             // rest's.
-            let steady = known[..cycle.len()].iter().all(Option::is_some);
-            if let (true, Some(first)) = (steady && rounds.len() > 0, known[0]) {
+            if rounds.len() > 0
+                && known[..cycle.len()].iter().all(Option::is_some)
+                && let Some(first) = known[0]
+            {
                 // Past the cycle's end, the first run's block, unused.
                 let blocks = known.map(|block| block.unwrap_or(first));
                 let done = times as usize - rounds.len();

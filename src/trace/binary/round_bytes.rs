@@ -140,8 +140,9 @@ impl RoundBytes {
             return None;
         }
         // The round before, its first run `period` runs earlier in the
-        // ring, must end where this one starts: rounds counted by `again`
-        // are not in the ring, so a round there may lie further back.
+        // ring, must end where this one starts: rounds counted by
+        // `count_again` are not in the ring, so a round there may lie
+        // further back.
         let before = first.checked_sub(period)?;
         if start - last.starts[before % RING] != len || !cursor.repeated(len) {
             last.passed = (2 * last.passed).clamp(1, 64);
