@@ -63,7 +63,7 @@ impl CacheGeometry {
             ));
         }
         let way_bytes = u64::from(assoc) * u64::from(line_size);
-        if size < way_bytes || size % way_bytes != 0 {
+        if size < way_bytes || !size.is_multiple_of(way_bytes) {
             return fail(format!(
                 "size {size} is not a whole number of sets of {assoc} x {line_size} bytes"
             ));

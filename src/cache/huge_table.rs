@@ -103,7 +103,7 @@ impl<T> HugeTable<T> {
             unsafe {
                 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
                 _mm_prefetch::<_MM_HINT_T0>(first);
-                if HOST_LINE % size_of::<T>() != 0 {
+                if !HOST_LINE.is_multiple_of(size_of::<T>()) {
                     _mm_prefetch::<_MM_HINT_T0>(first.add(size_of::<T>() - 1));
                 }
             }

@@ -66,13 +66,13 @@ pub fn print_valgrind_lib(stdout: &mut dyn Write) -> Result<(), Failure> {
 /// would not replace the program.
 fn check_output(job: &RecordJob) -> Result<(), Failure> {
     let output = &job.output;
-    if let Some(program) = job.program.first().and_then(|name| program_file(name)) {
-        if same_path(&program, output) {
-            return Err(Failure::Input(anyhow::anyhow!(
-                "the trace {} would replace the program it records: name another (-o)",
-                output.display()
-            )));
-        }
+    if let Some(program) = job.program.first().and_then(|name| program_file(name))
+        && same_path(&program, output)
+    {
+        return Err(Failure::Input(anyhow::anyhow!(
+            "the trace {} would replace the program it records: name another (-o)",
+            output.display()
+        )));
     }
     writable(output)
 }

@@ -169,7 +169,7 @@ pub fn convert<R: Read, W: Write>(
             end_run(writer, block, &run, fault)?;
             run.clear();
             let totals = writer.totals();
-            if totals.block_runs % PROGRESS_STEP == 0 {
+            if totals.block_runs.is_multiple_of(PROGRESS_STEP) {
                 progress(totals.instructions + totals.accesses);
             }
         } else if !run.addrs.is_empty() {

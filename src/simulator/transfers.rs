@@ -72,12 +72,10 @@ impl<B: Backdate> Simulator<B> {
                     .program
                     .function(self.program.instr(last).func)
                     .pop_on_jump
-            {
-                if let Some((from, _)) =
+                && let Some((from, _)) =
                     context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
-                {
-                    site = from;
-                }
+            {
+                site = from;
             }
             let left = sp.map_or(0, |sp| {
                 context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)

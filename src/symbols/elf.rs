@@ -77,16 +77,16 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
 /// (`/usr/lib/debug/.build-id/ab/cdef….debug`), else by its debug link
 /// (next to it, in `.debug/`, or under `/usr/lib/debug`).
 fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
-    if let Ok(Some(id)) = elf.build_id() {
-        if id.len() > 1 {
-            let hex = super::hex(id);
-            let candidate = Path::new(DEBUG_DIR)
-                .join(".build-id")
-                .join(&hex[..2])
-                .join(format!("{}.debug", &hex[2..]));
-            if candidate.exists() {
-                return Some(candidate);
-            }
+    if let Ok(Some(id)) = elf.build_id()
+        && id.len() > 1
+    {
+        let hex = super::hex(id);
+        let candidate = Path::new(DEBUG_DIR)
+            .join(".build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]));
+        if candidate.exists() {
+            return Some(candidate);
         }
     }
     let (name, _) = elf.gnu_debuglink().ok()??;
@@ -129,18 +129,17 @@ impl ElfObject {
             .collect();
         let mut functions = function_symbols(&elf);
         let mut dwarf = None;
-        if let Some(debug) = &debug {
-            if let Ok(debug_data) = map_file(debug) {
-                if let Ok(debug_elf) = object::File::parse(&*debug_data) {
-                    let more = function_symbols(&debug_elf);
-                    if more.len() > functions.len() {
-                        functions = more;
-                    }
-                    dwarf = addr2line::Loader::new(debug)
-                        .ok()
-                        .map(|dwarf| (dwarf, debug_data));
-                }
+        if let Some(debug) = &debug
+            && let Ok(debug_data) = map_file(debug)
+            && let Ok(debug_elf) = object::File::parse(&*debug_data)
+        {
+            let more = function_symbols(&debug_elf);
+            if more.len() > functions.len() {
+                functions = more;
             }
+            dwarf = addr2line::Loader::new(debug)
+                .ok()
+                .map(|dwarf| (dwarf, debug_data));
         }
         let (dwarf, dwarf_data) = match dwarf {
             Some(dwarf) => dwarf,

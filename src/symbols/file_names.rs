@@ -147,10 +147,10 @@ fn add_table(
 /// is number 0, the file, each absolute one replacing what came before.
 fn addr2line_name(comp_dir: Option<&str>, index: u64, dir: Option<&str>, file: &str) -> String {
     let mut path = comp_dir.unwrap_or_default().to_string();
-    if index != 0 {
-        if let Some(dir) = dir {
-            push(&mut path, dir);
-        }
+    if index != 0
+        && let Some(dir) = dir
+    {
+        push(&mut path, dir);
     }
     push(&mut path, file);
     path

@@ -35,10 +35,10 @@ impl<T: Copy> FnRanges<T> {
     pub fn insert(&mut self, start: u64, end: u64, value: T) -> Result<(), OverlapError> {
         debug_assert!(start < end);
         let before = self.by_start.range(..end).next_back();
-        if let Some((&s, &(e, _))) = before {
-            if e > start {
-                return Err(OverlapError { start: s, end: e });
-            }
+        if let Some((&s, &(e, _))) = before
+            && e > start
+        {
+            return Err(OverlapError { start: s, end: e });
         }
         self.by_start.insert(start, (end, value));
         Ok(())

@@ -474,7 +474,7 @@ impl<'a> Tokens<'a> {
 }
 
 fn parse_hex_bytes(text: &[u8]) -> Option<Vec<u8>> {
-    if text.is_empty() || text.len() % 2 != 0 {
+    if text.is_empty() || !text.len().is_multiple_of(2) {
         return None;
     }
     text.chunks(2)

@@ -129,10 +129,11 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         for (index, lane) in self.lanes.lanes.iter().enumerate() {
             lane.cache
                 .prefetch(addr >> lane.cache.geometry().line_bits());
-            if evicts && self.track_use {
-                if let Some(ll_slot) = views[slot * count + index].ll_slot {
-                    lane.lines.prefetch(ll_slot as usize);
-                }
+            if evicts
+                && self.track_use
+                && let Some(ll_slot) = views[slot * count + index].ll_slot
+            {
+                lane.lines.prefetch(ll_slot as usize);
             }
         }
     }

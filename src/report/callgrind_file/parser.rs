@@ -123,13 +123,13 @@ struct Parser<C> {
 
 impl<C: Cost> Parser<C> {
     fn run(mut self, mut input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
-        if let Ok(start) = input.fill_buf() {
-            if let Some(what) = not_a_profile(start) {
-                return Err(ParseError {
-                    line: 1,
-                    what: format!("{what}, not a callgrind-format profile"),
-                });
-            }
+        if let Ok(start) = input.fill_buf()
+            && let Some(what) = not_a_profile(start)
+        {
+            return Err(ParseError {
+                line: 1,
+                what: format!("{what}, not a callgrind-format profile"),
+            });
         }
         let mut buf = Vec::new();
         let mut number = 0u64;
@@ -212,15 +212,17 @@ impl<C: Cost> Parser<C> {
         if text.is_empty() || text.starts_with('#') {
             return Ok(());
         }
-        if let Some((key, value)) = text.split_once('=') {
-            if !key.contains(' ') && !key.contains(':') {
-                return self.spec(key, value, number);
-            }
+        if let Some((key, value)) = text.split_once('=')
+            && !key.contains(' ')
+            && !key.contains(':')
+        {
+            return self.spec(key, value, number);
         }
-        if let Some((key, value)) = text.split_once(':') {
-            if !key.contains(' ') && !key.starts_with(['+', '-', '*']) {
-                return self.header(key, value.trim(), number);
-            }
+        if let Some((key, value)) = text.split_once(':')
+            && !key.contains(' ')
+            && !key.starts_with(['+', '-', '*'])
+        {
+            return self.header(key, value.trim(), number);
         }
         // A cost line: positions, then costs.
         let quoted = || shown(text.as_bytes());
