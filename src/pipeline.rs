@@ -37,11 +37,25 @@ struct Feeder {
 
 impl Feeder {
     /// Reads all of `reader` into batches; stops early, with no error, when
-    /// every simulator has stopped (they failed: their errors tell).
+    /// every simulator has stopped (they failed: their errors tell). On an
+    /// error reading, the items read before it are still handed over, so
+    /// that the simulators meet every item an event-by-event reader gives
+    /// before the error.
     fn feed(&mut self, reader: &mut impl TraceRead) -> Result<(), TraceError> {
-        while reader.fill(&mut self.feed)? {
-            if !self.send() {
-                return Ok(());
+        loop {
+            match reader.fill(&mut self.feed) {
+                Ok(true) => {
+                    if !self.send() {
+                        return Ok(());
+                    }
+                }
+                Ok(false) => break,
+                Err(err) => {
+                    if !self.feed.batch.is_empty() {
+                        self.send();
+                    }
+                    return Err(err);
+                }
             }
         }
         if !self.feed.batch.is_empty() {
@@ -177,6 +191,14 @@ fn defined(defs: &[Option<Arc<BlockDef>>], id: u32) -> &BlockDef {
     defs[id as usize]
         .as_deref()
         .expect("a block is defined before its first run")
+}
+
+/// The first of `walked`'s errors in reading or simulating the trace.
+fn first_trace_error(walked: Vec<Result<Walked, RunError>>) -> Option<TraceError> {
+    walked.into_iter().find_map(|walk| match walk {
+        Err(RunError::Trace(err)) => Some(err),
+        Ok(_) | Err(RunError::Memory(_)) => None,
+    })
 }
 
 /// Simulates `configs`, which differ in LL only, in one walk of the
@@ -346,11 +368,17 @@ fn simulate_walks<R: TraceRead + Send>(
             Some(_) => Ok(()),
         };
         drop(feeder);
-        let walked: Vec<_> = workers
+        let walked: Vec<Result<Walked, RunError>> = workers
             .into_iter()
             .map(|worker| worker.join().expect("a simulator thread does not panic"))
             .collect();
-        fed.map(|()| (walked, refused))
+        match fed {
+            Ok(()) => Ok((walked, refused)),
+            // The simulators met everything read before the reading error:
+            // a problem they found there comes first in the trace, and is
+            // the one told whichever thread got there first.
+            Err(err) => Err(first_trace_error(walked).unwrap_or(err)),
+        }
     })?;
     if let Some(refused) = refused {
         let profiles = configs
@@ -489,6 +517,31 @@ mod tests {
                 err.to_string().contains("no preceding instruction"),
                 "{err}"
             );
+        }
+    }
+
+    /// The decoder reads ahead of the simulators, within a batch and by
+    /// whole batches: an error it meets there must not hide an earlier one
+    /// that only simulating finds.
+    #[test]
+    fn an_error_simulating_is_told_before_a_later_error_reading() {
+        let text = "linegrind-trace text 1\nr 10 8\ni 1000 4\nnot an event\n";
+        let Err(alone) = simulate(&mut TextReader::new(text.as_bytes()), SimConfig::default())
+        else {
+            panic!("an access before any instruction is an error of the trace");
+        };
+        let configs = [
+            SimConfig::default(),
+            config("4096,2,64", "65536,4,64", true),
+        ];
+        for walks in [walks(&configs, MAX_LANES), walks(&configs, 1)] {
+            let Err(err) =
+                simulate_walks(TextReader::new(text.as_bytes()), &configs, &walks, &|_| {})
+            else {
+                panic!("the trace has errors");
+            };
+            assert_eq!(err.location, Location::Line(2));
+            assert_eq!(err.to_string(), alone.to_string());
         }
     }
 }

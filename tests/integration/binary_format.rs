@@ -5,6 +5,7 @@ use std::io::Cursor;
 
 use proptest::prelude::*;
 
+use linegrind::pipeline::simulate_each;
 use linegrind::simulator::simulate;
 use linegrind::trace::batch::{BATCH_ADDRS, Replayed, RunArrays};
 use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
@@ -453,6 +454,40 @@ fn corrupted_traces_give_errors_not_panics() {
     }
 }
 
+/// Where the payload of each chunk of a kind in `kinds` lies in `binary`,
+/// an uncompressed trace: its header's offset and its bytes.
+fn chunk_payloads(binary: &[u8], kinds: &[u8]) -> Vec<(usize, std::ops::Range<usize>)> {
+    let mut chunks = Vec::new();
+    let mut at = 12;
+    while at + 16 <= binary.len() - 8 {
+        let len = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+        if kinds.contains(&binary[at]) {
+            chunks.push((at, at + 16..at + 16 + len));
+        }
+        at += 16 + len;
+    }
+    chunks
+}
+
+/// `binary` with `bytes` bytes of the chunk whose payload is `payload`
+/// (header at `header`) overwritten at random, and the chunk's checksum
+/// made to match, so that the decoder itself meets garbage.
+fn garbled(
+    binary: &[u8],
+    (header, payload): (usize, std::ops::Range<usize>),
+    bytes: usize,
+    state: &mut u64,
+) -> Vec<u8> {
+    let mut damaged = binary.to_vec();
+    for _ in 0..bytes {
+        let at = payload.start + (next(state) % payload.len() as u64) as usize;
+        damaged[at] = next(state) as u8;
+    }
+    let crc = crc32fast::hash(&damaged[payload]);
+    damaged[header + 12..header + 16].copy_from_slice(&crc.to_le_bytes());
+    damaged
+}
+
 /// Damages the content of block and event chunks behind a valid checksum,
 /// so that the decoder itself meets garbage.
 #[test]
@@ -461,27 +496,12 @@ fn garbage_behind_valid_checksums_gives_errors_not_panics() {
     let text = std::fs::read_to_string(&example_traces()[0]).unwrap();
     let original = events(&mut TextReader::new(text.as_bytes()));
     let binary = to_binary(&original, false, &[]);
-    // Chunk payloads: (header offset, payload range).
-    let mut chunks = Vec::new();
-    let mut at = 12;
-    while at + 16 <= binary.len() - 8 {
-        let len = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
-        if matches!(binary[at], 3 | 4) {
-            chunks.push((at, at + 16..at + 16 + len));
-        }
-        at += 16 + len;
-    }
+    let chunks = chunk_payloads(&binary, &[3, 4]);
     assert!(chunks.len() >= 2, "block and event chunks");
     let mut errors = 0;
     for round in 0..2000 {
-        let (header, payload) = chunks[round % chunks.len()].clone();
-        let mut damaged = binary.clone();
-        for _ in 0..1 + round % 3 {
-            let at = payload.start + (next(&mut state) % payload.len() as u64) as usize;
-            damaged[at] = next(&mut state) as u8;
-        }
-        let crc = crc32fast::hash(&damaged[payload.clone()]);
-        damaged[header + 12..header + 16].copy_from_slice(&crc.to_le_bytes());
+        let chunk = chunks[round % chunks.len()].clone();
+        let damaged = garbled(&binary, chunk, 1 + round % 3, &mut state);
         let mut reader = BinaryReader::new(Cursor::new(&damaged), false).unwrap();
         loop {
             match reader.next_event() {
@@ -496,6 +516,55 @@ fn garbage_behind_valid_checksums_gives_errors_not_panics() {
         }
     }
     assert!(errors > 100, "most damage is noticed ({errors} of 2000)");
+}
+
+/// `sim` decodes ahead of the simulators, into batches: on a trace with
+/// garbage behind valid checksums, in any chunk, it must tell the error
+/// that reading and simulating event by event meets first, or simulate to
+/// the same totals; for the recorded traces too, whose loops are read as
+/// rounds in the same bytes.
+#[test]
+fn damaged_traces_fail_alike_in_sim_and_event_by_event() {
+    let mut state = 0xfa11_5eed_u64;
+    let configs = [
+        config("32768,8,64", "32768,8,64", "8388608,16,64"),
+        config("256,2,32", "512,2,32", "4096,4,32"),
+    ];
+    let (mut damaged_runs, mut errors) = (0, 0);
+    for trace in example_traces() {
+        let mut reader = AnyReader::new(std::fs::File::open(&trace).unwrap(), false).unwrap();
+        let original = events(&mut reader);
+        let binary = to_binary(&original, false, &[]);
+        let chunks = chunk_payloads(&binary, &[1, 3, 4, 5, 6]);
+        let rounds = if original.len() > 1_000_000 { 8 } else { 100 };
+        for round in 0..rounds {
+            let chunk = chunks[(next(&mut state) % chunks.len() as u64) as usize].clone();
+            let damaged = garbled(&binary, chunk, 1 + round % 3, &mut state);
+            let config = &configs[round % 2];
+            let Ok(mut reader) = BinaryReader::new(Cursor::new(&damaged), false) else {
+                continue;
+            };
+            damaged_runs += 1;
+            let alone = simulate(&mut reader, config.clone()).map(|profile| profile.totals);
+            let reader = BinaryReader::new(Cursor::new(&damaged), false).unwrap();
+            let piped = match simulate_each(reader, std::slice::from_ref(config), &|_| {}) {
+                Ok((_, mut profiles)) => profiles.remove(0).map(|profile| profile.totals),
+                Err(err) => Err(err.into()),
+            };
+            match (alone, piped) {
+                (Ok(alone), Ok(piped)) => assert_eq!(alone, piped, "{}", trace.display()),
+                (Err(alone), Err(piped)) => {
+                    assert_eq!(alone.to_string(), piped.to_string(), "{}", trace.display());
+                    errors += 1;
+                }
+                (alone, piped) => panic!("{}: {alone:?} against {piped:?}", trace.display()),
+            }
+        }
+    }
+    assert!(
+        errors * 2 > damaged_runs,
+        "most damage is noticed ({errors} of {damaged_runs})"
+    );
 }
 
 /// A reader filling batches item by item, with [`TraceRead`]'s own `fill`,
