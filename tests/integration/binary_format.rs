@@ -530,7 +530,7 @@ fn damaged_traces_fail_alike_in_sim_and_event_by_event() {
         config("32768,8,64", "32768,8,64", "8388608,16,64"),
         config("256,2,32", "512,2,32", "4096,4,32"),
     ];
-    let (mut damaged_runs, mut errors) = (0, 0);
+    let (mut opened, mut errors) = (0, 0);
     for trace in example_traces() {
         let mut reader = AnyReader::new(std::fs::File::open(&trace).unwrap(), false).unwrap();
         let original = events(&mut reader);
@@ -544,7 +544,7 @@ fn damaged_traces_fail_alike_in_sim_and_event_by_event() {
             let Ok(mut reader) = BinaryReader::new(Cursor::new(&damaged), false) else {
                 continue;
             };
-            damaged_runs += 1;
+            opened += 1;
             let alone = simulate(&mut reader, config.clone()).map(|profile| profile.totals);
             let reader = BinaryReader::new(Cursor::new(&damaged), false).unwrap();
             let piped = match simulate_each(reader, std::slice::from_ref(config), &|_| {}) {
@@ -562,8 +562,8 @@ fn damaged_traces_fail_alike_in_sim_and_event_by_event() {
         }
     }
     assert!(
-        errors * 2 > damaged_runs,
-        "most damage is noticed ({errors} of {damaged_runs})"
+        errors * 2 > opened,
+        "most damage is noticed ({errors} of {opened})"
     );
 }
 
