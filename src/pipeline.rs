@@ -37,31 +37,18 @@ struct Feeder {
 
 impl Feeder {
     /// Reads all of `reader` into batches; stops early, with no error, when
-    /// every simulator has stopped (they failed: their errors tell). On an
-    /// error reading, the items read before it are still handed over, so
-    /// that the simulators meet every item an event-by-event reader gives
-    /// before the error.
+    /// every simulator has stopped (they failed: their errors tell). What
+    /// was read before the trace's end, or before an error, is handed over
+    /// too, so that the simulators meet every item an event-by-event reader
+    /// gives first.
     fn feed(&mut self, reader: &mut impl TraceRead) -> Result<(), TraceError> {
         loop {
-            match reader.fill(&mut self.feed) {
-                Ok(true) => {
-                    if !self.send() {
-                        return Ok(());
-                    }
-                }
-                Ok(false) => break,
-                Err(err) => {
-                    if !self.feed.batch.is_empty() {
-                        self.send();
-                    }
-                    return Err(err);
-                }
+            let filled = reader.fill(&mut self.feed);
+            let running = self.feed.batch.is_empty() || self.send();
+            if !filled? || !running {
+                return Ok(());
             }
         }
-        if !self.feed.batch.is_empty() {
-            self.send();
-        }
-        Ok(())
     }
 
     /// Hands the batch to every simulator still running; false when none

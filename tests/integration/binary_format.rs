@@ -454,37 +454,27 @@ fn corrupted_traces_give_errors_not_panics() {
     }
 }
 
-/// Where the payload of each chunk of a kind in `kinds` lies in `binary`,
-/// an uncompressed trace: its header's offset and its bytes.
-fn chunk_payloads(binary: &[u8], kinds: &[u8]) -> Vec<(usize, std::ops::Range<usize>)> {
-    let mut chunks = Vec::new();
-    let mut at = 12;
-    while at + 16 <= binary.len() - 8 {
-        let len = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
-        if kinds.contains(&binary[at]) {
-            chunks.push((at, at + 16..at + 16 + len));
-        }
-        at += 16 + len;
-    }
-    chunks
+/// The offsets of `binary`'s chunks of the kinds in `kinds`.
+fn chunks_of(binary: &[u8], kinds: &[u8]) -> Vec<usize> {
+    chunks(binary)
+        .into_iter()
+        .filter_map(|(at, kind)| kinds.contains(&kind).then_some(at))
+        .collect()
 }
 
-/// `binary` with `bytes` bytes of the chunk whose payload is `payload`
-/// (header at `header`) overwritten at random, and the chunk's checksum
-/// made to match, so that the decoder itself meets garbage.
-fn garbled(
-    binary: &[u8],
-    (header, payload): (usize, std::ops::Range<usize>),
-    bytes: usize,
-    state: &mut u64,
-) -> Vec<u8> {
+/// `binary`, an uncompressed trace, with `bytes` bytes of the payload of
+/// its chunk at `at` overwritten at random and the chunk's checksum made to
+/// match, so that the decoder itself meets garbage.
+fn garbled(binary: &[u8], at: usize, bytes: usize, state: &mut u64) -> Vec<u8> {
+    let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+    let payload = at + 16..at + 16 + stored;
     let mut damaged = binary.to_vec();
     for _ in 0..bytes {
-        let at = payload.start + (next(state) % payload.len() as u64) as usize;
-        damaged[at] = next(state) as u8;
+        let byte = payload.start + (next(state) % payload.len() as u64) as usize;
+        damaged[byte] = next(state) as u8;
     }
     let crc = crc32fast::hash(&damaged[payload]);
-    damaged[header + 12..header + 16].copy_from_slice(&crc.to_le_bytes());
+    damaged[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
     damaged
 }
 
@@ -496,11 +486,11 @@ fn garbage_behind_valid_checksums_gives_errors_not_panics() {
     let text = std::fs::read_to_string(&example_traces()[0]).unwrap();
     let original = events(&mut TextReader::new(text.as_bytes()));
     let binary = to_binary(&original, false, &[]);
-    let chunks = chunk_payloads(&binary, &[3, 4]);
+    let chunks = chunks_of(&binary, &[3, 4]);
     assert!(chunks.len() >= 2, "block and event chunks");
     let mut errors = 0;
     for round in 0..2000 {
-        let chunk = chunks[round % chunks.len()].clone();
+        let chunk = chunks[round % chunks.len()];
         let damaged = garbled(&binary, chunk, 1 + round % 3, &mut state);
         let mut reader = BinaryReader::new(Cursor::new(&damaged), false).unwrap();
         loop {
@@ -535,10 +525,10 @@ fn damaged_traces_fail_alike_in_sim_and_event_by_event() {
         let mut reader = AnyReader::new(std::fs::File::open(&trace).unwrap(), false).unwrap();
         let original = events(&mut reader);
         let binary = to_binary(&original, false, &[]);
-        let chunks = chunk_payloads(&binary, &[1, 3, 4, 5, 6]);
+        let chunks = chunks_of(&binary, &[1, 3, 4, 5, 6]);
         let rounds = if original.len() > 1_000_000 { 8 } else { 100 };
         for round in 0..rounds {
-            let chunk = chunks[(next(&mut state) % chunks.len() as u64) as usize].clone();
+            let chunk = chunks[(next(&mut state) % chunks.len() as u64) as usize];
             let damaged = garbled(&binary, chunk, 1 + round % 3, &mut state);
             let config = &configs[round % 2];
             let Ok(mut reader) = BinaryReader::new(Cursor::new(&damaged), false) else {
