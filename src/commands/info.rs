@@ -141,9 +141,15 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
             }
             match binary.summary().map(|s| s.exit_code) {
                 Some(Some(code)) => writeln!(out, "exit code:      {code}")?,
-                Some(None) => writeln!(
+                // Only a recording has a command line; a trace converted
+                // from another format has neither it nor an exit code.
+                Some(None) if binary.meta().iter().any(|(key, _)| key == "cmd") => writeln!(
                     out,
                     "exit code:      none (a signal ended the program, or execve replaced it)"
+                )?,
+                Some(None) => writeln!(
+                    out,
+                    "exit code:      none (not recorded: converted from a format without one)"
                 )?,
                 None => writeln!(out, "exit code:      unknown (the trace is cut short)")?,
             }

@@ -51,6 +51,17 @@ fn the_profile_names_the_recorded_command_and_the_trace() {
     let info = stdout(&linegrind(dir.path(), &["info", rewritten]));
     assert!(info.contains("cmd:            ./sort\n"), "{info}");
     assert!(info.contains("exit code:      0\n"), "{info}");
+    // From text, which holds neither, it has no exit code and says why.
+    let from_text = dir.path().join("from_text.lgt");
+    let from_text = from_text.to_str().unwrap();
+    let output = linegrind(dir.path(), &["convert", converted, from_text]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let info = stdout(&linegrind(dir.path(), &["info", from_text]));
+    assert!(!info.contains("cmd:"), "{info}");
+    assert!(
+        info.contains("exit code:      none (not recorded: converted from a format without one)\n"),
+        "{info}"
+    );
     for (trace, cmd, command) in [
         (recorded, "./sort", "\"./sort\""),
         (rewritten, "./sort", "\"./sort\""),
