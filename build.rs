@@ -126,12 +126,34 @@ fn link_libiberty() {
     }
 }
 
+/// The first of the folder named by `variable` and `candidates` that holds
+/// `marker`. Cargo runs this script again when that file changes or, when
+/// none holds it, when the first place looked at (or its parent, if it is
+/// missing) changes, as installing the package changes it: a build after
+/// the install then finds it, without `cargo clean`.
 fn locate(variable: &str, candidates: &[&str], marker: &str) -> Option<PathBuf> {
     let given = env::var_os(variable).map(PathBuf::from);
-    given
+    let dirs: Vec<PathBuf> = given
         .into_iter()
         .chain(candidates.iter().map(PathBuf::from))
-        .find(|dir| dir.join(marker).exists())
+        .collect();
+    let found = dirs.iter().find(|dir| dir.join(marker).exists()).cloned();
+    let watched = match &found {
+        Some(dir) => Some(dir.join(marker)),
+        None => dirs
+            .first()
+            .and_then(|first| {
+                [Some(first.as_path()), first.parent()]
+                    .into_iter()
+                    .flatten()
+                    .find(|dir| dir.is_dir())
+            })
+            .map(Path::to_path_buf),
+    };
+    if let Some(path) = watched {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    found
 }
 
 fn run(command: &mut Command) -> Result<(), String> {

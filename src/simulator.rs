@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
-use crate::cache::{Caches, NoMemory};
+use crate::cache::{Caches, NoMemory, longest_access};
 use crate::callstack::Threads;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
@@ -214,7 +214,10 @@ impl<B: Backdate> Simulator<B> {
                 samples: config.stack_samples().then(StackSamples::new),
             },
             caches: Caches::new(config.i1(), config.d1(), &lls, config.cache_use())?,
-            known: KnownBlocks::new(config.i1().line_bits()),
+            known: KnownBlocks::new(
+                config.i1().line_bits(),
+                longest_access(config.i1(), config.d1()),
+            ),
             program: Program::with_options(config.skip().clone(), config.inline_functions()),
             config,
             threads,

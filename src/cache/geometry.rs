@@ -183,10 +183,18 @@ impl FromStr for CacheGeometry {
     }
 }
 
-/// The bytes of lines an access takes, once an access over more than two
-/// lines is clamped to a line's worth from its address (the caches' rule):
-/// from byte `offset` of line `line`, `first` bytes there, and the first
-/// `second` bytes of the next line (0 when the access stays in one line).
+/// The longest access the caches take whole: the shortest line (an LL line
+/// is no shorter than an L1 line). A longer access is clamped to it from
+/// its address, as Callgrind clamps one to its smallest line size.
+pub fn longest_access(i1: CacheGeometry, d1: CacheGeometry) -> u32 {
+    i1.line_size().min(d1.line_size())
+}
+
+/// The bytes of lines an access takes, once an access longer than a line is
+/// clamped to a line's worth from its address (the caches' rule, as
+/// Callgrind clamps): from byte `offset` of line `line`, `first` bytes
+/// there, and the first `second` bytes of the next line (0 when the access
+/// stays in one line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineSpan {
     pub line: u64,
@@ -204,10 +212,7 @@ impl LineSpan {
     pub fn new(addr: u64, size: u32, line_bits: u32) -> LineSpan {
         let line_size = 1u64 << line_bits;
         let offset = addr & (line_size - 1);
-        let mut end = offset + u64::from(size.max(1));
-        if end > 2 * line_size {
-            end = offset + line_size;
-        }
+        let end = offset + u64::from(size).clamp(1, line_size);
         LineSpan {
             line: addr >> line_bits,
             offset: offset as u32,
@@ -258,13 +263,14 @@ mod tests {
         assert_eq!(span(0x1004, 8), (0x40, 4, 8, 0));
         assert_eq!(span(0x1004, 60), (0x40, 4, 60, 0));
         assert_eq!(span(0x103e, 4), (0x40, 62, 2, 2));
-        // Over two lines and longer than one: not clamped.
-        assert_eq!(span(0x103e, 66), (0x40, 62, 2, 64));
-        // Over three lines: a line's worth, from inside a line or its start.
+        // Longer than a line: a line's worth, from inside a line or its
+        // start, whether it spans two lines or more.
+        assert_eq!(span(0x103e, 66), (0x40, 62, 2, 62));
+        assert_eq!(span(0x1010, 100), (0x40, 16, 48, 16));
         assert_eq!(span(0x1044, 150), (0x41, 4, 60, 4));
         assert_eq!(span(0x1100, 200), (0x44, 0, 64, 0));
         assert_eq!(span(0x1000, 0), (0x40, 0, 1, 0));
-        assert_eq!(span(u64::MAX - 71, 72), ((u64::MAX >> 6) - 1, 56, 8, 64));
+        assert_eq!(span(u64::MAX - 71, 64), ((u64::MAX >> 6) - 1, 56, 8, 56));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! An access goes to I1 (instruction fetch) or D1 (data; writes allocate
 //! like reads). An access spanning two lines looks both up and misses if
-//! either misses; one spanning more is clamped to the line size first. LL is
+//! either misses; one longer than the shortest line is clamped to that
+//! line's size from its address first, as Callgrind clamps. LL is
 //! looked up for each line that missed L1, and nothing is invalidated in L1
 //! when LL evicts.
 //!
@@ -25,7 +26,7 @@
 //! ([`lanes`]).
 
 use super::caches::CacheAccess;
-use super::geometry::{CacheGeometry, LineSpan};
+use super::geometry::{CacheGeometry, LineSpan, longest_access};
 use super::huge_table::{HugeTable, NoMemory};
 use super::line_use::{ByteMask, LineUse};
 use super::set_assoc::{Lookup, SetAssocCache, Slot};
@@ -130,6 +131,8 @@ pub struct Hierarchy<H, M> {
     lanes: LaneCaches<H, M>,
     tail: FetchTail,
     track_use: bool,
+    /// The longest access taken whole ([`longest_access`]).
+    longest: u32,
 }
 
 impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
@@ -164,6 +167,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
             lanes,
             tail: FetchTail::default(),
             track_use,
+            longest: longest_access(i1, d1),
         })
     }
 
@@ -306,8 +310,9 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         }
     }
 
-    /// An access over two lines (or more, clamped to a line's worth, which
-    /// leaves one or two): the first line, then the rest in the next.
+    /// An access over two lines (or more, clamped to the shortest line's
+    /// worth, which leaves one or two): the first line, then the rest in
+    /// the next.
     #[inline(never)]
     fn access_straddling(
         &mut self,
@@ -316,7 +321,7 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
         size: u32,
         sink: &mut impl UseSink<H>,
     ) -> Outcome {
-        let span = LineSpan::new(addr, size, self.l1[k].line_bits);
+        let span = LineSpan::new(addr, size.min(self.longest), self.l1[k].line_bits);
         let track_use = self.track_use;
         let bytes = |offset: u32, len: u32| {
             if track_use {
@@ -638,6 +643,13 @@ mod tests {
         h.flush(&mut sink);
         let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
         assert_eq!(l1, [&(Level::L1, 0, 1, 16)]);
+
+        // Longer than a line over only two: clamped too, 72..88 of 72..92.
+        let mut sink = Recorder::default();
+        h.access(L1Kind::Data, 72, 20, &mut sink);
+        h.flush(&mut sink);
+        let l1: Vec<_> = sink.ended.iter().filter(|e| e.0 == Level::L1).collect();
+        assert_eq!(l1, [&(Level::L1, 0, 1, 8), &(Level::L1, 0, 1, 8)]);
     }
 
     #[test]

@@ -11,7 +11,8 @@ mod set_assoc;
 
 pub use caches::{CacheAccess, Caches};
 pub use geometry::{
-    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, MIN_LINE_SIZE, parse_size,
+    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, MIN_LINE_SIZE, longest_access,
+    parse_size,
 };
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, MAX_LANES, Outcome, Release, UseSink};
 pub use huge_table::NoMemory;

@@ -152,6 +152,8 @@ pub(super) struct KnownBlock {
 pub(super) struct KnownBlocks {
     /// The bits of an I1 line's offset.
     line_bits: u32,
+    /// The longest fetch taken whole ([`longest_access`](crate::cache::longest_access)).
+    longest: u32,
     /// By block number, once known.
     blocks: Vec<Option<KnownBlock>>,
     /// Blocks of code without a symbol known again for frames of other
@@ -188,10 +190,12 @@ pub(super) struct RunEnd {
 }
 
 impl KnownBlocks {
-    /// No block known yet, with I1 lines of `line_bits` bits.
-    pub fn new(line_bits: u32) -> KnownBlocks {
+    /// No block known yet, with I1 lines of `line_bits` bits and accesses
+    /// clamped to `longest` bytes.
+    pub fn new(line_bits: u32, longest: u32) -> KnownBlocks {
         KnownBlocks {
             line_bits,
+            longest,
             blocks: Vec::new(),
             other_frames: FxHashMap::default(),
             frames: Vec::new(),
@@ -230,7 +234,7 @@ impl KnownBlocks {
         arrival: Arrival,
         region: Option<Region>,
     ) {
-        let line_bits = self.line_bits;
+        let (line_bits, longest) = (self.line_bits, self.longest);
         debug_assert_eq!(def.instrs.len(), ids.len());
         let (Some(first), Some(&first_id)) = (def.instrs.first(), ids.first()) else {
             return;
@@ -240,7 +244,8 @@ impl KnownBlocks {
         // The last line the previous instruction's fetch took, and its end.
         let mut previous = None;
         for (instr, &instr_id) in def.instrs.iter().zip(ids) {
-            let span = LineSpan::new(instr.addr, u32::from(instr.len), line_bits);
+            let fetched = u32::from(instr.len).min(longest);
+            let span = LineSpan::new(instr.addr, fetched, line_bits);
             let end = instr.addr.wrapping_add(u64::from(instr.len));
             self.instrs.push(instr_id);
             // Lengths and offsets fit a byte with lines of up to 256 bytes,
@@ -287,10 +292,10 @@ impl KnownBlocks {
             let items = &def.items[instr.items.clone()];
             self.steps.extend(KnownStep::of_items(items, end));
             // The last line the fetch took is I1's last, which the next
-            // instruction can continue (not after a clamped fetch, which
-            // ends past it).
+            // instruction can continue where the fetch ended (never after
+            // a clamped fetch, which ends before the instruction does).
             let last_line = span.line + u64::from(span.second > 0);
-            previous = Some((last_line, end));
+            previous = Some((last_line, instr.addr.wrapping_add(u64::from(fetched))));
         }
         let block = KnownBlock {
             start,

@@ -171,6 +171,10 @@ fn known_runs_count_as_their_events() {
             instr(0x10da, 1, 6..6),
             // Over four lines from a line's start: clamped to that line.
             instr(0x1100, 200, 6..6),
+            // Longer than a line over only two: clamped as well, to end
+            // before the next instruction, which does not continue it.
+            instr(0x11c8, 66, 6..6),
+            instr(0x120a, 1, 6..6),
         ],
         items: vec![
             access(Access::Read, 8, true),

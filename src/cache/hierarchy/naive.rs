@@ -49,17 +49,14 @@ impl NaiveHierarchy {
     }
 
     /// An access of `size` bytes at `addr` by instruction `instr`: each
-    /// line it touches, after one touching more than two is clamped to a
-    /// line's size.
+    /// line it touches, after one longer than a line is clamped to a line's
+    /// size.
     fn access(&mut self, k: usize, addr: u64, size: u32, instr: u32) -> Outcome {
         let bits = self.geometries[0].line_bits();
         let line_size = 1u64 << bits;
         // The last byte: the end of an access that reaches the top of the
         // address space is past 2^64 - 1.
-        let mut last = addr + u64::from(size.max(1) - 1);
-        if (last >> bits) - (addr >> bits) > 1 {
-            last = addr + (line_size - 1);
-        }
+        let last = addr + (u64::from(size).clamp(1, line_size) - 1);
         let mut outcome = Outcome::default();
         let mut from = addr;
         loop {
