@@ -51,7 +51,7 @@ pub struct OutputFile {
 impl OutputFile {
     /// Starts writing `path`.
     pub fn create(path: &Path) -> io::Result<OutputFile> {
-        let Some(path) = replaced(path) else {
+        let Some(path) = replaced(path)? else {
             let file = OpenOptions::new().append(true).open(path)?;
             return Ok(OutputFile {
                 path: path.to_path_buf(),
@@ -111,10 +111,7 @@ impl OutputFile {
 /// A new temporary file in the folder of `path`, readable by others as a
 /// finished output should be.
 fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".linegrind-").suffix(".tmp");
     #[cfg(unix)]
@@ -147,8 +144,17 @@ fn keep_permissions(path: &Path, new: &File) -> io::Result<()> {
     Ok(())
 }
 
-/// Checks, before a long run, that `path` can be written: its folder takes
-/// a new file (made and removed at once), or it is a device or a pipe.
+/// The folder a file at `path` is in.
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks, before a long run, that `path` can be written: it is a device
+/// or a pipe, or its folder takes a new file (made and removed at once)
+/// and the file at its name, if any, can be replaced.
 pub fn check_writable(path: &Path) -> io::Result<()> {
     if names_folder(path) {
         return Err(io::Error::new(
@@ -156,10 +162,37 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
             "it names a folder; name a file in it",
         ));
     }
-    match replaced(path) {
-        Some(path) => temp_file_beside(&path).map(drop),
-        None => Ok(()),
+    let Some(path) = replaced(path)? else {
+        return Ok(());
+    };
+    temp_file_beside(&path)?;
+    replaceable(&path)
+}
+
+/// Whether a new file can be renamed onto `path`: its name fits the file
+/// system, and a file there is not another user's in a folder that lets
+/// only owners remove files (sticky, as `/tmp`).
+fn replaceable(path: &Path) -> io::Result<()> {
+    let old = match fs::symlink_metadata(path) {
+        Ok(old) => old,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let folder = fs::metadata(folder_of(path))?;
+        // SAFETY: geteuid takes nothing and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let sticky = folder.mode() & u32::from(libc::S_ISVTX) != 0;
+        if sticky && me != 0 && old.uid() != me && folder.uid() != me {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "another user's file, in a folder where only a file's owner may replace it",
+            ));
+        }
     }
+    Ok(())
 }
 
 /// Whether `path` names a folder: one that exists, or a name ending in `/`.
@@ -171,7 +204,7 @@ pub fn names_folder(path: &Path) -> bool {
 /// Whether an output at `path` is written in place rather than replaced: a
 /// device, a pipe or a file this process has open (`/dev/stdout`).
 pub fn written_in_place(path: &Path) -> bool {
-    replaced(path).is_none()
+    replaced(path).is_ok_and(|replaced| replaced.is_none())
 }
 
 /// Symbolic links followed at most, as the kernel follows them.
@@ -195,23 +228,26 @@ pub fn link_chain(path: &Path) -> impl Iterator<Item = PathBuf> {
 /// rename onto the link would replace the link and leave its target as it
 /// was); `None` for a file written in place: a device or a pipe
 /// (`/dev/null`), which a rename would replace, or a link into `/proc`
-/// (`/dev/stdout` is one), which names a file this process has open.
-fn replaced(path: &Path) -> Option<PathBuf> {
+/// (`/dev/stdout` is one), which names a file this process has open. Links
+/// that go on further than the kernel follows them (a loop) are an error,
+/// as the kernel's.
+fn replaced(path: &Path) -> io::Result<Option<PathBuf>> {
     if fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
-        return None;
+        return Ok(None);
     }
     let mut replaced = None;
     for at in link_chain(path) {
-        let folder = match at.parent() {
-            Some(folder) if !folder.as_os_str().is_empty() => folder,
-            _ => Path::new("."),
-        };
-        if fs::canonicalize(folder).is_ok_and(|real| real.starts_with("/proc")) {
-            return None;
+        if fs::canonicalize(folder_of(&at)).is_ok_and(|real| real.starts_with("/proc")) {
+            return Ok(None);
         }
         replaced = Some(at);
     }
-    replaced
+    match replaced {
+        Some(last) if fs::symlink_metadata(&last).is_ok_and(|meta| meta.is_symlink()) => {
+            Err(io::Error::from_raw_os_error(libc::ELOOP))
+        }
+        replaced => Ok(replaced),
+    }
 }
 
 #[cfg(test)]
@@ -324,6 +360,33 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_loop_of_links_is_refused_and_kept() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+        symlink("two", &one).unwrap();
+        symlink("one", &two).unwrap();
+        let err = check_writable(&one).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ELOOP), "{err}");
+        assert!(write_atomically(&one, |out| out.write_all(b"lost")).is_err());
+        assert!(!written_in_place(&one));
+        for link in [&one, &two] {
+            assert!(fs::symlink_metadata(link).unwrap().is_symlink());
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn a_name_too_long_is_refused_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join("n".repeat(300));
+        let err = check_writable(&long).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENAMETOOLONG), "{err}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

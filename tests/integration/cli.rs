@@ -3,7 +3,7 @@
 use std::fs;
 use std::time::Duration;
 
-use crate::support::{linegrind, root, run_within, without_source};
+use crate::support::{linegrind, root, run_within, which, without_source};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -324,6 +324,51 @@ fn a_failed_output_leaves_every_file_of_the_run_as_it_was() {
         fs::read_dir(dir.path()).unwrap().count(),
         1,
         "no temporary file"
+    );
+}
+
+/// In a folder where only a file's owner may replace it (sticky, as
+/// `/tmp`), another user's file is refused before the run, which writes
+/// none of its outputs. It takes two users: the tests run as root (as in
+/// CI), and `sim` as nobody.
+#[test]
+fn another_users_file_in_a_sticky_folder_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid takes nothing and cannot fail.
+    if unsafe { libc::geteuid() } != 0 || which("setpriv").is_err() {
+        eprintln!("skipped: needs root and setpriv, to run sim as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+    fs::copy(
+        root().join("traces/call_chain.lgt"),
+        dir.path().join("t.lgt"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("root.json"), "root's\n").unwrap();
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_linegrind"))
+        .args(["sim", "t.lgt", "-o", "t.out", "--json", "root.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("linegrind: cannot write root.json: another user's file"),
+        "{message}"
+    );
+    assert_eq!(stdout(&output), "", "refused before the run");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("root.json")).unwrap(),
+        "root's\n"
+    );
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no other file"
     );
 }
 

@@ -23,7 +23,7 @@ use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{compile_program, record_command, valgrind_as_recorder};
+use crate::support::{compile_program, record_command, valgrind_as_recorder, which};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 /// The same caches with 32-byte lines: shorter than the 64 bytes a state
@@ -395,20 +395,6 @@ fn a_stripped_system_program_simulates_like_callgrind() {
         varies: 0,
     };
     compare(&program, &ours, &theirs);
-}
-
-/// The full path of `program` on `PATH`.
-fn which(program: &str) -> Result<String, String> {
-    let out = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map_err(|err| err.to_string())?;
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if out.status.success() && path.starts_with('/') {
-        Ok(path)
-    } else {
-        Err(format!("no {program} on PATH"))
-    }
 }
 
 /// `len` bytes of words drawn from a small vocabulary by a fixed

@@ -83,6 +83,20 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The full path of `program` on `PATH`.
+pub fn which(program: &str) -> Result<String, String> {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map_err(|err| err.to_string())?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && path.starts_with('/') {
+        Ok(path)
+    } else {
+        Err(format!("no {program} on PATH"))
+    }
+}
+
 /// Runs the `linegrind` binary in `dir` with `args`.
 pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_linegrind"))
