@@ -184,7 +184,7 @@ fn replaceable(path: &Path) -> io::Result<()> {
         let folder = fs::metadata(folder_of(path))?;
         // SAFETY: geteuid takes nothing and cannot fail.
         let me = unsafe { libc::geteuid() };
-        let sticky = folder.mode() & u32::from(libc::S_ISVTX) != 0;
+        let sticky = folder.mode() & libc::S_ISVTX != 0;
         if sticky && me != 0 && old.uid() != me && folder.uid() != me {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
