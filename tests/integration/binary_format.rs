@@ -169,6 +169,29 @@ fn a_truncated_trace_is_an_error_unless_allowed() {
     assert!(reader.truncated().is_some());
 }
 
+/// Bytes after a whole trace (anything appended, or a second trace) are
+/// told as such, where the trace ends, truncation allowed or not: the
+/// trace is whole, and its symbols are still there.
+#[test]
+fn bytes_after_the_end_of_a_trace_are_told_apart_from_a_cut() {
+    let recorded = std::fs::read(root().join("traces/sort.lgt")).unwrap();
+    let end = recorded.len();
+    for tail in [&b"garbage"[..], &recorded[..], &[0u8; 8][..]] {
+        let joined = [&recorded[..], tail].concat();
+        for allow_truncated in [false, true] {
+            let Err(err) = BinaryReader::new(Cursor::new(&joined), allow_truncated) else {
+                panic!("a trace with bytes after it opened");
+            };
+            let expected = format!(
+                "byte offset {end}: {} bytes follow the trace's end: something was appended to it \
+                 (`truncate -s {end}` on the file gives the trace back)",
+                tail.len()
+            );
+            assert_eq!(err.to_string(), expected);
+        }
+    }
+}
+
 #[test]
 fn a_trace_cut_within_its_header_is_a_short_binary_trace() {
     let recorded = std::fs::read(root().join("traces/sort.lgt")).unwrap();

@@ -190,15 +190,15 @@ impl<R: Read + Seek> BinaryReader<R> {
         )?;
         let end_at = u64::from_le_bytes(trailer);
         if end_at < HEADER_LEN as u64 || end_at >= at {
-            return self.truncation();
+            return self.no_end();
         }
         let (kind, payload) = match self.read_chunk_at(end_at) {
             Ok(chunk) => chunk,
-            Err(_) => return self.truncation(),
+            Err(_) => return self.no_end(),
         };
         // The end chunk ends where the trailer starts.
         if kind != ChunkKind::End || self.next != at {
-            return self.truncation();
+            return self.no_end();
         }
         let mut cursor = Cursor::new(&payload);
         let corrupt = |err| corrupted(end_at, err);
@@ -260,6 +260,48 @@ impl<R: Read + Seek> BinaryReader<R> {
 
     /// The end record is missing: an error, or with `allow_truncated` a
     /// warning to give.
+    /// The file does not end in a trailer that points at an END chunk: the
+    /// trace is cut, or something follows its end.
+    fn no_end(&mut self) -> Result<(), TraceError> {
+        match self.end_inside() {
+            Some(end) => Err(syntax(
+                end,
+                format!(
+                    "{} bytes follow the trace's end: something was appended to it \
+                     (`truncate -s {end}` on the file gives the trace back)",
+                    self.len - end
+                ),
+            )),
+            None => self.truncation(),
+        }
+    }
+
+    /// Where the trace ends, when that is before the file does (another
+    /// trace or anything else appended): its chunks, walked by their
+    /// headers from the first, reach an END chunk followed by the trailer
+    /// that points at it.
+    fn end_inside(&mut self) -> Option<u64> {
+        let mut at = HEADER_LEN as u64;
+        loop {
+            let mut header = [0u8; CHUNK_HEADER_LEN];
+            self.seek(at).ok()?;
+            self.input.read_exact(&mut header).ok()?;
+            let header = ChunkHeader::decode(&header);
+            if header.stored_len > MAX_CHUNK {
+                return None;
+            }
+            let next = at + (CHUNK_HEADER_LEN as u64) + u64::from(header.stored_len);
+            if ChunkKind::from_code(header.kind) == Some(ChunkKind::End) {
+                let mut trailer = [0u8; TRAILER_LEN];
+                self.seek(next).ok()?;
+                self.input.read_exact(&mut trailer).ok()?;
+                let end = next + TRAILER_LEN as u64;
+                return (u64::from_le_bytes(trailer) == at && end < self.len).then_some(end);
+            }
+            at = next;
+        }
+    }
+
     fn truncation(&mut self) -> Result<(), TraceError> {
         if self.allow_truncated {
             self.truncated = Some(format!("{NO_END}; {SYMBOLS_LOST}"));
