@@ -39,14 +39,21 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     if job.quiet {
         return Ok(exit_code(recording.status));
     }
+    // A device or a pipe keeps no size to tell.
+    let size = recording.bytes.map_or(String::new(), |bytes| {
+        let events = totals.instructions + totals.accesses;
+        format!(
+            " ({} bytes, {} bytes per event)",
+            grouped(bytes),
+            bytes_per_event(bytes, events)
+        )
+    });
     writeln!(
         stderr,
-        "linegrind: recorded {} instructions and {} data accesses into {} ({} bytes, {} bytes per event)",
+        "linegrind: recorded {} instructions and {} data accesses into {}{size}",
         grouped(totals.instructions),
         grouped(totals.accesses),
         job.output.display(),
-        grouped(recording.bytes),
-        bytes_per_event(recording.bytes, totals.instructions + totals.accesses),
     )
     .other("cannot write the report")?;
     Ok(exit_code(recording.status))

@@ -80,12 +80,11 @@ impl OutputFile {
         }
     }
 
-    /// Bytes written so far (0 for a device or a pipe).
-    pub fn written(&self) -> u64 {
-        match &self.temp {
-            Some(temp) => temp.as_file().metadata().map_or(0, |meta| meta.len()),
-            None => 0,
-        }
+    /// Bytes written so far; `None` for a device or a pipe, which does not
+    /// keep them.
+    pub fn written(&self) -> Option<u64> {
+        let temp = self.temp.as_ref()?;
+        temp.as_file().metadata().ok().map(|meta| meta.len())
     }
 
     /// Writes what the file holds down to the disk (nothing to do for a

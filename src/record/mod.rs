@@ -67,8 +67,8 @@ pub struct Recording {
     /// How the program (under Valgrind) ended.
     pub status: ExitStatus,
     pub totals: Totals,
-    /// Size of the trace file.
-    pub bytes: u64,
+    /// Size of the trace file; `None` for a device or a pipe.
+    pub bytes: Option<u64>,
     /// The program replaced itself by `execve`; the program it started ran
     /// unrecorded, as with Callgrind's `--trace-children=no`.
     pub replaced: bool,

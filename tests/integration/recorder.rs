@@ -8,6 +8,8 @@ use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
 use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
+use linegrind::output::grouped;
+
 use crate::support::{arc, linegrind, root, simulate_file};
 
 /// Compiles tests/programs/recorder/`source` into a program in `dir`, or
@@ -207,6 +209,35 @@ fn a_forked_child_is_not_recorded() {
     let events = events(&dir.path().join("fork.lgt"));
     assert!(instructions_in(&events, "parent_work") > 1000 * 3);
     assert_eq!(instructions_in(&events, "child_work"), 0);
+}
+
+/// The size of a trace written to a file is told; one written to a device
+/// keeps no size, and none is told.
+#[test]
+fn the_size_of_a_trace_is_told_where_it_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("fork.c", dir.path()) else {
+        return;
+    };
+    let told = |out: &str| {
+        let output = linegrind(
+            dir.path(),
+            &["record", "-o", out, "--", program.to_str().unwrap()],
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        let line = stderr
+            .lines()
+            .find(|line| line.starts_with("linegrind: recorded "));
+        line.unwrap().to_string()
+    };
+    let to_file = told("fork.lgt");
+    let size = std::fs::metadata(dir.path().join("fork.lgt"))
+        .unwrap()
+        .len();
+    let sized = format!("into fork.lgt ({} bytes, ", grouped(size));
+    assert!(to_file.contains(&sized), "{to_file}");
+    assert!(told("/dev/null").ends_with(" into /dev/null"));
 }
 
 /// A program that a fault kills mid-block is recorded up to the faulting
