@@ -22,6 +22,9 @@ struct Counts {
     transfers: u64,
     others: u64,
     functions: u64,
+    /// A data access came before any instruction (as an imported
+    /// data-only trace may have), which the written formats cannot hold.
+    data_first: bool,
     /// Thread ids seen, those whose thread ended, and how many threads
     /// started: an ended thread's id starts another when it runs again.
     threads: FxHashSet<u32>,
@@ -41,6 +44,7 @@ impl Counts {
             transfers: 0,
             others: 0,
             functions: 0,
+            data_first: false,
             threads: FxHashSet::from_iter([1]),
             ended: FxHashSet::default(),
             started: 1,
@@ -52,7 +56,10 @@ impl Counts {
     fn event(&mut self, event: &Event) {
         match event {
             Event::Instr { .. } => self.instrs += 1,
-            Event::Data { .. } => self.accesses += 1,
+            Event::Data { .. } => {
+                self.accesses += 1;
+                self.data_first |= self.instrs == 0;
+            }
             Event::Call { .. } | Event::Return => self.transfers += 1,
             Event::Thread { tid } => {
                 if self.threads.insert(*tid) || self.ended.remove(tid) {
@@ -127,6 +134,7 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         transfers,
         others,
         functions,
+        data_first,
         threads,
         started,
         modules,
@@ -202,7 +210,7 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
             grouped(file_len),
             bytes_per_event(file_len, instrs + accesses)
         )?;
-        if reader.format() != Format::Binary {
+        if reader.format() != Format::Binary && !data_first {
             writeln!(
                 out,
                 "(convert it to binary with `linegrind convert` for a compact trace)"

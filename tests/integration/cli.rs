@@ -637,6 +637,16 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
         stderr(&output)
     );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    // `info` does not suggest the conversion, as it does for a trace that
+    // converts.
+    let info = stdout(&linegrind(dir.path(), &["info", trace.to_str().unwrap()]));
+    assert!(!info.contains("linegrind convert"), "{info}");
+    let lackey = root().join("tests/importers/program.lackey");
+    let info = stdout(&linegrind(dir.path(), &["info", lackey.to_str().unwrap()]));
+    assert!(
+        info.contains("(convert it to binary with `linegrind convert`"),
+        "{info}"
+    );
 }
 
 /// `linegrind ARGS` with standard output a pipe whose reader is gone.
