@@ -147,18 +147,21 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
                 let key = format!("{}:", printable(key));
                 writeln!(out, "{key:<15} {}", printable(value))?;
             }
+            // Only a recording has a command line; a trace converted from
+            // another format has neither it nor an exit code, and one
+            // converted from a recording cut short has no exit code.
+            let has = |name: &str| binary.meta().iter().any(|(key, _)| key == name);
+            let why_none = match (has("cmd"), has("converted-from")) {
+                (true, false) => "a signal ended the program, or execve replaced it",
+                (true, true) => {
+                    "a signal ended the program, execve replaced it, or the trace it was \
+                     converted from was cut short"
+                }
+                (false, _) => "not recorded: converted from a format without one",
+            };
             match binary.summary().map(|s| s.exit_code) {
                 Some(Some(code)) => writeln!(out, "exit code:      {code}")?,
-                // Only a recording has a command line; a trace converted
-                // from another format has neither it nor an exit code.
-                Some(None) if binary.meta().iter().any(|(key, _)| key == "cmd") => writeln!(
-                    out,
-                    "exit code:      none (a signal ended the program, or execve replaced it)"
-                )?,
-                Some(None) => writeln!(
-                    out,
-                    "exit code:      none (not recorded: converted from a format without one)"
-                )?,
+                Some(None) => writeln!(out, "exit code:      none ({why_none})")?,
                 None => writeln!(out, "exit code:      unknown (the trace is cut short)")?,
             }
         }

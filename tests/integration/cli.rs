@@ -62,6 +62,28 @@ fn the_profile_names_the_recorded_command_and_the_trace() {
         info.contains("exit code:      none (not recorded: converted from a format without one)\n"),
         "{info}"
     );
+    // From a recording cut short, it has the command but no exit code.
+    let recording = fs::read(recorded).unwrap();
+    fs::write(
+        dir.path().join("cut.lgt"),
+        &recording[..recording.len() / 2],
+    )
+    .unwrap();
+    let args = [
+        "convert",
+        "--allow-truncated",
+        "cut.lgt",
+        "from_cut.lgt",
+        "--to",
+        "binary",
+    ];
+    assert!(linegrind(dir.path(), &args).status.success());
+    let info = stdout(&linegrind(dir.path(), &["info", "from_cut.lgt"]));
+    assert!(info.contains("cmd:            ./sort\n"), "{info}");
+    assert!(
+        info.contains("execve replaced it, or the trace it was converted from was cut short)\n"),
+        "{info}"
+    );
     for (trace, cmd, command) in [
         (recorded, "./sort", "\"./sort\""),
         (rewritten, "./sort", "\"./sort\""),
