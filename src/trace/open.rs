@@ -11,6 +11,7 @@ use super::code_objects::CodeObjects;
 use super::din::{self, DinForm, DinReader};
 use super::lackey::{self, LackeyReader};
 use super::{Event, Feed, Location, TextReader, TraceError, TraceItem, TraceRead};
+use crate::byte_order_mark::without_bom;
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,7 +148,13 @@ impl AnyReader {
         let io = |err| TraceError::io(Location::Offset(0), err);
         let mut input = BufReader::with_capacity(1 << 20, file);
         let start = input.fill_buf().map_err(io)?;
-        let format = options.format.unwrap_or_else(|| detect(start));
+        // An editor's byte-order mark is passed over (the text reader
+        // passes over its own).
+        let bom = start.len() - without_bom(start).len();
+        let format = options.format.unwrap_or_else(|| detect(&start[bom..]));
+        if format.is_imported() {
+            input.consume(bom);
+        }
         if format == Format::Binary {
             let reader = BinaryReader::new(input, options.allow_truncated)?;
             return Ok(AnyReader::Binary(Box::new(reader)));
@@ -345,5 +352,31 @@ mod tests {
         assert_eq!(detect(b"LGTRAC"), Format::Binary);
         assert_eq!("xdin".parse::<Format>(), Ok(Format::ExtendedDin));
         assert!("csv".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_an_imported_trace_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |content: &[u8]| {
+            let path = dir.path().join("trace");
+            std::fs::write(&path, content).unwrap();
+            let mut reader = AnyReader::new(File::open(&path).unwrap(), false).unwrap();
+            let events: Vec<Event> = std::iter::from_fn(|| reader.next_event().unwrap()).collect();
+            (reader.format(), events, reader.skipped())
+        };
+        for (content, format) in [
+            (
+                &b"==12== Lackey\nI  0400,3\n L 7ff0,8\n"[..],
+                Format::Lackey,
+            ),
+            (b"I  0400,3\n L 7ff0,8\n", Format::Lackey),
+            (b"2 400\n0 7ff0\n", Format::Din),
+            (b"i 400 3\nr 7ff0 8\n", Format::ExtendedDin),
+        ] {
+            let marked = read(&[&b"\xef\xbb\xbf"[..], content].concat());
+            assert_eq!(marked.0, format);
+            assert_eq!(marked.1.len(), 2, "{format:?}: {:?}", marked.1);
+            assert_eq!(marked, read(content), "{format:?}");
+        }
     }
 }
