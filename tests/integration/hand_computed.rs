@@ -493,19 +493,19 @@ fn the_straddle_example_in_full() {
 }
 
 #[test]
-fn accesses_that_end_at_the_top_of_the_address_space_use_both_lines() {
+fn accesses_at_the_top_of_the_address_space_are_clamped_and_end_there() {
     let profile = simulate_text(
         "linegrind-trace text 1
          i 1000 1                 # I1 miss, LL miss
-         r ffffffffffffffbc 68    # lines ..ff80 (4 bytes), ..ffc0 (64): D1 and LL miss
-         r ffffffffffffffc0 4     # D1 hit
-         i ffffffffffffffbe 66    # lines ..ff80 (2 bytes), ..ffc0 (64): I1 miss, LL hits",
+         r ffffffffffffffbc 68    # clamped to 64: lines ..ff80 (4 bytes), ..ffc0 (60): D1 and LL miss
+         r fffffffffffffffc 4     # the last 4 bytes, ending at the top: D1 hit
+         i ffffffffffffffbe 66    # clamped to 64: lines ..ff80 (2 bytes), ..ffc0 (62): I1 miss, LL hits",
         SimConfig::default(),
     );
     // I1: line 0x1000, 1 byte once (1000, 63); line ..ff80, bytes 3e..40
-    // once (1000, 62); line ..ffc0, every byte once (1000, 0). D1: line
-    // ..ff80, bytes 3c..40 once (1000, 60); line ..ffc0, 64 bytes twice
-    // (500, 0).
+    // once (1000, 62); line ..ffc0, bytes 0..3e once (1000, 2). D1: line
+    // ..ff80, bytes 3c..40 once (1000, 60); line ..ffc0, bytes 0..3c and
+    // then 3c..40, 64 bytes in two uses (500, 0).
     assert_eq!(
         only(
             &profile.totals,
@@ -517,8 +517,8 @@ fn accesses_that_end_at_the_top_of_the_address_space_use_both_lines() {
             (ILmr, 1),
             (DLmr, 1),
             (AcCost1, 4500),
-            (SpLoss1, 185),
-            (Used1, 135)
+            (SpLoss1, 187),
+            (Used1, 133)
         ])
     );
 }
