@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
 use crate::cost::ImmediateCost;
-use crate::program::{FnId, InlineCall, InstrId, Region};
+use crate::program::{FnId, InlineCall, InstrId};
 
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,9 +87,9 @@ pub struct Context<C> {
     /// The address after the most recent instruction: where sequential
     /// code continues.
     pub last_end: Option<u64>,
-    /// Where the most recent instruction's function lies, when a known
-    /// block's run left it at hand; else it is looked up.
-    pub last_region: Option<Region>,
+    /// The most recent instruction's function, when a known block's run
+    /// left it at hand; else it is looked up.
+    pub last_func: Option<FnId>,
     pending: Pending,
     /// The stack pointer at the next instruction, given at block starts.
     sp: Option<u64>,
@@ -127,7 +127,7 @@ impl<C> Context<C> {
             cost: ImmediateCost::default(),
             last_instr: None,
             last_end: None,
-            last_region: None,
+            last_func: None,
             pending: Pending::None,
             sp: None,
             root_entry: None,
@@ -276,6 +276,41 @@ impl<C> Context<C> {
         let popped = (frame.call.site, frame.sp);
         self.pop(arcs, backdate, now);
         Some(popped)
+    }
+
+    /// Leaves the innermost frames entered by jumps (with no return address
+    /// of their own), down to and with the innermost of them whose call
+    /// site `returns_to` accepts, and the frames of inlined code above
+    /// them: a jump back into the function whose jump entered the frame (a
+    /// function's `.cold` part jumping back into it) returns there. Whether
+    /// there was such a frame.
+    pub fn return_by_jump<B: Backdate<Cursor = C>>(
+        &mut self,
+        returns_to: impl Fn(InstrId) -> bool,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> bool {
+        let mut found = None;
+        for (index, frame) in self.frames.iter().enumerate().rev() {
+            if frame.inlined.is_some() {
+                continue;
+            }
+            if !frame.tail && frame.call.return_addr != 0 {
+                break;
+            }
+            if returns_to(frame.call.site) {
+                found = Some(index);
+                break;
+            }
+        }
+        let Some(keep) = found else {
+            return false;
+        };
+        while self.frames.len() > keep {
+            self.pop(arcs, backdate, now);
+        }
+        true
     }
 
     /// Callgrind's test whether a `ret` arriving at `addr` with stack

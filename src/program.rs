@@ -246,6 +246,15 @@ impl Program {
         }
     }
 
+    /// The function instruction `id` lies in, not an inlined one: the
+    /// function its outermost inlined call was inlined into.
+    pub fn outer_function(&self, id: InstrId) -> FnId {
+        match self.inlined(id).first() {
+            Some(call) => self.instr(call.site).func,
+            None => self.instr(id).func,
+        }
+    }
+
     /// Whether inlined functions are shown as functions of their own: asked
     /// for, and a module mapped so far can give them.
     pub fn shows_inlined(&self) -> bool {

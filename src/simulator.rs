@@ -312,7 +312,7 @@ impl<B: Backdate> Simulator<B> {
         let context = self.threads.current();
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
-        context.last_region = None;
+        context.last_func = None;
         let id = context.charged(instr);
         let charger = self.charges.charger(now);
         let mut stepper = Stepper::new(
@@ -413,19 +413,19 @@ impl<B: Backdate> Simulator<B> {
             item.def.instrs.first(),
         ) {
             let func = self.program.function(self.program.instr(first).func);
-            let (enters, region) = (func.starts_at(instr.addr), func.region());
+            let enters = func.starts_at(instr.addr);
             let framed = seen.iter().any(|&instr| self.program.is_framed(instr));
             let entry = self.threads.current().entry(instr.addr);
             let frame = framed.then(|| self.program.frame_function(entry)).flatten();
             let arrival = Arrival {
                 enters,
-                region,
+                func: self.program.instr(first).func,
                 framed,
             };
-            let region = seen
+            let func = seen
                 .iter()
-                .all(|&instr| self.program.region_of(instr) == arrival.region)
-                .then_some(arrival.region);
+                .all(|&instr| self.program.instr(instr).func == arrival.func)
+                .then_some(arrival.func);
             // Code without a symbol is known with the frame it ran in, once
             // for each function: a copy known again would lose the runs
             // counted in the one it replaced.
@@ -441,7 +441,7 @@ impl<B: Backdate> Simulator<B> {
                 _ => return walked,
             };
             self.known
-                .learn(id, known_for, item.def, &seen, arrival, region);
+                .learn(id, known_for, item.def, &seen, arrival, func);
         }
         walked
     }
@@ -523,13 +523,13 @@ impl<B: Backdate> Simulator<B> {
         }?;
         context.last_instr = Some(end.last);
         context.last_end = Some(end.last_end);
-        context.last_region = block.region;
+        context.last_func = block.func;
         Ok(())
     }
 
     /// Whether control reaches the first instruction of `block` the way most
-    /// blocks are reached: by a jump that enters no function, with a stack
-    /// pointer that leaves no frame. Then [`Simulator::arrive`] would change
+    /// blocks are reached: by a jump within its function, not to its entry,
+    /// with a stack pointer that leaves no frame. Then [`Simulator::arrive`] would change
     /// nothing but take the stack pointer, which this does.
     #[inline]
     fn plain_arrival(&mut self, block: &KnownBlock) -> bool {
@@ -540,11 +540,10 @@ impl<B: Backdate> Simulator<B> {
         if !context.keeps_frames() || block.arrival.enters {
             return false;
         }
-        let program = &self.program;
-        let last_region = context
-            .last_region
-            .unwrap_or_else(|| program.region_of(last));
-        if block.arrival.region != last_region {
+        let last_func = context
+            .last_func
+            .unwrap_or_else(|| self.program.instr(last).func);
+        if block.arrival.func != last_func {
             return false;
         }
         context.take_sp();

@@ -11,8 +11,8 @@
 //! arriving at the block's first instruction depends on is kept too (see
 //! [`Arrival`]), so that a run reached by a plain jump looks nothing up;
 //! and so is what the next run's arrival depends on (where the last
-//! instruction, or a side exit's, ends, and whether all the instructions'
-//! functions lie in one region), so that a run ends without reading the
+//! instruction, or a side exit's, ends, and whether all the instructions
+//! lie in one function), so that a run ends without reading the
 //! block's description or the program's tables, which a program of much
 //! code has long evicted from the host's caches.
 //!
@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use crate::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, LineSpan, Slot};
 use crate::cost::{Cost, EventKind};
-use crate::program::{FnId, InstrId, Region};
+use crate::program::{FnId, InstrId};
 use crate::trace::Access;
 use crate::trace::block::{BlockDef, Item, RunCursor, RunMismatch, RunRef};
 
@@ -118,8 +118,9 @@ impl KnownStep {
 pub(super) struct Arrival {
     /// Whether the first instruction is its function symbol's first byte.
     pub enters: bool,
-    /// Where the first instruction's function lies.
-    pub region: Region,
+    /// The first instruction's function: a jump from another one's code
+    /// enters it as a call, or lands inside it (see `entered_by_jump`).
+    pub func: FnId,
     /// Whether it is code without a symbol, whose instructions are those of
     /// the function of the frame that runs it (see [`Program::intern`]):
     /// [`KnownBlocks::frame`] tells the frame they were known in.
@@ -143,10 +144,11 @@ pub(super) struct KnownBlock {
     pub arrival: Arrival,
     /// Where the last instruction ends.
     end: u64,
-    /// Where every instruction's function lies, when that is one region
-    /// (`arrival.region`): kept whole, as the run's end hands it on (a flag
-    /// to turn into it took 1.6% more host instructions on hydro).
-    pub region: Option<Region>,
+    /// Every instruction's function, when that is one (`arrival.func`):
+    /// kept whole, as the run's end hands it on (a flag to turn into it,
+    /// when this was the region, took 1.6% more host instructions on
+    /// hydro).
+    pub func: Option<FnId>,
 }
 
 pub(super) struct KnownBlocks {
@@ -223,7 +225,7 @@ impl KnownBlocks {
     }
 
     /// Makes block `id`, `def` with instructions `ids` whose first is
-    /// reached as `arrival` says and whose functions all lie in `region`
+    /// reached as `arrival` says and whose instructions all lie in `func`
     /// (if one), known for the runs `known_for` says.
     pub fn learn(
         &mut self,
@@ -232,7 +234,7 @@ impl KnownBlocks {
         def: &BlockDef,
         ids: &[InstrId],
         arrival: Arrival,
-        region: Option<Region>,
+        func: Option<FnId>,
     ) {
         let (line_bits, longest) = (self.line_bits, self.longest);
         debug_assert_eq!(def.instrs.len(), ids.len());
@@ -307,7 +309,7 @@ impl KnownBlocks {
             first_len: first.len,
             arrival,
             end: previous.map_or(first.addr, |(_, end)| end),
-            region,
+            func,
         };
         // Runs that went through the whole block and are not yet in the
         // self costs, counted right after its steps.

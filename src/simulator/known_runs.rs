@@ -506,6 +506,50 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
     assert_eq!(callees, ["0x1000"]);
 }
 
+/// A jump from a known block of one function into the middle of another's
+/// calls it, and a jump back into the first returns there (a `.cold` part
+/// and its function), as when the runs are events: the arrival at a known
+/// block looks at the function, not only at the object.
+#[test]
+fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
+    let plain = |addr| block(false, addr, vec![(0, 4, vec![])], JumpKind::Boring);
+    // f's middle, g's middle.
+    let defs = [plain(0x20), plain(0x110)];
+    let functions = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
+    for sp in [None, Some(0x7000)] {
+        let run = |id| {
+            (
+                id,
+                BlockRun {
+                    sp,
+                    ..full_run(&[])
+                },
+            )
+        };
+        let runs: Vec<_> = (0..5).flat_map(|_| [run(0), run(1)]).collect();
+        let config = SimConfig::default();
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        assert_eq!(blocks.arcs, events.arcs, "{sp:?}");
+        assert_eq!(blocks.self_cost, events.self_cost, "{sp:?}");
+        let program = &blocks.program;
+        let calls: Vec<(&str, &str, u64)> = blocks
+            .arcs
+            .iter()
+            .map(|arc| {
+                let caller = program.function(blocks.caller(arc)).name.as_str();
+                (
+                    caller,
+                    program.function(arc.callee).name.as_str(),
+                    arc.calls,
+                )
+            })
+            .collect();
+        // Five times a pass, three passes; g's code is g's, in its calls.
+        assert_eq!(calls, [("f", "g", 3 * 5)], "{sp:?}");
+        assert_eq!(blocks.arcs[0].inclusive[EventKind::Ir], 3 * 5, "{sp:?}");
+    }
+}
+
 /// How a random block or side exit leaves: mostly by a jump.
 fn jump() -> impl Strategy<Value = JumpKind> {
     prop_oneof![

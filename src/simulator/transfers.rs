@@ -64,7 +64,20 @@ impl<B: Backdate> Simulator<B> {
         }
         if let (true, Some(last)) = (jumped, context.last_instr) {
             let with_sp = sp.is_some();
-            let callee = entered_by_jump(&mut self.program, last, addr, known, with_sp, forced);
+            let callee =
+                match entered_by_jump(&mut self.program, last, addr, known, with_sp, forced) {
+                    Entered::Nothing => None,
+                    Entered::Call(callee) => Some(callee),
+                    // Back into the function whose jump entered the frame, a
+                    // return; else into it as a call.
+                    Entered::Middle(func) => {
+                        let program = &self.program;
+                        let returns_to = |site| program.outer_function(site) == func;
+                        let arcs = &mut self.arcs;
+                        let backdate = &mut self.charges.backdate;
+                        (!context.return_by_jump(returns_to, arcs, backdate, now)).then_some(func)
+                    }
+                };
             let mut site = context.charged(last);
             if callee.is_some()
                 && with_sp
@@ -172,6 +185,19 @@ impl<B: Backdate> Simulator<B> {
     }
 }
 
+/// What a jump does between functions.
+enum Entered {
+    /// It stays in the function.
+    Nothing,
+    /// It enters this function as a call.
+    Call(FnId),
+    /// It lands inside this other function of the same region, not at its
+    /// entry: the code there is that function's, so that the jump returns
+    /// to it or enters it as a call (see [`Simulator::arrive`]), and
+    /// inclusive costs add up.
+    Middle(FnId),
+}
+
 /// Whether a jump from instruction `last` to `addr` enters a function, as
 /// Callgrind decides: always for a return that was not one (`forced`), and
 /// for a jump into another [`Region`](crate::program::Region) (another
@@ -180,7 +206,8 @@ impl<B: Backdate> Simulator<B> {
 /// first byte of another function's symbol. Code without a symbol has no
 /// first byte to jump to, and a jump that enters it enters the function
 /// named after where it jumped, as a call there does, whichever frames ran
-/// the code before. Returns the function entered.
+/// the code before. A jump into the middle of another named function
+/// (Callgrind would charge that code to the frame's function) lands there.
 fn entered_by_jump(
     program: &mut Program,
     last: InstrId,
@@ -188,23 +215,40 @@ fn entered_by_jump(
     known: Option<InstrId>,
     with_sp: bool,
     forced: bool,
-) -> Option<FnId> {
+) -> Entered {
     let from = program.instr(last).func;
-    let (func, region) = match known.or_else(|| program.instr_at(addr)) {
+    let (func, region, outer) = match known.or_else(|| program.instr_at(addr)) {
         Some(instr) => {
             let func = program.instr(instr).func;
             // Code without a symbol runs as its frame's function's.
             let named = !program.is_framed(instr);
-            (named.then_some(func), program.function(func).region())
+            let outer = program.outer_function(instr);
+            (
+                named.then_some(func),
+                program.function(func).region(),
+                Some(outer),
+            )
         }
-        None => program.symbol_function(addr),
+        None => {
+            let (func, region) = program.symbol_function(addr);
+            (func, region, func)
+        }
     };
     let crosses = region != program.function(from).region();
     let Some(func) = func else {
-        return (forced || crosses).then(|| program.callee(addr));
+        return match forced || crosses {
+            true => Entered::Call(program.callee(addr)),
+            false => Entered::Nothing,
+        };
     };
     let at_entry = program.function(func).starts_at(addr) && (with_sp || func != from);
-    (forced || crosses || at_entry).then_some(func)
+    if forced || crosses || at_entry {
+        return Entered::Call(func);
+    }
+    match outer.filter(|&outer| outer != program.outer_function(last)) {
+        Some(outer) => Entered::Middle(outer),
+        None => Entered::Nothing,
+    }
 }
 
 /// A call whose callee's first instruction is not at its target (a

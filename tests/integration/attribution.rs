@@ -4,9 +4,10 @@
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::*;
 use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::report::ProfileFile;
 use linegrind::symbols::SkipRules;
 
-use crate::support::{arc, self_cost, simulate_text};
+use crate::support::{arc, example_traces, root, self_cost, simulate_text};
 
 const WRAPPED: &str = "linegrind-trace text 1
     fn 1000 1040 main m.c 1
@@ -71,6 +72,96 @@ fn a_jump_to_another_functions_entry_is_a_tail_call() {
     let a_b = arc(&profile, "a", "b");
     assert_eq!((a_b.calls, a_b.inclusive[Ir]), (1, 2));
     assert_eq!(self_cost(&profile, "main")[Ir], 2);
+}
+
+/// A jump into the middle of another function of the same object lands in
+/// that function's code: as a call from the jumping function (`mempcpy`
+/// jumping into `memcpy`), or, back into the function whose jump entered
+/// the frame (`work.cold` into `work`), as a return there; so a function's
+/// inclusive cost is its self cost and its calls', with stack pointers
+/// (recorded traces) or without.
+#[test]
+fn a_jump_into_another_functions_middle_keeps_inclusive_costs_whole() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 2000 2040 work
+         fn 3000 3040 work.cold
+         fn 4000 4040 mempcpy
+         fn 5000 5040 memcpy
+         sp 7000
+         i 1000 5     # main: call work
+         call 2000
+         sp 6ff8
+         i 2000 4     # work: jmp work.cold, a tail call
+         sp 6ff8
+         i 3000 4     # work.cold: jmp back into work, a return there
+         sp 6ff8
+         i 2010 4     # work: call mempcpy
+         call 4000
+         sp 6ff0
+         i 4000 4     # mempcpy: jmp into memcpy, a call from mempcpy
+         sp 6ff0
+         i 5010 4     # memcpy
+         i 5014 1     # memcpy: ret, with mempcpy
+         ret
+         sp 6ff8
+         i 2014 1     # work: ret
+         ret
+         sp 7000
+         i 1005 1     # main";
+    let without_sp: String = trace
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("sp "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    for trace in [trace, &without_sp] {
+        let profile = simulate_text(trace, SimConfig::default());
+        let ir = |caller, callee| {
+            let arc = arc(&profile, caller, callee);
+            (arc.calls, arc.inclusive[Ir])
+        };
+        assert_eq!(ir("main", "work"), (1, 7), "{trace}");
+        assert_eq!(ir("work", "work.cold"), (1, 1), "{trace}");
+        assert_eq!(ir("work", "mempcpy"), (1, 3), "{trace}");
+        assert_eq!(ir("mempcpy", "memcpy"), (1, 2), "{trace}");
+        assert_eq!(self_cost(&profile, "work")[Ir], 3, "{trace}");
+        assert_eq!(self_cost(&profile, "memcpy")[Ir], 2, "{trace}");
+        assert_eq!(profile.arcs.len(), 4, "{trace}");
+    }
+}
+
+/// In every example's profile, what the calls into a function cost is its
+/// self cost and its own calls', event by event: no code is charged to a
+/// function outside its calls (none of them enters one otherwise, as a
+/// thread or a signal handler would).
+#[test]
+fn every_called_function_costs_its_self_cost_and_its_calls() {
+    for trace in example_traces() {
+        let name = trace.file_stem().unwrap().to_str().unwrap();
+        let golden = root().join(format!("tests/golden/{name}.callgrind"));
+        let file = ProfileFile::parse(
+            std::fs::File::open(&golden)
+                .map(std::io::BufReader::new)
+                .unwrap(),
+        )
+        .unwrap();
+        let events = file.events.len();
+        let mut into = vec![vec![0u64; events]; file.functions.len()];
+        let mut whole: Vec<Vec<u64>> = file.functions.iter().map(|f| f.self_cost.clone()).collect();
+        let mut called = vec![false; file.functions.len()];
+        for call in &file.calls {
+            called[call.callee] = true;
+            for event in 0..events {
+                into[call.callee][event] += call.inclusive[event];
+                whole[call.caller][event] += call.inclusive[event];
+            }
+        }
+        for (index, function) in file.functions.iter().enumerate() {
+            if called[index] {
+                assert_eq!(into[index], whole[index], "{name}: {}", function.key.name);
+            }
+        }
+    }
 }
 
 /// A `call` whose next instruction is not at its target enters the code
