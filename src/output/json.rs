@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
+use rustc_hash::FxHashSet;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -307,6 +308,17 @@ impl Summary {
             return Err(format!(
                 "`totals` has `{event}`, which `events` does not list"
             ));
+        }
+        // The writer gives each function once; a summary edited to give one
+        // twice would have its costs added up unseen.
+        let mut listed = FxHashSet::default();
+        for function in &summary.functions {
+            if !listed.insert((&function.object, &function.file, &function.name)) {
+                return Err(format!(
+                    "function `{}` of file `{}` in object `{}` is listed twice",
+                    function.name, function.file, function.object
+                ));
+            }
         }
         for function in &summary.functions {
             for (field, values) in [

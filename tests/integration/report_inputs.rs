@@ -440,6 +440,16 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         summary.replacen("\"inclusive\": {", "\"inclusive\": {\"Bogus\": 5, ", 1),
         "has `Bogus` in `inclusive`, which `events` does not list",
     );
+    // A function given twice would have its costs added up unseen.
+    let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let functions = value["functions"].as_array_mut().unwrap();
+    functions.push(functions[0].clone());
+    let name = functions[0]["name"].as_str().unwrap().to_string();
+    check(
+        "function_twice.json",
+        serde_json::to_string(&value).unwrap(),
+        &format!("function `{name}` of file "),
+    );
 }
 
 /// A summary an editor saved with a UTF-8 byte-order mark is still JSON:
