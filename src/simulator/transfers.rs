@@ -236,9 +236,10 @@ fn entered_by_jump(
     };
     let crosses = region != program.function(from).region();
     let Some(func) = func else {
-        return match forced || crosses {
-            true => Entered::Call(program.callee(addr)),
-            false => Entered::Nothing,
+        return if forced || crosses {
+            Entered::Call(program.callee(addr))
+        } else {
+            Entered::Nothing
         };
     };
     let at_entry = program.function(func).starts_at(addr) && (with_sp || func != from);
