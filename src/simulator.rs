@@ -422,10 +422,15 @@ impl<B: Backdate> Simulator<B> {
                 func: self.program.instr(first).func,
                 framed,
             };
-            let func = seen
+            // A run that goes on into another function's code enters it
+            // there (see `arrive`): such a block is walked instruction by
+            // instruction.
+            if seen
                 .iter()
-                .all(|&instr| self.program.instr(instr).func == arrival.func)
-                .then_some(arrival.func);
+                .any(|&instr| self.program.instr(instr).func != arrival.func)
+            {
+                return walked;
+            }
             // Code without a symbol is known with the frame it ran in, once
             // for each function: a copy known again would lose the runs
             // counted in the one it replaced.
@@ -440,8 +445,7 @@ impl<B: Backdate> Simulator<B> {
                 }
                 _ => return walked,
             };
-            self.known
-                .learn(id, known_for, item.def, &seen, arrival, func);
+            self.known.learn(id, known_for, item.def, &seen, arrival);
         }
         walked
     }

@@ -23,7 +23,8 @@ use crate::trace::{Access, Event, FunctionSymbol};
 
 /// Profiles of `runs` (each a block number, an index into `defs`, and its
 /// run), three times over, simulated with `config` as block runs and as
-/// the events they expand to; every block is known after the first time.
+/// the events they expand to; every block of one function's code is known
+/// after the first time.
 /// Block runs come as the pipeline gives them: told of the call that enters
 /// them as a reader tells them, through a batch, which gives cycles of runs
 /// that repeat as their repeats. `functions` are the code's function
@@ -106,8 +107,21 @@ fn runs_events_and_plans(
             }
         }
         if round == 0 {
-            for id in 0..defs.len() {
-                assert!(blocks.known.get(id).is_some(), "block {id} is known");
+            let function_of = |addr| {
+                functions
+                    .iter()
+                    .position(|&(start, end, _)| (start..end).contains(&addr))
+            };
+            for (id, def) in defs.iter().enumerate() {
+                let first = function_of(def.instrs[0].addr);
+                let one = def
+                    .instrs
+                    .iter()
+                    .all(|instr| function_of(instr.addr) == first);
+                assert!(
+                    !one || blocks.known.get(id).is_some(),
+                    "block {id} is known"
+                );
             }
         }
     }
@@ -547,6 +561,46 @@ fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
         // Five times a pass, three passes; g's code is g's, in its calls.
         assert_eq!(calls, [("f", "g", 3 * 5)], "{sp:?}");
         assert_eq!(blocks.arcs[0].inclusive[EventKind::Ir], 3 * 5, "{sp:?}");
+    }
+}
+
+/// A block whose code runs on from one function into the next calls it
+/// there, as when the runs are events; it is walked instruction by
+/// instruction, not known.
+#[test]
+fn a_block_that_runs_on_into_another_function_calls_it() {
+    // f's last instruction and g's first two, then back to f by a jump.
+    let defs = [
+        block(
+            false,
+            0xfc,
+            vec![(0, 4, vec![]), (0, 4, vec![]), (0, 1, vec![])],
+            JumpKind::Boring,
+        ),
+        block(false, 0x20, vec![(0, 4, vec![])], JumpKind::Boring),
+    ];
+    let functions = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
+    for sp in [None, Some(0x7000)] {
+        let run = |id| {
+            (
+                id,
+                BlockRun {
+                    sp,
+                    ..full_run(&[])
+                },
+            )
+        };
+        let runs: Vec<_> = (0..5).flat_map(|_| [run(1), run(0)]).collect();
+        let config = SimConfig::default();
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        assert_eq!(blocks.arcs, events.arcs, "{sp:?}");
+        assert_eq!(blocks.self_cost, events.self_cost, "{sp:?}");
+        let calls: Vec<(u64, u64)> = blocks
+            .arcs
+            .iter()
+            .map(|arc| (arc.calls, arc.inclusive[EventKind::Ir]))
+            .collect();
+        assert_eq!(calls, [(3 * 5, 2 * 3 * 5)], "{sp:?}");
     }
 }
 

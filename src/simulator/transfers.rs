@@ -57,9 +57,14 @@ impl<B: Backdate> Simulator<B> {
                 },
                 None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
             },
+            // Flow onto another function's code, sequential or not, is a
+            // jump there (`__memcpy_chk` runs on into `memcpy`).
             Pending::None => {
-                jumped = context.last_instr.is_some()
-                    && (sp.is_some() || context.last_end != Some(addr));
+                jumped = context.last_instr.is_some_and(|last| {
+                    sp.is_some()
+                        || context.last_end != Some(addr)
+                        || changes_function(&mut self.program, last, addr, known)
+                });
             }
         }
         if let (true, Some(last)) = (jumped, context.last_instr) {
@@ -105,12 +110,12 @@ impl<B: Backdate> Simulator<B> {
                     entry: addr,
                     charge_to,
                 };
-                let frame_sp = if with_sp {
-                    context.top_sp().or(sp)
-                } else {
-                    None
-                };
-                context.push(call, frame_sp, !with_sp, &mut self.charges.backdate, now);
+                // Without a stack pointer of its own (flow that runs on
+                // inside a block, or a trace without them), it returns with
+                // the frame below it.
+                let frame_sp = context.top_sp().or(sp);
+                let tail = frame_sp.is_none();
+                context.push(call, frame_sp, tail, &mut self.charges.backdate, now);
             }
         }
         let instr = match known {
@@ -183,6 +188,22 @@ impl<B: Backdate> Simulator<B> {
         });
         Ok(())
     }
+}
+
+/// Whether the named code at `addr` (`known`, if looked up) is of another
+/// function than instruction `last`.
+fn changes_function(
+    program: &mut Program,
+    last: InstrId,
+    addr: u64,
+    known: Option<InstrId>,
+) -> bool {
+    let func = match known.or_else(|| program.instr_at(addr)) {
+        Some(instr) if program.is_framed(instr) => None,
+        Some(instr) => Some(program.outer_function(instr)),
+        None => program.symbol_function(addr).0,
+    };
+    func.is_some_and(|func| func != program.outer_function(last))
 }
 
 /// What a jump does between functions.

@@ -130,6 +130,43 @@ fn a_jump_into_another_functions_middle_keeps_inclusive_costs_whole() {
     }
 }
 
+/// Code that runs on, without a jump, into another function's code
+/// (`__memcpy_chk` into `memcpy`, inside one block) calls it, as a jump
+/// there would, and returns with the frame it ran in.
+#[test]
+fn flow_that_runs_on_into_another_function_calls_it() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 2000 2010 memcpy_chk
+         fn 2010 2040 memcpy
+         sp 7000
+         i 1000 5     # main: call memcpy_chk
+         call 2000
+         sp 6ff8
+         i 2000 4     # memcpy_chk
+         i 2004 12    # memcpy_chk, running on into memcpy
+         i 2010 4     # memcpy
+         i 2014 1     # memcpy: ret, with memcpy_chk
+         ret
+         sp 7000
+         i 1005 1     # main";
+    let without_sp: String = trace
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("sp "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    for trace in [trace, &without_sp] {
+        let profile = simulate_text(trace, SimConfig::default());
+        let ir = |caller, callee| {
+            let arc = arc(&profile, caller, callee);
+            (arc.calls, arc.inclusive[Ir])
+        };
+        assert_eq!(ir("main", "memcpy_chk"), (1, 4), "{trace}");
+        assert_eq!(ir("memcpy_chk", "memcpy"), (1, 2), "{trace}");
+        assert_eq!(profile.arcs.len(), 2, "{trace}");
+    }
+}
+
 /// In every example's profile, what the calls into a function cost is its
 /// self cost and its own calls', event by event: no code is charged to a
 /// function outside its calls (none of them enters one otherwise, as a
