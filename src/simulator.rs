@@ -412,25 +412,25 @@ impl<B: Backdate> Simulator<B> {
             seen.first(),
             item.def.instrs.first(),
         ) {
-            let func = self.program.function(self.program.instr(first).func);
-            let enters = func.starts_at(instr.addr);
+            let func = self.program.instr(first).func;
+            let enters = self.program.function(func).starts_at(instr.addr);
             let framed = seen.iter().any(|&instr| self.program.is_framed(instr));
             let entry = self.threads.current().entry(instr.addr);
             let frame = framed.then(|| self.program.frame_function(entry)).flatten();
-            let arrival = Arrival {
-                enters,
-                func: self.program.instr(first).func,
-                framed,
-            };
             // A run that goes on into another function's code enters it
             // there (see `arrive`): such a block is walked instruction by
             // instruction.
             if seen
                 .iter()
-                .any(|&instr| self.program.instr(instr).func != arrival.func)
+                .any(|&instr| self.program.instr(instr).func != func)
             {
                 return walked;
             }
+            let arrival = Arrival {
+                enters,
+                func,
+                framed,
+            };
             // Code without a symbol is known with the frame it ran in, once
             // for each function: a copy known again would lose the runs
             // counted in the one it replaced.

@@ -144,10 +144,10 @@ pub(super) struct KnownBlock {
     pub arrival: Arrival,
     /// Where the last instruction ends.
     end: u64,
-    /// Every instruction's function (`arrival.func`), kept whole as the
-    /// run's end hands it on: read from `arrival` instead, the batch loop
-    /// compiled differently and took 3.5% more host instructions on
-    /// `traces/sort.lgt` and 2.3% on `traces/mandelbrot.lgt`.
+    /// Every instruction's function (`arrival.func`), as the run's end
+    /// hands it on. Derivable, but the block without it made the batch loop
+    /// compile differently: 3.4% more host instructions on
+    /// `traces/sort.lgt` and 2.2% on `traces/mandelbrot.lgt`.
     pub func: Option<FnId>,
 }
 

@@ -14,7 +14,7 @@ impl<B: Backdate> Simulator<B> {
     /// What control did to reach the instruction at `addr`: calls, returns,
     /// jumps into functions; its id. `known` is its id when a block run
     /// already looked it up.
-    pub(super) fn arrive(&mut self, addr: u64, len: u32, known: Option<InstrId>) -> InstrId {
+    pub(super) fn arrive(&mut self, addr: u64, len: u32, mut known: Option<InstrId>) -> InstrId {
         let now = self.instructions;
         let mut context = self.threads.current();
         let sp = context.take_sp();
@@ -57,13 +57,19 @@ impl<B: Backdate> Simulator<B> {
                 },
                 None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
             },
-            // Flow onto another function's code, sequential or not, is a
-            // jump there (`__memcpy_chk` runs on into `memcpy`).
+            // Flow that runs on into another function's code is a jump
+            // there too (`__memcpy_chk` runs on into `memcpy`). Interned
+            // before any transfer, as it is named code if it is another
+            // function's, which needs no frame.
             Pending::None => {
                 jumped = context.last_instr.is_some_and(|last| {
-                    sp.is_some()
-                        || context.last_end != Some(addr)
-                        || changes_function(&mut self.program, last, addr, known)
+                    sp.is_some() || context.last_end != Some(addr) || {
+                        let program = &mut self.program;
+                        let instr = *known
+                            .get_or_insert_with(|| program.intern(addr, len, context.entry(addr)));
+                        !program.is_framed(instr)
+                            && program.outer_function(instr) != program.outer_function(last)
+                    }
                 });
             }
         }
@@ -188,22 +194,6 @@ impl<B: Backdate> Simulator<B> {
         });
         Ok(())
     }
-}
-
-/// Whether the named code at `addr` (`known`, if looked up) is of another
-/// function than instruction `last`.
-fn changes_function(
-    program: &mut Program,
-    last: InstrId,
-    addr: u64,
-    known: Option<InstrId>,
-) -> bool {
-    let func = match known.or_else(|| program.instr_at(addr)) {
-        Some(instr) if program.is_framed(instr) => None,
-        Some(instr) => Some(program.outer_function(instr)),
-        None => program.symbol_function(addr).0,
-    };
-    func.is_some_and(|func| func != program.outer_function(last))
 }
 
 /// What a jump does between functions.
