@@ -10,6 +10,9 @@ use crate::printable::printable;
 use crate::trace::binary::TraceWriter;
 use crate::trace::{Blocker, Event, Format, TextWriter, TraceError, TraceRead};
 
+/// The metadata key of the trace a binary trace was converted from.
+pub const CONVERTED_FROM: &str = "converted-from";
+
 /// A validated `convert` invocation.
 #[derive(Clone, Debug)]
 pub struct ConvertJob {
@@ -43,7 +46,7 @@ pub fn convert(job: &ConvertJob, stderr: &mut dyn Write) -> Result<(), Failure> 
         .map(|cmd| ("cmd", cmd.to_string()))
         .into_iter()
         .collect();
-    meta.push(("converted-from", job.input.path.display().to_string()));
+    meta.push((CONVERTED_FROM, job.input.path.display().to_string()));
     // A read error stops the writing and is reported as bad input. So does
     // a data access before any instruction, which an imported data-only
     // trace may make and neither written format can hold.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
+use super::convert::CONVERTED_FROM;
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
 use crate::output::{bytes_per_event, grouped};
@@ -150,8 +151,8 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
             // Only a recording has a command line; a trace converted from
             // another format has neither it nor an exit code, and one
             // converted from a recording cut short has no exit code.
-            let has = |name: &str| binary.meta().iter().any(|(key, _)| key == name);
-            let why_none = match (has("cmd"), has("converted-from")) {
+            let converted = binary.meta().iter().any(|(key, _)| key == CONVERTED_FROM);
+            let why_none = match (reader.command().is_some(), converted) {
                 (true, false) => "a signal ended the program, or execve replaced it",
                 (true, true) => {
                     "a signal ended the program, execve replaced it, or the trace it was \
