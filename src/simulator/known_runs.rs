@@ -520,17 +520,14 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
     assert_eq!(callees, ["0x1000"]);
 }
 
-/// A jump from a known block of one function into the middle of another's
-/// calls it, and a jump back into the first returns there (a `.cold` part
-/// and its function), as when the runs are events: the arrival at a known
-/// block looks at the function, not only at the object.
-#[test]
-fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
-    let plain = |addr| block(false, addr, vec![(0, 4, vec![])], JumpKind::Boring);
-    // f's middle, g's middle.
-    let defs = [plain(0x20), plain(0x110)];
-    let functions = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
-    for sp in [None, Some(0x7000)] {
+/// Functions `f` and `g`, side by side, of the two blocks below.
+const F_AND_G: [(u64, u64, &str); 2] = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
+
+/// Runs of `defs`, the block `first` then the other, five times, without
+/// stack pointers and with them: the block runs' profiles, which must be
+/// the events' too.
+fn f_and_g_runs(defs: &[BlockDef; 2], first: usize) -> [Profile; 2] {
+    [None, Some(0x7000)].map(|sp| {
         let run = |id| {
             (
                 id,
@@ -540,11 +537,24 @@ fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
                 },
             )
         };
-        let runs: Vec<_> = (0..5).flat_map(|_| [run(0), run(1)]).collect();
+        let runs: Vec<_> = (0..5).flat_map(|_| [run(first), run(1 - first)]).collect();
         let config = SimConfig::default();
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
+        let (blocks, events) = runs_and_their_events(defs, &runs, config, &F_AND_G);
         assert_eq!(blocks.arcs, events.arcs, "{sp:?}");
         assert_eq!(blocks.self_cost, events.self_cost, "{sp:?}");
+        blocks
+    })
+}
+
+/// A jump from a known block of one function into the middle of another's
+/// calls it, and a jump back into the first returns there (a `.cold` part
+/// and its function), as when the runs are events: the arrival at a known
+/// block looks at the function, not only at the object.
+#[test]
+fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
+    let plain = |addr| block(false, addr, vec![(0, 4, vec![])], JumpKind::Boring);
+    // f's middle, g's middle.
+    for blocks in f_and_g_runs(&[plain(0x20), plain(0x110)], 0) {
         let program = &blocks.program;
         let calls: Vec<(&str, &str, u64)> = blocks
             .arcs
@@ -559,8 +569,8 @@ fn a_jump_into_another_functions_middle_calls_it_or_returns_there() {
             })
             .collect();
         // Five times a pass, three passes; g's code is g's, in its calls.
-        assert_eq!(calls, [("f", "g", 3 * 5)], "{sp:?}");
-        assert_eq!(blocks.arcs[0].inclusive[EventKind::Ir], 3 * 5, "{sp:?}");
+        assert_eq!(calls, [("f", "g", 3 * 5)]);
+        assert_eq!(blocks.arcs[0].inclusive[EventKind::Ir], 3 * 5);
     }
 }
 
@@ -579,28 +589,13 @@ fn a_block_that_runs_on_into_another_function_calls_it() {
         ),
         block(false, 0x20, vec![(0, 4, vec![])], JumpKind::Boring),
     ];
-    let functions = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
-    for sp in [None, Some(0x7000)] {
-        let run = |id| {
-            (
-                id,
-                BlockRun {
-                    sp,
-                    ..full_run(&[])
-                },
-            )
-        };
-        let runs: Vec<_> = (0..5).flat_map(|_| [run(1), run(0)]).collect();
-        let config = SimConfig::default();
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
-        assert_eq!(blocks.arcs, events.arcs, "{sp:?}");
-        assert_eq!(blocks.self_cost, events.self_cost, "{sp:?}");
+    for blocks in f_and_g_runs(&defs, 1) {
         let calls: Vec<(u64, u64)> = blocks
             .arcs
             .iter()
             .map(|arc| (arc.calls, arc.inclusive[EventKind::Ir]))
             .collect();
-        assert_eq!(calls, [(3 * 5, 2 * 3 * 5)], "{sp:?}");
+        assert_eq!(calls, [(3 * 5, 2 * 3 * 5)]);
     }
 }
 

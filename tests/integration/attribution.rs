@@ -4,6 +4,7 @@
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::*;
 use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::profile::Profile;
 use linegrind::report::ProfileFile;
 use linegrind::symbols::SkipRules;
 
@@ -74,6 +75,24 @@ fn a_jump_to_another_functions_entry_is_a_tail_call() {
     assert_eq!(self_cost(&profile, "main")[Ir], 2);
 }
 
+/// `trace` as it is, with stack pointers as recorded traces have them, and
+/// without its `sp` lines.
+fn with_and_without_sp(trace: &str) -> [String; 2] {
+    let without: String = trace
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("sp "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    [trace.to_string(), without]
+}
+
+/// The calls along the one arc from `caller` to `callee`, and their
+/// inclusive `Ir`.
+fn calls_and_ir(profile: &Profile, caller: &str, callee: &str) -> (u64, u64) {
+    let arc = arc(profile, caller, callee);
+    (arc.calls, arc.inclusive[Ir])
+}
+
 /// A jump into the middle of another function of the same object lands in
 /// that function's code: as a call from the jumping function (`mempcpy`
 /// jumping into `memcpy`), or, back into the function whose jump entered
@@ -109,17 +128,9 @@ fn a_jump_into_another_functions_middle_keeps_inclusive_costs_whole() {
          ret
          sp 7000
          i 1005 1     # main";
-    let without_sp: String = trace
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("sp "))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    for trace in [trace, &without_sp] {
-        let profile = simulate_text(trace, SimConfig::default());
-        let ir = |caller, callee| {
-            let arc = arc(&profile, caller, callee);
-            (arc.calls, arc.inclusive[Ir])
-        };
+    for trace in with_and_without_sp(trace) {
+        let profile = simulate_text(&trace, SimConfig::default());
+        let ir = |caller, callee| calls_and_ir(&profile, caller, callee);
         assert_eq!(ir("main", "work"), (1, 7), "{trace}");
         assert_eq!(ir("work", "work.cold"), (1, 1), "{trace}");
         assert_eq!(ir("work", "mempcpy"), (1, 3), "{trace}");
@@ -150,17 +161,9 @@ fn flow_that_runs_on_into_another_function_calls_it() {
          ret
          sp 7000
          i 1005 1     # main";
-    let without_sp: String = trace
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("sp "))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    for trace in [trace, &without_sp] {
-        let profile = simulate_text(trace, SimConfig::default());
-        let ir = |caller, callee| {
-            let arc = arc(&profile, caller, callee);
-            (arc.calls, arc.inclusive[Ir])
-        };
+    for trace in with_and_without_sp(trace) {
+        let profile = simulate_text(&trace, SimConfig::default());
+        let ir = |caller, callee| calls_and_ir(&profile, caller, callee);
         assert_eq!(ir("main", "memcpy_chk"), (1, 4), "{trace}");
         assert_eq!(ir("memcpy_chk", "memcpy"), (1, 2), "{trace}");
         assert_eq!(profile.arcs.len(), 2, "{trace}");
