@@ -222,6 +222,46 @@ impl<C> Context<C> {
         matches!(self.pending, Pending::None) && self.leave_above.is_none_or(|top| top >= sp)
     }
 
+    /// Applies the call or return the most recent instruction made, when
+    /// the next one, at `addr`, starts a block the way most calls and
+    /// returns reach one: a call that lands on its target and leaves no
+    /// frame, or a return that `return_pops` takes for one, both with a
+    /// stack pointer that leaves no signal handler. Whether it did; if
+    /// not, nothing changed.
+    #[inline]
+    pub fn plain_transfer<B: Backdate<Cursor = C>>(
+        &mut self,
+        addr: u64,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> bool {
+        let Some(sp) = self.sp else {
+            return false;
+        };
+        if self.last_instr.is_none() || self.left_handler(sp) {
+            return false;
+        }
+        match self.pending {
+            Pending::Call(call)
+                if call.entry == addr && self.leave_above.is_none_or(|top| top >= sp) =>
+            {
+                (self.pending, self.sp) = (Pending::None, None);
+                self.push(call, Some(sp), false, backdate, now);
+                true
+            }
+            Pending::Return => match self.return_pops(addr, sp) {
+                Some(pops) => {
+                    (self.pending, self.sp) = (Pending::None, None);
+                    self.unwind_to_sp(sp, pops, arcs, backdate, now);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Takes the stack pointer given for this instruction, if it starts a
     /// block.
     #[inline]
@@ -676,6 +716,39 @@ mod tests {
             entry,
             charge_to: None,
         }
+    }
+
+    /// The plain transfer applies a call that lands on its target and a
+    /// return that leaves the innermost frame; anything else is left to
+    /// the full arrival, untouched.
+    #[test]
+    fn a_plain_transfer_applies_calls_on_target_and_returns_that_leave_a_frame() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut context = Context::new(());
+        context.last_instr = Some(InstrId(0));
+        context.mark_call(call_to(0x2000));
+        context.set_sp(0x7000);
+        // Landing elsewhere: not plain, nothing taken.
+        assert!(!context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0));
+        assert_eq!((context.depth(), context.sp), (0, Some(0x7000)));
+        assert!(context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!((context.depth(), context.top_sp()), (1, Some(0x7000)));
+        assert_eq!((context.pending(), context.sp), (Pending::None, None));
+        // A return that keeps the frame's stack pointer and lands on no
+        // return address is a jump: the full arrival decides.
+        context.mark_return();
+        context.set_sp(0x7000);
+        assert!(!context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0));
+        assert_eq!((context.depth(), context.pending()), (1, Pending::Return));
+        context.set_sp(0x7008);
+        assert!(context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0));
+        assert_eq!((context.depth(), context.pending()), (0, Pending::None));
+        // Without a stack pointer, or before the first instruction, never.
+        context.mark_call(call_to(0x2000));
+        assert!(!context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        context.set_sp(0x7000);
+        context.last_instr = None;
+        assert!(!context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
     }
 
     #[test]

@@ -455,7 +455,7 @@ impl<B: Backdate> Simulator<B> {
     /// nothing but the caches and the costs change until the block ends, so
     /// the run steps through one hierarchy with one stepper.
     fn known_run(&mut self, block: &KnownBlock, item: &BlockItem) -> Result<(), RunMismatch> {
-        if !self.plain_arrival(block) {
+        if !self.plain_arrival(block) && !self.plain_transfer(block) {
             self.arrive(block.addr, u32::from(block.first_len), Some(block.first));
         }
         self.known_walk(block, item)
@@ -474,7 +474,7 @@ impl<B: Backdate> Simulator<B> {
         item: &BlockItem,
     ) -> Result<(), SimError> {
         let len = u32::from(block.first_len);
-        if !self.plain_arrival(block) {
+        if !self.plain_arrival(block) && !self.plain_transfer(block) {
             self.arrive(block.addr, len, Some(block.first));
         }
         let entry = self.threads.current().entry(block.addr);
@@ -552,6 +552,18 @@ impl<B: Backdate> Simulator<B> {
         }
         context.take_sp();
         true
+    }
+
+    /// Whether control reached the first instruction of `block` by a call
+    /// or return that [`crate::callstack::Context::plain_transfer`] applies, which it did:
+    /// then [`Simulator::arrive`] would do nothing else, as the block is
+    /// known, no inlined function is shown (no block would be known) and
+    /// no jump is involved.
+    #[inline]
+    fn plain_transfer(&mut self, block: &KnownBlock) -> bool {
+        let context = self.threads.current();
+        let backdate = &mut self.charges.backdate;
+        context.plain_transfer(block.addr, &mut self.arcs, backdate, self.instructions)
     }
 
     /// A data access outside a block run.
