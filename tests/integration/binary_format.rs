@@ -283,6 +283,53 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     );
 }
 
+/// The end record's pointer to the symbol table is checked against the
+/// trace's chunks: an error about where it points would send the reader to
+/// the header, or past the file's end.
+#[test]
+fn an_end_record_pointing_at_no_symbol_table_is_its_error() {
+    let original = events(&mut TextReader::new(EVERYTHING.as_bytes()));
+    let symbols: Vec<Control> = original
+        .iter()
+        .filter(|e| matches!(e, Event::Function(_)))
+        .map(|e| Control::Event(e.clone()))
+        .collect();
+    let binary = to_binary(&original, false, &symbols);
+    let end_at = u64::from_le_bytes(binary[binary.len() - 8..].try_into().unwrap()) as usize;
+    let stored = u32::from_le_bytes(binary[end_at + 4..end_at + 8].try_into().unwrap()) as usize;
+    let payload = &binary[end_at + 16..end_at + 16 + stored];
+    // The symbol table's offset, the first field: a varint of two bytes in
+    // a trace this short.
+    assert!(payload[0] & 0x80 != 0 && payload[1] & 0x80 == 0);
+    let inside_metadata = 13u64;
+    for (symbols_at, why) in [
+        (1u64, format!("outside the trace's chunks (12 to {end_at})")),
+        (
+            1 << 32,
+            format!("outside the trace's chunks (12 to {end_at})"),
+        ),
+        (inside_metadata, "where no whole chunk starts".to_string()),
+    ] {
+        let mut pointer = Vec::new();
+        let mut rest = symbols_at;
+        while rest >= 0x80 {
+            pointer.push(rest as u8 | 0x80);
+            rest >>= 7;
+        }
+        pointer.push(rest as u8);
+        let changed_payload = [&pointer[..], &payload[2..]].concat();
+        let mut changed = with_payload(&binary, end_at, &changed_payload);
+        let trailer = changed.len() - 8;
+        changed[trailer..].copy_from_slice(&(end_at as u64).to_le_bytes());
+        let err = open_error(&changed);
+        let expected = format!(
+            "byte offset {end_at}: the end record points at byte offset {symbols_at} for the \
+             symbol table, {why}"
+        );
+        assert!(err.starts_with(&expected), "{err}");
+    }
+}
+
 /// The offset and kind of every chunk of `binary`.
 fn chunks(binary: &[u8]) -> Vec<(usize, u8)> {
     let mut at = 12;

@@ -226,7 +226,25 @@ impl<R: Read + Seek> BinaryReader<R> {
         self.end_at = end_at;
         self.symbols_at = symbols_at;
         if symbols_at != 0 {
-            let (kind, payload) = self.read_chunk_at(symbols_at)?;
+            // Told where the end record is, not where it points: an offset
+            // outside the chunks, or where none starts, is the end record's
+            // fault.
+            let pointed = |why: String| {
+                syntax(
+                    end_at,
+                    format!(
+                        "the end record points at byte offset {symbols_at} for the symbol \
+                         table, {why}"
+                    ),
+                )
+            };
+            if symbols_at < HEADER_LEN as u64 || symbols_at >= end_at {
+                let chunks = format!("outside the trace's chunks ({HEADER_LEN} to {end_at})");
+                return Err(pointed(chunks));
+            }
+            let (kind, payload) = self
+                .read_chunk_at(symbols_at)
+                .map_err(|err| pointed(format!("where no whole chunk starts ({err})")))?;
             if kind != ChunkKind::Symbols {
                 return Err(syntax(
                     symbols_at,
