@@ -1,25 +1,50 @@
 //! Names as a terminal may show them: a program's symbols, paths and the
 //! names in the files `report` reads are the input's to choose, and a
 //! control character among them (an escape sequence that retitles or
-//! clears the terminal, a tab that breaks a table's columns) is written as
-//! its Rust escape instead.
+//! clears the terminal, a tab that breaks a table's columns) or an
+//! invisible formatting one (a byte-order mark, a zero-width space, a
+//! right-to-left override that shows the rest of a line reversed) is
+//! written as its Rust escape instead.
 
 use std::borrow::Cow;
 
-/// `text` with every control character escaped (`\u{1b}`, `\t`, `\n`).
+/// `text` with every control and invisible formatting character escaped
+/// (`\u{1b}`, `\t`, `\n`, `\u{feff}`, `\u{202e}`).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(hidden) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
+        if hidden(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` is a control character, or one that a terminal shows as
+/// nothing or that changes how the text around it is shown: Unicode's
+/// format characters of general use (soft hyphen, zero-width characters,
+/// the marks, embeddings, overrides and isolates of bidirectional text,
+/// the byte-order mark, interlinear annotations) and the line and
+/// paragraph separators.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{61c}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+        )
 }
 
 #[cfg(test)]
@@ -32,6 +57,12 @@ mod tests {
         assert_eq!(
             printable("\u{1b}]0;x\u{7}é\tf\n"),
             "\\u{1b}]0;x\\u{7}é\\tf\\n"
+        );
+        // Invisible, or reordering what follows; other letters and marks
+        // of any script stay.
+        assert_eq!(
+            printable("\u{feff}safe\u{202e}live\u{200b}\u{2066}ü日本"),
+            "\\u{feff}safe\\u{202e}live\\u{200b}\\u{2066}ü日本"
         );
     }
 }

@@ -11,6 +11,7 @@ use std::str::FromStr;
 use regex::Regex;
 
 use crate::output::{NameIds, one_line};
+use crate::printable::printable;
 
 use super::callgrind_file::ProfileFile;
 use super::run_costs::RunCosts;
@@ -145,17 +146,15 @@ fn split_unescaped(text: &str, delimiter: char) -> Vec<String> {
 }
 
 impl Rewrite {
-    /// `text` rewritten.
+    /// `text` rewritten, with any control or invisible character the
+    /// replacement brought in escaped, as in the names it rewrites.
     pub fn apply(&self, text: &str) -> String {
-        if self.all {
-            self.regex
-                .replace_all(text, self.replacement.as_str())
-                .into_owned()
+        let rewritten = if self.all {
+            self.regex.replace_all(text, self.replacement.as_str())
         } else {
-            self.regex
-                .replace(text, self.replacement.as_str())
-                .into_owned()
-        }
+            self.regex.replace(text, self.replacement.as_str())
+        };
+        printable(&rewritten).into_owned()
     }
 }
 
@@ -507,6 +506,8 @@ mod tests {
             ("s/_v([0-9])/$$$1/", "gather$2"),
             ("s/_v/ costs $ /", "gather costs $ 2"),
             (r"s/_v/\t/", r"gather\t2"),
+            // A control character typed into the replacement is escaped.
+            ("s/_v/\u{1b}[2J\n/", r"gather\u{1b}[2J\n2"),
             ("s/(g)(a)(t)(h)(e)(r)(_)(v)(2)(x?)/$10$1/", "g"),
         ] {
             let rewrite: Rewrite = rewrite.parse().unwrap();

@@ -65,6 +65,9 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                         Some(hash) => &line[..hash],
                         None => line,
                     };
+                    if !*header_seen && ends_lines_in_cr(line) {
+                        return Err(TraceError::syntax(at, CR_LINES));
+                    }
                     let mut tokens = Tokens::new(content, at);
                     let Some(first) = tokens.next() else {
                         return Ok(None);
@@ -82,9 +85,13 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                 Some(None) => {}
                 None if self.header_seen => return Ok(None),
                 None => {
+                    let (line, what) = match self.lines.read() {
+                        0 => (1, "the trace is empty"),
+                        last => (last, "the trace has only blank lines and comments"),
+                    };
                     return Err(TraceError::syntax(
-                        Location::Line(self.lines.read() + 1),
-                        "the trace is empty: expected the header `linegrind-trace text 1`",
+                        Location::Line(line),
+                        format!("{what}: expected the header `linegrind-trace text 1`"),
                     ));
                 }
             }
@@ -94,6 +101,17 @@ impl<R: BufRead> TraceRead for TextReader<R> {
     fn location(&self) -> Location {
         Location::Line(self.lines.read())
     }
+}
+
+/// Why a file whose lines end in a carriage return alone is one line.
+const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
+     are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
+
+/// Whether `line` holds a carriage return that a line feed does not
+/// follow, before its end: lines of old Mac OS text, read as one.
+fn ends_lines_in_cr(line: &[u8]) -> bool {
+    line.windows(2)
+        .any(|pair| pair[0] == b'\r' && pair[1] != b'\n')
 }
 
 fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
@@ -676,6 +694,11 @@ mod tests {
             "line 1: the trace is empty: expected the header `linegrind-trace text 1`"
         );
         assert_eq!(
+            error("\n# a comment\n"),
+            "line 2: the trace has only blank lines and comments: expected the header \
+             `linegrind-trace text 1`"
+        );
+        assert_eq!(
             error("# only a comment\n\ni 1000 4\n"),
             "line 3: expected the header `linegrind-trace text 1` as the first line, found \
              `i 1000 4` (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)"
@@ -683,6 +706,19 @@ mod tests {
         assert_eq!(
             error("linegrind-trace text 2\n"),
             "line 1: unsupported text trace version 2; this linegrind reads version 1"
+        );
+    }
+
+    #[test]
+    fn lines_that_end_in_a_carriage_return_alone_are_named_as_the_cause() {
+        let expected = format!("line 1: {CR_LINES}");
+        assert_eq!(error("linegrind-trace text 1\ri 1000 4\r"), expected);
+        assert_eq!(error("# a comment\rlinegrind-trace text 1\r"), expected);
+        // Lines that end in `\r\n` are lines.
+        assert!(
+            TextReader::new(&b"linegrind-trace text 1\r\ni 1000 4\r\n"[..])
+                .next_event()
+                .is_ok_and(|event| event.is_some())
         );
     }
 
