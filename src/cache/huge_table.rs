@@ -14,6 +14,8 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
+use super::host_memory::memory_left;
+
 const HUGE_PAGE: usize = 2 << 20;
 
 /// The host's cache line. Every table starts on one, so that an element
@@ -32,22 +34,46 @@ unsafe impl<T: Send> Send for HugeTable<T> {}
 // SAFETY: shared access only hands out `&[T]`.
 unsafe impl<T: Sync> Sync for HugeTable<T> {}
 
-/// The host refused the memory of a table: the simulated caches are too
-/// large for it (or for the address-space limit the process runs under).
+/// The host refused the memory of a table, or has less available than it
+/// needs: the simulated caches are too large for it (or for the
+/// address-space limit the process runs under).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoMemory {
     /// The bytes asked for.
     pub bytes: usize,
+    /// What the host had available, when that was too little; `None` when
+    /// it refused the allocation.
+    pub available: Option<u64>,
+}
+
+impl NoMemory {
+    /// The host refused `bytes`.
+    pub fn refused(bytes: usize) -> NoMemory {
+        NoMemory {
+            bytes,
+            available: None,
+        }
+    }
 }
 
 impl fmt::Display for NoMemory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mib = self.bytes as f64 / f64::from(1u32 << 20);
-        write!(
-            f,
-            "the host refused {} bytes ({mib:.1} MiB) for a table of the simulated caches",
-            self.bytes
-        )
+        let mib = |bytes: f64| bytes / f64::from(1u32 << 20);
+        let bytes = self.bytes;
+        let needed = mib(bytes as f64);
+        match self.available {
+            None => write!(
+                f,
+                "the host refused {bytes} bytes ({needed:.1} MiB) for a table of the simulated \
+                 caches"
+            ),
+            Some(left) => write!(
+                f,
+                "a table of the simulated caches needs {bytes} bytes ({needed:.1} MiB), more \
+                 than the {left} bytes ({:.1} MiB) the host has available",
+                mib(left as f64)
+            ),
+        }
     }
 }
 
@@ -66,16 +92,23 @@ impl<T: Copy> HugeTable<T> {
             }
         });
         let Ok(layout) = layout else {
-            return Err(NoMemory {
-                bytes: len.saturating_mul(size_of::<T>()),
-            });
+            return Err(NoMemory::refused(len.saturating_mul(size_of::<T>())));
         };
+        // Writing the table finds its pages: a huge one must fit in what
+        // the host has left, or the kernel would kill the process part-way.
+        if layout.size() >= HUGE_PAGE
+            && let Some(left) = memory_left()
+            && layout.size() as u64 > left
+        {
+            return Err(NoMemory {
+                bytes: layout.size(),
+                available: Some(left),
+            });
+        }
         // SAFETY: the layout has a non-zero size.
         let bytes = unsafe { alloc(layout) };
         let Some(start) = NonNull::new(bytes.cast::<T>()) else {
-            return Err(NoMemory {
-                bytes: layout.size(),
-            });
+            return Err(NoMemory::refused(layout.size()));
         };
         if layout.align() == HUGE_PAGE {
             advise_huge_pages(bytes, layout.size());
@@ -193,5 +226,34 @@ mod tests {
         assert_eq!(err.map(|err| err.bytes), Some(usize::MAX));
         let err = HugeTable::filled(0u64, 1 << 58).err();
         assert_eq!(err.map(|err| err.bytes), Some(8 << 58));
+    }
+
+    /// A table more than the host has available is refused before any
+    /// of it is written (the kernel would grant it, then kill the process
+    /// as the writes found no pages).
+    #[test]
+    fn a_table_above_the_memory_the_host_has_left_is_refused_unwritten() {
+        let Some(left) = memory_left() else {
+            eprintln!("skipped: the host says nothing of its memory");
+            return;
+        };
+        // Twice that: more than the host has even if it frees memory
+        // meanwhile, and more than this host's memory, which the kernel
+        // refuses too, so that no test run writes it.
+        let len = (2 * left as usize).next_multiple_of(HUGE_PAGE);
+        let Err(err) = HugeTable::filled(0u8, len) else {
+            panic!("a table of {len} bytes, with {left} left, was made");
+        };
+        assert_eq!(err.bytes, len);
+        assert!(
+            err.available
+                .is_some_and(|available| available < len as u64)
+        );
+        assert!(
+            err.to_string().starts_with(&format!(
+                "a table of the simulated caches needs {len} bytes"
+            )),
+            "{err}"
+        );
     }
 }

@@ -5,6 +5,7 @@ mod caches;
 mod deferred_use;
 mod geometry;
 mod hierarchy;
+mod host_memory;
 mod huge_table;
 mod line_use;
 mod set_assoc;

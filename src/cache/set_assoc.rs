@@ -63,9 +63,9 @@ impl SetAssocCache {
         }
         let sets = geometry.sets() as usize;
         let mut occupied = Vec::new();
-        occupied.try_reserve_exact(sets).map_err(|_| NoMemory {
-            bytes: sets * size_of::<u32>(),
-        })?;
+        occupied
+            .try_reserve_exact(sets)
+            .map_err(|_| NoMemory::refused(sets * size_of::<u32>()))?;
         Ok(SetAssocCache {
             geometry,
             set_mask: geometry.sets() - 1,
