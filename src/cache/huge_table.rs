@@ -238,8 +238,9 @@ mod tests {
             return;
         };
         // Twice that: more than the host has even if it frees memory
-        // meanwhile, and more than this host's memory, which the kernel
-        // refuses too, so that no test run writes it.
+        // meanwhile; and where half the host's memory is available, more
+        // than it has at all, which the kernel refuses too, so that even
+        // a build without the check writes none of it.
         let len = (2 * left as usize).next_multiple_of(HUGE_PAGE);
         let Err(err) = HugeTable::filled(0u8, len) else {
             panic!("a table of {len} bytes, with {left} left, was made");
