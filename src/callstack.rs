@@ -743,12 +743,27 @@ mod tests {
         context.set_sp(0x7008);
         assert!(context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0));
         assert_eq!((context.depth(), context.pending()), (0, Pending::None));
-        // Without a stack pointer, or before the first instruction, never.
+        // A call made with the stack pointer above the innermost frame's
+        // (a `longjmp` out of it first): the full arrival leaves the frame.
         context.mark_call(call_to(0x2000));
-        assert!(!context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
         context.set_sp(0x7000);
-        context.last_instr = None;
-        assert!(!context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert!(context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        context.mark_call(call_to(0x3000));
+        context.set_sp(0x7100);
+        assert!(!context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0));
+        assert_eq!((context.depth(), context.top_sp()), (1, Some(0x7000)));
+        // Without a stack pointer, or before the first instruction, never.
+        let mut fresh = Context::new(());
+        fresh.mark_call(call_to(0x2000));
+        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        fresh.set_sp(0x7000);
+        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        // Nor in a signal handler that a block above its stack has left.
+        fresh.last_instr = Some(InstrId(0));
+        fresh.handler_top = Some(0x6000);
+        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        fresh.set_sp(0x5000);
+        assert!(fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
     }
 
     #[test]

@@ -26,24 +26,24 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 }
 
 /// Whether `c` is a control character, or one that a terminal shows as
-/// nothing or that changes how the text around it is shown: Unicode's
-/// format characters of general use (soft hyphen, zero-width characters,
-/// the marks, embeddings, overrides and isolates of bidirectional text,
-/// the byte-order mark, interlinear annotations) and the line and
-/// paragraph separators.
+/// nothing or that reorders the text around it: the embeddings,
+/// overrides and isolates of bidirectional text (what "Trojan Source"
+/// hides code with), the byte-order mark, the zero-width space, the word
+/// joiner and invisible operators, the line and paragraph separators,
+/// interlinear annotations and tag characters. The joiners, marks and
+/// hyphens that ordinary text of some scripts holds (Persian, Indic,
+/// emoji) stay, so that such a path still names its file.
 fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{ad}'
-                | '\u{61c}'
-                | '\u{180e}'
-                | '\u{200b}'..='\u{200f}'
+            '\u{200b}'
                 | '\u{2028}'..='\u{202e}'
                 | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{206f}'
+                | '\u{2066}'..='\u{2069}'
                 | '\u{feff}'
                 | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
         )
 }
 
@@ -58,11 +58,13 @@ mod tests {
             printable("\u{1b}]0;x\u{7}é\tf\n"),
             "\\u{1b}]0;x\\u{7}é\\tf\\n"
         );
-        // Invisible, or reordering what follows; other letters and marks
-        // of any script stay.
+        // Invisible, or reordering what follows; letters, joiners and
+        // marks of ordinary text in any script stay.
         assert_eq!(
-            printable("\u{feff}safe\u{202e}live\u{200b}\u{2066}ü日本"),
-            "\\u{feff}safe\\u{202e}live\\u{200b}\\u{2066}ü日本"
+            printable("\u{feff}safe\u{202e}live\u{200b}\u{2066}\u{e0041}ü日本"),
+            "\\u{feff}safe\\u{202e}live\\u{200b}\\u{2066}\\u{e0041}ü日本"
         );
+        let persian = "می\u{200c}خواهم\u{200f}.c";
+        assert!(matches!(printable(persian), Cow::Borrowed(_)));
     }
 }

@@ -4,24 +4,15 @@
 //! finds the pages only as they are first written; caches that together
 //! need more than the host has would be killed part-way through filling
 //! their tables, with no word said. So a large table is first weighed
-//! against the memory the host says is available, and against the limit
-//! of the process's control group (a container's), whichever is less.
+//! against the memory the host says is available. (A control group's
+//! limit, a container's, is not weighed: what it counts as used includes
+//! page cache that the kernel would free, so it would refuse caches that
+//! fit.)
 
 /// Bytes the host can give without swapping or killing, if it says.
 pub fn memory_left() -> Option<u64> {
-    let available = read("/proc/meminfo").and_then(|text| mem_available(&text));
-    let limit = read("/sys/fs/cgroup/memory.max").and_then(|max| {
-        let current = read("/sys/fs/cgroup/memory.current")?;
-        group_left(&max, &current)
-    });
-    match (available, limit) {
-        (Some(available), Some(limit)) => Some(available.min(limit)),
-        (available, limit) => available.or(limit),
-    }
-}
-
-fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem_available(&meminfo)
 }
 
 /// `MemAvailable` of `/proc/meminfo`'s text, in bytes.
@@ -31,14 +22,6 @@ fn mem_available(meminfo: &str) -> Option<u64> {
         .find_map(|line| line.strip_prefix("MemAvailable:"))?;
     let kib = line.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
     kib.checked_mul(1024)
-}
-
-/// What a control group limited to `max` bytes (or `max`, no limit) has
-/// left when it uses `current`.
-fn group_left(max: &str, current: &str) -> Option<u64> {
-    let max = max.trim().parse::<u64>().ok()?;
-    let current = current.trim().parse::<u64>().ok()?;
-    Some(max.saturating_sub(current))
 }
 
 #[cfg(test)]
@@ -54,16 +37,6 @@ mod tests {
         assert_eq!(mem_available(meminfo), Some(24_193_048 * 1024));
         assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
         assert_eq!(mem_available("MemAvailable: lots\n"), None);
-    }
-
-    #[test]
-    fn a_control_group_without_a_limit_leaves_none_to_count() {
-        assert_eq!(group_left("max\n", "4096\n"), None);
-        assert_eq!(
-            group_left("1073741824\n", "73741824\n"),
-            Some(1_000_000_000)
-        );
-        assert_eq!(group_left("4096\n", "8192\n"), Some(0));
     }
 
     #[test]

@@ -18,6 +18,10 @@ use super::host_memory::memory_left;
 
 const HUGE_PAGE: usize = 2 << 20;
 
+/// Bytes of the host's available memory a table leaves, for the rest of
+/// the run and the rest of the host.
+const SPARE: u64 = 256 << 20;
+
 /// The host's cache line. Every table starts on one, so that an element
 /// straddles two only if its size does not divide it.
 const HOST_LINE: usize = 64;
@@ -69,9 +73,11 @@ impl fmt::Display for NoMemory {
             ),
             Some(left) => write!(
                 f,
-                "a table of the simulated caches needs {bytes} bytes ({needed:.1} MiB), more \
-                 than the {left} bytes ({:.1} MiB) the host has available",
-                mib(left as f64)
+                "a table of the simulated caches needs {bytes} bytes ({needed:.1} MiB), and the \
+                 host has {left} bytes ({:.1} MiB) available: less than that and {:.0} MiB to \
+                 spare",
+                mib(left as f64),
+                mib(SPARE as f64)
             ),
         }
     }
@@ -80,8 +86,19 @@ impl fmt::Display for NoMemory {
 impl std::error::Error for NoMemory {}
 
 impl<T: Copy> HugeTable<T> {
-    /// `len` copies of `value`, or the memory the host refused.
+    /// `len` copies of `value`, or the memory the host refused or has not
+    /// available.
     pub fn filled(value: T, len: usize) -> Result<HugeTable<T>, NoMemory> {
+        HugeTable::filled_within(value, len, memory_left)
+    }
+
+    /// [`HugeTable::filled`], with what the host has available told by
+    /// `left`, asked once the allocation was granted.
+    fn filled_within(
+        value: T,
+        len: usize,
+        left: impl FnOnce() -> Option<u64>,
+    ) -> Result<HugeTable<T>, NoMemory> {
         // Whole huge pages, or a plain allocation on a host cache line (of at
         // least one byte: a zero-sized one is not allowed).
         let layout = Layout::array::<T>(len).and_then(|array| {
@@ -94,22 +111,25 @@ impl<T: Copy> HugeTable<T> {
         let Ok(layout) = layout else {
             return Err(NoMemory::refused(len.saturating_mul(size_of::<T>())));
         };
-        // Writing the table finds its pages: a huge one must fit in what
-        // the host has left, or the kernel would kill the process part-way.
-        if layout.size() >= HUGE_PAGE
-            && let Some(left) = memory_left()
-            && layout.size() as u64 > left
-        {
-            return Err(NoMemory {
-                bytes: layout.size(),
-                available: Some(left),
-            });
-        }
         // SAFETY: the layout has a non-zero size.
         let bytes = unsafe { alloc(layout) };
         let Some(start) = NonNull::new(bytes.cast::<T>()) else {
             return Err(NoMemory::refused(layout.size()));
         };
+        // Writing the table finds its pages: a huge one must fit in what
+        // the host has available, with some to spare, or the kernel would
+        // kill the process part-way.
+        if layout.size() >= HUGE_PAGE
+            && let Some(left) = left()
+            && layout.size() as u64 + SPARE > left
+        {
+            // SAFETY: allocated above with this layout, and never written.
+            unsafe { dealloc(bytes, layout) };
+            return Err(NoMemory {
+                bytes: layout.size(),
+                available: Some(left),
+            });
+        }
         if layout.align() == HUGE_PAGE {
             advise_huge_pages(bytes, layout.size());
         }
@@ -228,33 +248,29 @@ mod tests {
         assert_eq!(err.map(|err| err.bytes), Some(8 << 58));
     }
 
-    /// A table more than the host has available is refused before any
-    /// of it is written (the kernel would grant it, then kill the process
-    /// as the writes found no pages).
+    /// A huge table that would leave the host less than [`SPARE`] of its
+    /// available memory is refused before any of it is written (the
+    /// kernel would grant it, then kill the process as the writes found
+    /// no pages); a small one, or one on a host that says nothing, is made.
     #[test]
-    fn a_table_above_the_memory_the_host_has_left_is_refused_unwritten() {
-        let Some(left) = memory_left() else {
-            eprintln!("skipped: the host says nothing of its memory");
-            return;
+    fn a_huge_table_is_made_only_with_memory_to_spare() {
+        let len = 2 * HUGE_PAGE;
+        let short = len as u64 + SPARE - 1;
+        let Err(err) = HugeTable::filled_within(0u8, len, || Some(short)) else {
+            panic!("a table of {len} bytes, with {short} available, was made");
         };
-        // Twice that: more than the host has even if it frees memory
-        // meanwhile; and where half the host's memory is available, more
-        // than it has at all, which the kernel refuses too, so that even
-        // a build without the check writes none of it.
-        let len = (2 * left as usize).next_multiple_of(HUGE_PAGE);
-        let Err(err) = HugeTable::filled(0u8, len) else {
-            panic!("a table of {len} bytes, with {left} left, was made");
-        };
-        assert_eq!(err.bytes, len);
-        assert!(
-            err.available
-                .is_some_and(|available| available < len as u64)
+        assert_eq!((err.bytes, err.available), (len, Some(short)));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "a table of the simulated caches needs {len} bytes (4.0 MiB), and the host has \
+                 {short} bytes (260.0 MiB) available: less than that and 256 MiB to spare"
+            )
         );
-        assert!(
-            err.to_string().starts_with(&format!(
-                "a table of the simulated caches needs {len} bytes"
-            )),
-            "{err}"
-        );
+        let enough = short + 1;
+        let table = HugeTable::filled_within(7u8, len, || Some(enough)).unwrap();
+        assert!(table.len() == len && table.iter().all(|&b| b == 7));
+        assert!(HugeTable::filled_within(0u8, len, || None).is_ok());
+        assert!(HugeTable::filled_within(0u8, HUGE_PAGE - 1, || Some(0)).is_ok());
     }
 }

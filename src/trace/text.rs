@@ -107,11 +107,25 @@ impl<R: BufRead> TraceRead for TextReader<R> {
 const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
      are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
 
-/// Whether `line` holds a carriage return that a line feed does not
-/// follow, before its end: lines of old Mac OS text, read as one.
+/// Whether `line`, read before the header, is lines of old Mac OS text
+/// read as one: a carriage return inside it (not among those that end it)
+/// after a first part that is blank, a comment or the header. (After
+/// anything else, the usual error says what the file is not.)
 fn ends_lines_in_cr(line: &[u8]) -> bool {
-    line.windows(2)
-        .any(|pair| pair[0] == b'\r' && pair[1] != b'\n')
+    let end = line
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(0, |last| last + 1);
+    let Some(cr) = line[..end].iter().position(|&b| b == b'\r') else {
+        return false;
+    };
+    let first = &line[..cr];
+    let content = first
+        .iter()
+        .position(|&b| b == b'#')
+        .map_or(first, |hash| &first[..hash]);
+    let tokens: Vec<&[u8]> = Tokens::new(content, Location::Line(1)).collect();
+    tokens.is_empty() || tokens == HEADER
 }
 
 fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
@@ -714,12 +728,16 @@ mod tests {
         let expected = format!("line 1: {CR_LINES}");
         assert_eq!(error("linegrind-trace text 1\ri 1000 4\r"), expected);
         assert_eq!(error("# a comment\rlinegrind-trace text 1\r"), expected);
-        // Lines that end in `\r\n` are lines.
-        assert!(
-            TextReader::new(&b"linegrind-trace text 1\r\ni 1000 4\r\n"[..])
-                .next_event()
-                .is_ok_and(|event| event.is_some())
-        );
+        // Lines that end in `\r\n`, or in more carriage returns, are lines.
+        for text in [
+            &b"linegrind-trace text 1\r\ni 1000 4\r\n"[..],
+            b"linegrind-trace text 1\r\r\ni 1000 4\r\n",
+        ] {
+            let event = TextReader::new(text).next_event();
+            assert!(matches!(event, Ok(Some(Event::Instr { .. }))), "{event:?}");
+        }
+        // What is not text with such lines is told what it is not.
+        assert!(error("\u{7f}ELF\u{2}\r\u{1}x\n").contains("--format chooses"));
     }
 
     #[test]

@@ -226,25 +226,19 @@ impl<R: Read + Seek> BinaryReader<R> {
         self.end_at = end_at;
         self.symbols_at = symbols_at;
         if symbols_at != 0 {
-            // Told where the end record is, not where it points: an offset
-            // outside the chunks, or where none starts, is the end record's
-            // fault.
-            let pointed = |why: String| {
-                syntax(
+            // An offset outside the chunks is the end record's fault, told
+            // at the end record: an error where it points would send the
+            // reader into the header, or past the file's end.
+            if symbols_at < HEADER_LEN as u64 || symbols_at >= end_at {
+                return Err(syntax(
                     end_at,
                     format!(
                         "the end record points at byte offset {symbols_at} for the symbol \
-                         table, {why}"
+                         table, outside the trace's chunks ({HEADER_LEN} to {end_at})"
                     ),
-                )
-            };
-            if symbols_at < HEADER_LEN as u64 || symbols_at >= end_at {
-                let chunks = format!("outside the trace's chunks ({HEADER_LEN} to {end_at})");
-                return Err(pointed(chunks));
+                ));
             }
-            let (kind, payload) = self
-                .read_chunk_at(symbols_at)
-                .map_err(|err| pointed(format!("where no whole chunk starts ({err})")))?;
+            let (kind, payload) = self.read_chunk_at(symbols_at)?;
             if kind != ChunkKind::Symbols {
                 return Err(syntax(
                     symbols_at,
