@@ -227,7 +227,9 @@ impl<C> Context<C> {
     /// returns reach one: a call that lands on its target and leaves no
     /// frame, or a return that `return_pops` takes for one, both with a
     /// stack pointer that leaves no signal handler. Whether it did; if
-    /// not, nothing changed.
+    /// not, nothing changed. It does what `Simulator::arrive` does in
+    /// those cases, which the known runs' tests check: block runs, which
+    /// take it, against the same runs as events, which arrive.
     #[inline]
     pub fn plain_transfer<B: Backdate<Cursor = C>>(
         &mut self,
