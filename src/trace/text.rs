@@ -61,10 +61,7 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                         Location::Line(1) => without_bom(line),
                         _ => line,
                     };
-                    let content = match line.iter().position(|&b| b == b'#') {
-                        Some(hash) => &line[..hash],
-                        None => line,
-                    };
+                    let content = without_comment(line);
                     if !*header_seen && ends_lines_in_cr(line) {
                         return Err(TraceError::syntax(at, CR_LINES));
                     }
@@ -119,13 +116,16 @@ fn ends_lines_in_cr(line: &[u8]) -> bool {
     let Some(cr) = line[..end].iter().position(|&b| b == b'\r') else {
         return false;
     };
-    let first = &line[..cr];
-    let content = first
-        .iter()
-        .position(|&b| b == b'#')
-        .map_or(first, |hash| &first[..hash]);
-    let tokens: Vec<&[u8]> = Tokens::new(content, Location::Line(1)).collect();
+    let first = without_comment(&line[..cr]);
+    let tokens: Vec<&[u8]> = Tokens::new(first, Location::Line(1)).collect();
     tokens.is_empty() || tokens == HEADER
+}
+
+/// `line` up to its comment, if it has one.
+fn without_comment(line: &[u8]) -> &[u8] {
+    line.iter()
+        .position(|&b| b == b'#')
+        .map_or(line, |hash| &line[..hash])
 }
 
 fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
