@@ -3,6 +3,8 @@
 use std::fs;
 use std::time::Duration;
 
+use linegrind::trace::batch::BATCH_ITEMS;
+
 use crate::support::{linegrind, root, run_within, which, without_source};
 
 fn stderr(output: &std::process::Output) -> String {
@@ -201,15 +203,19 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
 
     // Deep in the trace, batches after the first.
     let mut deep = String::from("linegrind-trace text 1\n");
-    for i in 0..10_000 {
+    let fetches = 2 * BATCH_ITEMS + 1000;
+    for i in 0..fetches {
         deep.push_str(&format!("i {:x} 1\n", 0x1000 + i));
     }
     deep.push_str("ret\nret\n");
     fs::write(&bad, deep).unwrap();
     let output = linegrind(dir.path(), &["sim", "bad.lgt"]);
     assert_eq!(output.status.code(), Some(2));
+    let line = fetches + 3;
     assert!(
-        stderr(&output).starts_with("linegrind: bad.lgt: line 10003: `ret` right after `ret`"),
+        stderr(&output).starts_with(&format!(
+            "linegrind: bad.lgt: line {line}: `ret` right after `ret`"
+        )),
         "{}",
         stderr(&output)
     );
