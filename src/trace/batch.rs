@@ -21,7 +21,7 @@ pub use rounds::MAX_PERIOD;
 use rounds::Rounds;
 
 /// Items in a batch: big enough that handing a batch over, which wakes
-/// the thread waiting for it, costs little per item (4,096 took `sort` 5%
+/// the thread waiting for it, costs little per item (4,096 took `sort` 8%
 /// longer on two cores), small enough that the queues stay a few
 /// megabytes.
 pub const BATCH_ITEMS: usize = 16_384;
@@ -29,7 +29,7 @@ pub const BATCH_ITEMS: usize = 16_384;
 /// Addresses in a batch, past which it is full whatever its items: a loop
 /// that touches memory folds into few items (see [`Feed::push_run`]) but
 /// keeps every address. A batch of this many (256 KiB) is still in the
-/// host's L2 when the simulator reads it on the same core; eight times
+/// host's L2 when the simulator reads it on the same core; four times
 /// as many took hydro 2.5% longer pinned to one CPU.
 pub const BATCH_ADDRS: usize = 32_768;
 
