@@ -219,7 +219,14 @@ impl<C> Context<C> {
         let Some(sp) = self.sp else {
             return false;
         };
-        matches!(self.pending, Pending::None) && self.leave_above.is_none_or(|top| top >= sp)
+        matches!(self.pending, Pending::None) && self.leaves_nothing_at(sp)
+    }
+
+    /// Whether a block at stack pointer `sp` leaves no frame and no signal
+    /// handler by it: none was entered below `sp`.
+    #[inline]
+    fn leaves_nothing_at(&self, sp: u64) -> bool {
+        self.leave_above.is_none_or(|top| top >= sp)
     }
 
     /// Applies the call or return the most recent instruction made, when
@@ -245,9 +252,7 @@ impl<C> Context<C> {
             return false;
         }
         match self.pending {
-            Pending::Call(call)
-                if call.entry == addr && self.leave_above.is_none_or(|top| top >= sp) =>
-            {
+            Pending::Call(call) if call.entry == addr && self.leaves_nothing_at(sp) => {
                 (self.pending, self.sp) = (Pending::None, None);
                 self.push(call, Some(sp), false, backdate, now);
                 true
