@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::binary::{Control, TraceWriter};
+use super::binary::{Control, MAX_BLOCK_INSTRS, MAX_INSTR_ACCESSES, TraceWriter};
 use super::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use super::{Access, Event, MarkEdge};
 
@@ -133,7 +133,8 @@ impl<W: Write> Blocker<W> {
                     .instrs
                     .last()
                     .is_some_and(|last| last.addr.wrapping_add(u64::from(last.len)) == addr);
-                if !self.def.instrs.is_empty() && !sequential || len > u32::from(u8::MAX) {
+                let full = self.def.instrs.len() == MAX_BLOCK_INSTRS;
+                if !self.def.instrs.is_empty() && !sequential || full || len > u32::from(u8::MAX) {
                     self.flush()?;
                 }
                 if len > u32::from(u8::MAX) {
@@ -148,7 +149,7 @@ impl<W: Write> Blocker<W> {
                 });
                 self.open = true;
             }
-            Event::Data { access, addr, size } if self.open && size <= u32::from(u16::MAX) => {
+            Event::Data { access, addr, size } if self.takes_access(size) => {
                 self.def.items.push(Item::Access {
                     access,
                     size: size as u16,
@@ -169,6 +170,14 @@ impl<W: Write> Blocker<W> {
             }
         }
         Ok(())
+    }
+
+    /// Whether an access of `size` bytes goes into the open block's last
+    /// instruction, rather than into a record of its own: a description
+    /// holds sizes of up to 16 bits and a bounded number of accesses.
+    fn takes_access(&self, size: u32) -> bool {
+        let taken = |last: &BlockInstr| last.items.len() < MAX_INSTR_ACCESSES;
+        self.open && size <= u32::from(u16::MAX) && self.def.instrs.last().is_some_and(taken)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -19,6 +19,7 @@ use std::io::BufRead;
 use super::error::{Location, TraceError, shown};
 use super::hex::parse_hex;
 use super::lines::{LineCount, parse_line};
+use super::valid::within;
 use super::{Access, Event, TraceRead};
 
 /// Which of the two forms a reader reads.
@@ -65,8 +66,7 @@ pub fn form_of(line: &[u8]) -> Option<DinForm> {
         .split(|b| b.is_ascii_whitespace())
         .filter(|t| !t.is_empty());
     let first = tokens.next()?;
-    let address = tokens.next().and_then(parse_hex)?;
-    let _ = address;
+    tokens.next().and_then(parse_hex)?;
     match first {
         [b'r' | b'w' | b'i' | b'm' | b'c' | b'v' | b'R' | b'W' | b'I' | b'M' | b'C' | b'V'] => {
             tokens.next().and_then(parse_hex).map(|_| DinForm::Extended)
@@ -131,12 +131,8 @@ fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, Tra
                         format!("size {size:#x} in `{}` is out of range", show()),
                     )
                 })?;
-            if addr.checked_add(u64::from(size) - 1).is_none() {
-                return Err(TraceError::syntax(
-                    at,
-                    format!("`{}` runs past the end of the address space", show()),
-                ));
-            }
+            within(addr, u64::from(size))
+                .map_err(|why| TraceError::syntax(at, format!("`{}`: {why}", show())))?;
             match first {
                 b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
                 b"w" | b"W" => Ok(Some(write(addr, size))),

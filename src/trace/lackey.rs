@@ -23,6 +23,7 @@ use std::io::BufRead;
 use super::error::{Location, TraceError, shown};
 use super::hex::{DIGIT, NOT_HEX};
 use super::lines::{LineCount, parse_line};
+use super::valid::within;
 use super::{Access, Event, TraceRead};
 
 /// Callgrind's limit for dirty-helper accesses with 64-byte lines: the
@@ -186,7 +187,8 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
             Some(b',') => break,
             Some(b) => {
                 let nibble = DIGIT[usize::from(b)];
-                if nibble == NOT_HEX || digits == 16 {
+                // Leading zeros add no bits, as in the other text formats.
+                if nibble == NOT_HEX || addr >> 60 != 0 {
                     let comma = text.contains(&b',');
                     return Err(bad(if comma { "a bad address" } else { "no comma" }));
                 }
@@ -214,9 +216,7 @@ fn address_and_size(text: &[u8], at: Location) -> Result<(u64, u32), TraceError>
     if size == 0 {
         return Err(bad("size 0"));
     }
-    if addr.checked_add(u64::from(size) - 1).is_none() {
-        return Err(bad("an access past the end of the address space"));
-    }
+    within(addr, u64::from(size)).map_err(|why| bad(&why))?;
     Ok((addr, size))
 }
 
@@ -281,6 +281,18 @@ mod tests {
     }
 
     #[test]
+    fn leading_zeros_add_no_bits() {
+        let events = events("I  00000000000401000,3\n").unwrap();
+        assert_eq!(
+            events,
+            [Event::Instr {
+                addr: 0x401000,
+                len: 3
+            }]
+        );
+    }
+
+    #[test]
     fn malformed_trace_lines_are_errors_with_their_line() {
         let error = |text: &str| events(text).unwrap_err().to_string();
         assert!(error("I  40,3\n L zz,4\n").starts_with("line 2: a bad address"));
@@ -288,6 +300,7 @@ mod tests {
         assert!(error(" S 40,x\n").contains("a bad size"));
         assert!(error("I  40,0\n").contains("size 0"));
         assert!(error(" L ffffffffffffffff,8\n").contains("past the end"));
+        assert!(error(" L 10000000000000000,8\n").starts_with("line 1: a bad address"));
         // No trace line at all: not a Lackey trace.
         assert_eq!(
             error("==12== Lackey\nlinegrind-trace text 1\n"),

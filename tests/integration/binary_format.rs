@@ -255,6 +255,19 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
         err.starts_with("byte offset 12: corrupt chunk: bytes after the metadata's last field"),
         "{err}"
     );
+    // A value that is not UTF-8, as every text of the format must be.
+    let stored = u32::from_le_bytes(binary[16..20].try_into().unwrap()) as usize;
+    let mut meta = binary[28..28 + stored].to_vec();
+    assert_eq!(&meta[meta.len() - 4..], b"test");
+    *meta.last_mut().unwrap() = 0xff;
+    let err = open_error(&with_payload(&binary, 12, &meta));
+    assert_eq!(
+        err,
+        format!(
+            "byte offset 12: corrupt chunk: a metadata key or value is not UTF-8 (at byte {} of its data)",
+            meta.len()
+        )
+    );
     let err = open_error(&with_byte_added(&binary, end_at));
     assert!(
         err.starts_with(&format!(
@@ -327,6 +340,131 @@ fn an_end_record_pointing_outside_the_chunks_is_its_error() {
         changed[trailer..].copy_from_slice(&(end_at as u64).to_le_bytes());
         let err = open_error(&changed);
         assert!(err.starts_with(&expected), "{err}");
+    }
+}
+
+/// An error in the symbol table a trace carries is told at that table's
+/// chunk, not at the chunk read before it.
+#[test]
+fn a_symbol_table_error_is_told_at_its_chunk() {
+    let text = "linegrind-trace text 1\nfn 1000 1040 a\nfn 1020 1060 b\ni 1000 4\n";
+    let symbols: Vec<Control> = events(&mut TextReader::new(text.as_bytes()))
+        .into_iter()
+        .filter(|e| matches!(e, Event::Function(_)))
+        .map(Control::Event)
+        .collect();
+    let binary = to_binary(
+        &[Event::Instr {
+            addr: 0x1000,
+            len: 4,
+        }],
+        false,
+        &symbols,
+    );
+    let (symbols_at, _) = chunks(&binary)
+        .into_iter()
+        .find(|&(_, kind)| kind == 5)
+        .expect("a SYMBOLS chunk");
+    let mut reader = BinaryReader::new(Cursor::new(&binary[..]), false).unwrap();
+    let Err(err) = simulate(&mut reader, config("1024,2,64", "1024,2,64", "4096,4,64")) else {
+        panic!("overlapping functions simulated");
+    };
+    assert_eq!(
+        err.to_string(),
+        format!("byte offset {symbols_at}: function `b` overlaps the range 1000..1040")
+    );
+}
+
+/// A symbol table larger than a chunk is cut into several, read back in
+/// order, and an error in one of them is told at that one.
+#[test]
+fn a_large_symbol_table_spans_chunks() {
+    let mut text = String::from("linegrind-trace text 1\n");
+    for f in 0..60_000u64 {
+        let start = 0x100000 + f * 0x10;
+        text += &format!(
+            "fn {start:x} {:x} a_function_named_at_some_length_{f}\n",
+            start + 0x10
+        );
+    }
+    text += "fn 100004 10000c overlapping\ni 100000 4\n";
+    let read = events(&mut TextReader::new(text.as_bytes()));
+    let (symbols, stream): (Vec<Event>, Vec<Event>) = read
+        .into_iter()
+        .partition(|e| matches!(e, Event::Function(_)));
+    let controls: Vec<Control> = symbols.iter().cloned().map(Control::Event).collect();
+    let binary = to_binary(&stream, true, &controls);
+    let tables: Vec<usize> = chunks(&binary)
+        .into_iter()
+        .filter(|&(_, kind)| kind == 5)
+        .map(|(at, _)| at)
+        .collect();
+    assert!(tables.len() >= 3, "{tables:?}");
+    let mut reader = BinaryReader::new(Cursor::new(&binary[..]), false).unwrap();
+    assert_eq!(events(&mut reader), [symbols, stream].concat());
+    let mut reader = BinaryReader::new(Cursor::new(&binary[..]), false).unwrap();
+    let Err(err) = simulate(&mut reader, config("1024,2,64", "1024,2,64", "4096,4,64")) else {
+        panic!("overlapping functions simulated");
+    };
+    let last = tables.last().unwrap();
+    assert_eq!(
+        err.to_string(),
+        format!("byte offset {last}: function `overlapping` overlaps the range 100000..100010")
+    );
+    // The kind byte is not under the checksum.
+    let mut changed = binary.clone();
+    changed[tables[1]] = 4;
+    assert_eq!(
+        open_error(&changed),
+        format!(
+            "byte offset {}: a chunk of another kind between the symbol table's first chunk \
+             and the end record",
+            tables[1]
+        )
+    );
+}
+
+/// What a block description cannot hold (more instructions, or more
+/// accesses of one instruction, than a reader takes) is written so that
+/// it reads back, and block descriptions that outgrow a chunk before the
+/// stream does start a chunk of their own.
+#[test]
+fn blocks_past_the_readers_limits_read_back() {
+    let read = |addr| Event::Data {
+        access: Access::Read,
+        addr,
+        size: 8,
+    };
+    let mut long = Vec::new();
+    for i in 0..70_000u64 {
+        long.push(Event::Instr {
+            addr: 0x400000 + 2 * i,
+            len: 2,
+        });
+    }
+    long.push(Event::Instr {
+        addr: 0x900000,
+        len: 4,
+    });
+    long.extend((0..70_000u64).map(|i| read(0x10000000 + 8 * i)));
+    // Distinct blocks of 100 instructions, run once each: some 1.7 MB of
+    // descriptions for a few kilobytes of stream.
+    for block in 0..6_000u64 {
+        let at = 0x1000000 + block * 0x1000;
+        long.extend((0..100).map(|i| Event::Instr {
+            addr: at + 3 * i,
+            len: 3,
+        }));
+    }
+    for compress in [false, true] {
+        let binary = to_binary(&long, compress, &[]);
+        let mut reader = BinaryReader::new(Cursor::new(&binary[..]), false).unwrap();
+        assert_eq!(events(&mut reader), long);
+        let blocks = chunks(&binary)
+            .iter()
+            .filter(|&&(_, kind)| kind == 3)
+            .count();
+        assert!(blocks >= 2, "{blocks} BLOCKS chunks");
     }
 }
 

@@ -24,6 +24,10 @@ pub const FLAG_ZSTD: u8 = 1;
 /// Largest payload accepted, compressed or not, so that a corrupt length
 /// cannot ask for an absurd allocation.
 pub const MAX_CHUNK: u32 = 64 << 20;
+/// Most instructions in one block description, and most accesses of one
+/// of its instructions.
+pub const MAX_BLOCK_INSTRS: usize = 1 << 16;
+pub const MAX_INSTR_ACCESSES: usize = 1 << 16;
 
 /// What a chunk holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,9 +111,8 @@ pub struct SpBases {
 }
 
 impl SpBases {
-    /// Every base 0, in thread `thread`.
-    pub fn reset(&mut self, thread: u32) {
-        self.thread = thread;
+    /// Every base 0, in the running thread.
+    pub fn reset(&mut self) {
         self.current = 0;
         self.others.clear();
     }
@@ -510,7 +513,7 @@ pub fn put_block(out: &mut Vec<u8>, def: &BlockDef) {
 /// Reads one block description.
 pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
     let count = cursor.varint()?;
-    if count == 0 || count > 1 << 16 {
+    if count == 0 || count > MAX_BLOCK_INSTRS as u64 {
         return Err(corrupt(cursor, format!("a block of {count} instructions")));
     }
     let mut next = cursor.varint()?;
@@ -530,7 +533,7 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         within(addr, u64::from(len)).map_err(|why| corrupt(cursor, why))?;
         next = addr.wrapping_add(u64::from(len));
         let items = cursor.varint()?;
-        if items > 1 << 16 {
+        if items > MAX_INSTR_ACCESSES as u64 {
             return Err(corrupt(
                 cursor,
                 format!("an instruction of {items} accesses"),

@@ -51,6 +51,8 @@ pub struct BinaryReader<R> {
     /// trailer and the END chunk say.
     end_at: u64,
     symbols_at: u64,
+    /// The symbol table's next chunk, while some are left to read.
+    symbols_next: Option<u64>,
     /// The stream's block runs so far, to check against the summary at the
     /// end.
     runs_seen: u64,
@@ -67,7 +69,6 @@ pub struct BinaryReader<R> {
     /// Last address of each access site in the current chunk.
     site_last: Vec<u64>,
     sp_bases: SpBases,
-    thread: u32,
     payload: Vec<u8>,
     pos: usize,
     run: BlockRun,
@@ -130,6 +131,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             summary: None,
             end_at: 0,
             symbols_at: 0,
+            symbols_next: None,
             runs_seen: 0,
             #[cfg(test)]
             rounds_again: 0,
@@ -142,7 +144,6 @@ impl<R: Read + Seek> BinaryReader<R> {
             room_checked: 0,
             site_last: Vec::new(),
             sp_bases: SpBases::default(),
-            thread: 1,
             payload: Vec::new(),
             pos: 0,
             run: BlockRun::default(),
@@ -168,11 +169,6 @@ impl<R: Read + Seek> BinaryReader<R> {
     /// Why reading stopped before the end, when truncation was allowed.
     pub fn truncated(&self) -> Option<&str> {
         self.truncated.as_deref()
-    }
-
-    /// Size of the file in bytes.
-    pub fn file_len(&self) -> u64 {
-        self.len
     }
 
     fn read_end(&mut self) -> Result<(), TraceError> {
@@ -238,40 +234,51 @@ impl<R: Read + Seek> BinaryReader<R> {
                     ),
                 ));
             }
-            let (kind, payload) = self.read_chunk_at(symbols_at)?;
-            if kind != ChunkKind::Symbols {
-                return Err(syntax(
-                    symbols_at,
-                    "the end record points at a chunk that is not the symbol table",
-                ));
-            }
-            let mut cursor = Cursor::new(&payload);
-            while !cursor.at_end() {
-                let tag = cursor
-                    .varint()
-                    .map_err(|e| corrupted(symbols_at, e.into()))?;
-                if tag & 3 != CONTROL {
-                    return Err(corrupted(
-                        symbols_at,
-                        Corrupt {
-                            pos: cursor.pos(),
-                            what: "a block run in the symbol table".into(),
-                        },
-                    ));
-                }
-                if let Control::Event(event) = format::get_control(&mut cursor, tag >> 2)
-                    .map_err(|e| corrupted(symbols_at, e))?
-                {
-                    self.queue.push_back(event);
-                }
-            }
+            self.load_symbols(symbols_at)?;
             self.symbols_loaded = true;
         }
         Ok(())
     }
 
-    /// The end record is missing: an error, or with `allow_truncated` a
-    /// warning to give.
+    /// Queues the events of the SYMBOLS chunk at `at`, which come before
+    /// the stream and are told at that chunk, and notes the next one: the
+    /// table's chunks run up to the END chunk.
+    fn load_symbols(&mut self, at: u64) -> Result<(), TraceError> {
+        let (kind, payload) = self.read_chunk_at(at)?;
+        if kind != ChunkKind::Symbols {
+            let what = if at == self.symbols_at {
+                "the end record points at a chunk that is not the symbol table"
+            } else {
+                "a chunk of another kind between the symbol table's first chunk and the end record"
+            };
+            return Err(syntax(at, what));
+        }
+        if self.next > self.end_at {
+            return Err(syntax(at, "the symbol table runs past the end record"));
+        }
+        let mut cursor = Cursor::new(&payload);
+        while !cursor.at_end() {
+            let tag = cursor.varint().map_err(|e| corrupted(at, e.into()))?;
+            if tag & 3 != CONTROL {
+                return Err(corrupted(
+                    at,
+                    Corrupt {
+                        pos: cursor.pos(),
+                        what: "a block run in the symbol table".into(),
+                    },
+                ));
+            }
+            if let Control::Event(event) =
+                format::get_control(&mut cursor, tag >> 2).map_err(|e| corrupted(at, e))?
+            {
+                self.queue.push_back(event);
+            }
+        }
+        self.chunk_at = at;
+        self.symbols_next = (self.next < self.end_at).then_some(self.next);
+        Ok(())
+    }
+
     /// The file does not end in a trailer that points at an END chunk: the
     /// trace is cut, or something follows its end.
     fn no_end(&mut self) -> Result<(), TraceError> {
@@ -335,12 +342,21 @@ impl<R: Read + Seek> BinaryReader<R> {
         let mut cursor = Cursor::new(&payload);
         let count = cursor.varint().map_err(|e| corrupted(at, e.into()))?;
         for _ in 0..count {
-            let key = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
-            let value = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
-            self.meta.push((
-                String::from_utf8_lossy(key).into_owned(),
-                String::from_utf8_lossy(value).into_owned(),
-            ));
+            let mut text = || {
+                let bytes = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
+                String::from_utf8(bytes.to_vec()).map_err(|_| {
+                    corrupted(
+                        at,
+                        Corrupt {
+                            pos: cursor.pos(),
+                            what: "a metadata key or value is not UTF-8".into(),
+                        },
+                    )
+                })
+            };
+            let key = text()?;
+            let value = text()?;
+            self.meta.push((key, value));
         }
         decoded_whole(&cursor, at, "metadata")
     }
@@ -415,6 +431,12 @@ impl<R: Read + Seek> BinaryReader<R> {
 
     /// Moves to the next chunk of the stream; false at the end.
     fn next_chunk(&mut self) -> Result<bool, TraceError> {
+        if let Some(at) = self.symbols_next {
+            let resume = self.next;
+            self.load_symbols(at)?;
+            self.next = resume;
+            return Ok(true);
+        }
         loop {
             if self.next + TRAILER_LEN as u64 >= self.len && self.truncated.is_none() {
                 return Ok(false);
@@ -445,12 +467,15 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.payload = payload;
                     self.pos = 0;
                     self.site_last.fill(0);
-                    self.sp_bases.reset(self.thread);
+                    self.sp_bases.reset();
                     return Ok(true);
                 }
                 // Read without its end, a trace may hold its symbol table,
                 // whose place was to be given there.
-                ChunkKind::Symbols if self.summary.is_none() || at == self.symbols_at => {}
+                ChunkKind::Symbols
+                    if self.summary.is_none()
+                        || self.symbols_at != 0 && (self.symbols_at..self.end_at).contains(&at) => {
+                }
                 ChunkKind::Symbols => {
                     return Err(syntax(
                         at,
@@ -575,7 +600,6 @@ impl<R: Read + Seek> BinaryReader<R> {
             self.pos = base + cursor.pos();
             match control {
                 Control::Event(Event::Thread { tid }) => {
-                    self.thread = tid;
                     self.sp_bases.switch(tid);
                     self.expander.switch(tid);
                     self.queue.push_back(Event::Thread { tid });
@@ -606,7 +630,6 @@ impl<R: Read + Seek> BinaryReader<R> {
                     }
                 }
                 Control::Resume { thread } => {
-                    self.thread = thread;
                     self.sp_bases.switch(thread);
                     self.expander.switch(thread);
                 }

@@ -6,13 +6,14 @@ use std::io::{self, Write};
 
 use super::format::{
     self, CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, Control, FLAG_ZSTD, HEADER_LEN, MAGIC,
-    RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, VERSION,
+    MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, VERSION,
 };
 use super::varint;
 use crate::trace::Event;
 use crate::trace::block::{BlockDef, BlockRun, Item};
 
-/// Raw bytes of dynamic stream per chunk.
+/// Raw bytes of dynamic stream per chunk; block descriptions and the
+/// symbol table are cut into chunks of about as much.
 const EVENTS_PER_CHUNK: usize = 1 << 20;
 
 /// Totals written to the END chunk.
@@ -172,13 +173,18 @@ impl<W: Write> TraceWriter<W> {
     /// the END chunk, and returns the output.
     pub fn finish(mut self, symbols: &[Control], exit_code: Option<i32>) -> io::Result<W> {
         self.flush_events()?;
-        let mut symbols_offset = 0;
-        if !symbols.is_empty() {
-            let mut payload = Vec::new();
-            for record in symbols {
-                format::put_control(&mut payload, record);
+        // The symbol table in chunks of the stream's size, one after the
+        // other up to the END chunk, which points at the first.
+        let symbols_offset = if symbols.is_empty() { 0 } else { self.offset };
+        let mut payload = Vec::new();
+        for record in symbols {
+            format::put_control(&mut payload, record);
+            if payload.len() >= EVENTS_PER_CHUNK {
+                self.chunk(ChunkKind::Symbols, &payload)?;
+                payload.clear();
             }
-            symbols_offset = self.offset;
+        }
+        if !payload.is_empty() {
             self.chunk(ChunkKind::Symbols, &payload)?;
         }
         let mut end = Vec::new();
@@ -198,7 +204,7 @@ impl<W: Write> TraceWriter<W> {
     }
 
     fn maybe_flush(&mut self) -> io::Result<()> {
-        if self.events.len() >= EVENTS_PER_CHUNK {
+        if self.events.len() >= EVENTS_PER_CHUNK || self.blocks.len() >= EVENTS_PER_CHUNK {
             self.flush_events()?;
             self.start_events();
         }
@@ -209,7 +215,9 @@ impl<W: Write> TraceWriter<W> {
     /// running thread is restated, so the chunk decodes on its own.
     fn start_events(&mut self) {
         self.site_last.fill(0);
-        self.sp_bases.reset(self.thread);
+        self.sp_bases.reset();
+        // What the resume record below does to the reader's bases.
+        self.sp_bases.switch(self.thread);
         let resume = Control::Resume {
             thread: self.thread,
         };
@@ -239,8 +247,18 @@ impl<W: Write> TraceWriter<W> {
             Some(smaller) if smaller.len() < payload.len() => (&smaller[..], FLAG_ZSTD),
             _ => (payload, 0),
         };
-        let too_big =
-            |len: usize| u32::try_from(len).map_err(|_| invalid("a chunk over 4 GiB".into()));
+        // Only a single record that large (a name of 64 MiB) could make one.
+        let too_big = |len: usize| {
+            u32::try_from(len)
+                .ok()
+                .filter(|&len| len <= MAX_CHUNK)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "a chunk of {len} bytes, over the {} MiB a reader accepts",
+                        MAX_CHUNK >> 20
+                    ))
+                })
+        };
         let header = ChunkHeader {
             kind: kind as u8,
             flags,
