@@ -36,6 +36,14 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
         )
         .other("cannot write the report")?;
     }
+    if let Some((count, first)) = &recording.left_out {
+        writeln!(
+            stderr,
+            "linegrind: warning: {count} record(s) the trace format cannot hold were left out \
+             of the trace; the first: {first}",
+        )
+        .other("cannot write the report")?;
+    }
     if job.quiet {
         return Ok(exit_code(recording.status));
     }

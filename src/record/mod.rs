@@ -72,6 +72,9 @@ pub struct Recording {
     /// The program replaced itself by `execve`; the program it started ran
     /// unrecorded, as with Callgrind's `--trace-children=no`.
     pub replaced: bool,
+    /// Records the trace format cannot hold, left out: how many, and the
+    /// first, with why.
+    pub left_out: Option<(u64, String)>,
 }
 
 /// Why a recording failed.
@@ -151,8 +154,11 @@ pub fn record(
     let writer_cannot_write = cannot_write.clone();
     let convert = thread::spawn(move || {
         let mut writer = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
-            .map_err(io_error(writer_cannot_write))?;
-        let recorded = raw::convert(reader, &mut writer, progress).map_err(RecordError::Raw)?;
+            .map_err(io_error(&writer_cannot_write))?;
+        let recorded = raw::convert(reader, &mut writer, progress).map_err(|err| match err {
+            RawError::Write(err) => RecordError::Io(writer_cannot_write, err),
+            err => RecordError::Raw(err),
+        })?;
         Ok::<_, RecordError>((writer, recorded))
     });
 
@@ -207,6 +213,7 @@ pub fn record(
         totals,
         bytes,
         replaced,
+        left_out: recorded.left_out,
     })
 }
 

@@ -13,20 +13,21 @@ use crate::trace::{Access, Event, MarkEdge, ModuleMapping};
 /// What went wrong reading the tool's stream.
 #[derive(Debug)]
 pub enum RawError {
+    /// Reading the stream failed.
     Io(io::Error),
+    /// Writing the trace failed.
+    Write(io::Error),
     /// Nothing arrived: the tool did not start.
     Empty,
     /// The stream does not follow the format, at this byte.
-    Malformed {
-        offset: u64,
-        what: String,
-    },
+    Malformed { offset: u64, what: String },
 }
 
 impl fmt::Display for RawError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RawError::Io(err) => write!(f, "reading the recorder's stream: {err}"),
+            RawError::Write(err) => write!(f, "writing the trace: {err}"),
             RawError::Empty => write!(f, "the recorder's tool did not start"),
             RawError::Malformed { offset, what } => {
                 write!(
@@ -40,12 +41,6 @@ impl fmt::Display for RawError {
 
 impl std::error::Error for RawError {}
 
-impl From<io::Error> for RawError {
-    fn from(err: io::Error) -> RawError {
-        RawError::Io(err)
-    }
-}
-
 /// What the recording saw, besides the trace itself.
 #[derive(Debug, Default)]
 pub struct Recorded {
@@ -58,6 +53,27 @@ pub struct Recorded {
     /// Block runs written when the program last called `execve`: if the
     /// stream ends there, the call replaced the program.
     pub exec_at: Option<u64>,
+    /// Records the trace format cannot hold (a mark named with a line
+    /// break, an object with no path), left out: how many, and the first.
+    pub left_out: Option<(u64, String)>,
+}
+
+impl Recorded {
+    /// Whether `event`, decoded from `stream`, goes into the trace; one it
+    /// cannot hold is counted instead.
+    fn holds<R: Read>(&mut self, stream: &Stream<R>, event: &Event) -> bool {
+        let Err(why) = event.check() else {
+            return true;
+        };
+        match &mut self.left_out {
+            Some((count, _)) => *count += 1,
+            None => {
+                let first = format!("{why}, at byte {} of the stream", stream.offset());
+                self.left_out = Some((1, first));
+            }
+        }
+        false
+    }
 }
 
 /// More superblocks than any run instruments: a larger id is corruption.
@@ -140,12 +156,12 @@ pub fn convert<R: Read, W: Write>(
             b'H' => {
                 let addr = stream.u64()?;
                 let size = stream.u64()?;
-                event(writer, Event::Alloc { addr, size })?;
+                stream.wrote(event(writer, Event::Alloc { addr, size }))?;
                 continue;
             }
             b'F' => {
                 let addr = stream.u64()?;
-                event(writer, Event::Free { addr })?;
+                stream.wrote(event(writer, Event::Free { addr }))?;
                 continue;
             }
             _ => {}
@@ -166,7 +182,7 @@ pub fn convert<R: Read, W: Write>(
                 .expect("a running block is described");
             run.guards.resize(block.guarded, false);
             let fault = stop.map(|(signo, ip)| (signo.is_none_or(fault::is_fault), ip));
-            end_run(writer, block, &run, fault)?;
+            stream.wrote(end_run(writer, block, &run, fault))?;
             run.clear();
             let totals = writer.totals();
             if totals.block_runs.is_multiple_of(PROGRESS_STEP) {
@@ -176,11 +192,11 @@ pub fn convert<R: Read, W: Write>(
             return Err(stream.malformed("an access outside any block"));
         }
         for tid in ended.drain(..) {
-            event(writer, Event::ThreadExit { tid })?;
+            stream.wrote(event(writer, Event::ThreadExit { tid }))?;
         }
         match stop {
             Some((Some(signo), _)) => {
-                event(writer, Event::Signal { signo })?;
+                stream.wrote(event(writer, Event::Signal { signo }))?;
                 continue;
             }
             Some((None, _)) => {
@@ -235,10 +251,13 @@ pub fn convert<R: Read, W: Write>(
                     unguarded,
                 });
             }
-            b'T' => event(writer, Event::Thread { tid: stream.u32()? })?,
+            b'T' => {
+                let tid = stream.u32()?;
+                stream.wrote(event(writer, Event::Thread { tid }))?;
+            }
             b'R' => {
                 stream.u32()?;
-                event(writer, Event::SigReturn)?;
+                stream.wrote(event(writer, Event::SigReturn))?;
             }
             b'M' => {
                 let edge = match stream.u8()? {
@@ -246,7 +265,10 @@ pub fn convert<R: Read, W: Write>(
                     _ => MarkEdge::End,
                 };
                 let name = stream.string()?;
-                event(writer, Event::Mark { edge, name })?;
+                let mark = Event::Mark { edge, name };
+                if recorded.holds(&stream, &mark) {
+                    stream.wrote(event(writer, mark))?;
+                }
             }
             b'O' => {
                 let bias = stream.u64()?;
@@ -254,10 +276,16 @@ pub fn convert<R: Read, W: Write>(
                 let size = stream.u64()?;
                 let path = stream.string()?;
                 let module = mapping(path, bias, (text, text.wrapping_add(size)));
-                recorded.modules.push(module.clone());
-                event(writer, Event::Module(Box::new(module)))?;
+                let record = Event::Module(Box::new(module.clone()));
+                if recorded.holds(&stream, &record) {
+                    recorded.modules.push(module);
+                    stream.wrote(event(writer, record))?;
+                }
             }
-            b'I' => writer.control(&Control::Recording(stream.u8()? != 0))?,
+            b'I' => {
+                let on = stream.u8()? != 0;
+                stream.wrote(writer.control(&Control::Recording(on)))?;
+            }
             b'P' => recorded.exec_at = Some(writer.totals().block_runs),
             other => {
                 return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));
@@ -269,10 +297,10 @@ pub fn convert<R: Read, W: Write>(
             .as_ref()
             .expect("a running block is described");
         run.guards.resize(block.guarded, false);
-        end_run(writer, block, &run, None)?;
+        stream.wrote(end_run(writer, block, &run, None))?;
     }
     for tid in ended {
-        event(writer, Event::ThreadExit { tid })?;
+        stream.wrote(event(writer, Event::ThreadExit { tid }))?;
     }
     Ok(recorded)
 }
@@ -400,9 +428,26 @@ impl<R: Read> Stream<R> {
         }
     }
 
+    /// What writing the records decoded up to here came to: the writer
+    /// refuses what the stream got wrong (told at this byte), or the
+    /// output failed.
+    fn wrote(&self, result: io::Result<()>) -> Result<(), RawError> {
+        result.map_err(|err| match err.kind() {
+            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+                self.malformed(err.to_string())
+            }
+            _ => RawError::Write(err),
+        })
+    }
+
+    /// Stream offset of the next byte to decode.
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
     fn malformed(&self, what: impl Into<String>) -> RawError {
         RawError::Malformed {
-            offset: self.base + self.pos as u64,
+            offset: self.offset(),
             what: what.into(),
         }
     }
@@ -431,7 +476,7 @@ impl<R: Read> Stream<R> {
                 Ok(0) => return Ok(false),
                 Ok(read) => self.end += read,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Err(err.into()),
+                Err(err) => return Err(RawError::Io(err)),
             }
         }
         Ok(true)
@@ -492,6 +537,8 @@ impl<R: Read> Stream<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceRead;
+    use crate::trace::binary::BinaryReader;
 
     /// A stream describing block 0: one instruction of `len` bytes.
     fn stream(len: u8) -> Vec<u8> {
@@ -674,6 +721,71 @@ mod tests {
         killed.push(b'E');
         killed.extend(0x1008u64.to_le_bytes());
         assert_eq!(instrs_before_exit(&converted_events(&killed)), 2);
+    }
+
+    /// An `M` record: a mark's edge and name.
+    fn mark_record(begin: bool, name: &str) -> Vec<u8> {
+        let mut bytes = vec![b'M', u8::from(!begin)];
+        bytes.extend((name.len() as u16).to_le_bytes());
+        bytes.extend(name.as_bytes());
+        bytes
+    }
+
+    #[test]
+    fn records_the_format_cannot_hold_are_left_out_and_counted() {
+        let mut bytes = stream(4);
+        bytes.extend(mark_record(true, "paint"));
+        let first_bad = bytes.len() + 4;
+        bytes.extend(mark_record(true, ""));
+        bytes.extend(mark_record(false, "two\nlines"));
+        // An object without a path.
+        bytes.push(b'O');
+        for word in [0u64, 0x1000, 0x100] {
+            bytes.extend(word.to_le_bytes());
+        }
+        bytes.extend(0u16.to_le_bytes());
+        bytes.extend(run_record(0, 0x7000, &[]));
+        bytes.extend(mark_record(false, "paint"));
+        let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+        let recorded = convert(&bytes[..], &mut writer, |_| {}).unwrap();
+        assert_eq!(
+            recorded.left_out,
+            Some((
+                3,
+                format!("an empty mark name, at byte {first_bad} of the stream")
+            ))
+        );
+        assert!(recorded.modules.is_empty());
+        let trace = writer.finish(&[], None).unwrap();
+        let mut reader = BinaryReader::new(io::Cursor::new(trace), false).unwrap();
+        let mut marks = Vec::new();
+        while let Some(event) = reader.next_event().unwrap() {
+            if let Event::Mark { edge, name } = event {
+                marks.push((edge, name));
+            }
+        }
+        let paint = String::from("paint");
+        assert_eq!(
+            marks,
+            [(MarkEdge::Begin, paint.clone()), (MarkEdge::End, paint)]
+        );
+    }
+
+    #[test]
+    fn a_run_the_writer_refuses_is_malformed_at_its_byte() {
+        let mut bytes = stream(4);
+        bytes.extend(run_record(0, 0x7000, &[0x5000]));
+        let Err(err) = convert_stream(&bytes) else {
+            panic!("a run with an address its block has no access for was accepted");
+        };
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the recorder's stream is malformed at byte {}: \
+                 block 0: a run with 1 addresses for 0 accesses",
+                bytes.len()
+            )
+        );
     }
 
     #[test]
