@@ -165,6 +165,7 @@ impl<C> Context<C> {
     }
 
     /// Number of active calls.
+    #[cfg(test)]
     pub fn depth(&self) -> usize {
         self.frames.len()
     }
@@ -358,6 +359,13 @@ impl<C> Context<C> {
             self.pop(arcs, backdate, now);
         }
         true
+    }
+
+    /// Whether the innermost frame, if any, was entered with a stack
+    /// pointer, which its return is then tested against.
+    #[inline]
+    pub fn innermost_has_sp(&self) -> bool {
+        self.frames.last().is_none_or(|frame| frame.sp.is_some())
     }
 
     /// Callgrind's test whether a `ret` arriving at `addr` with stack

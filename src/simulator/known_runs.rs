@@ -501,9 +501,10 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
         sp: Some(0x7000),
         ..full_run(&[])
     };
+    // The callee's frame has the stack pointer the `ret` lands with.
     let mut runs = vec![
         (1, full_run(&[])),
-        (2, full_run(&[])),
+        (2, with_sp.clone()),
         (0, returning),
         (0, with_sp),
     ];

@@ -42,7 +42,9 @@ impl<B: Backdate> Simulator<B> {
                     context.push(call, sp, false, &mut self.charges.backdate, now);
                 }
             }
-            Pending::Return => match sp {
+            // A frame entered without a stack pointer (a trace that gives
+            // them at some blocks only) is left by its return address.
+            Pending::Return => match sp.filter(|_| context.innermost_has_sp()) {
                 Some(sp) => match context.return_pops(addr, sp) {
                     Some(pops) => {
                         context.unwind_to_sp(

@@ -6,7 +6,10 @@ use linegrind::cost::EventKind::*;
 use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::profile::Profile;
 use linegrind::report::ProfileFile;
+use linegrind::simulator::simulate;
 use linegrind::symbols::SkipRules;
+use linegrind::trace::binary::{BinaryReader, TraceWriter};
+use linegrind::trace::{Blocker, TextReader, TraceRead};
 
 use crate::support::{arc, example_traces, root, self_cost, simulate_text};
 
@@ -484,4 +487,61 @@ fn a_handler_on_a_stack_above_the_interrupted_code_runs_until_sigreturn() {
         assert_eq!(self_cost(&profile, "handler")[Ir], 2, "{first_sp:?}");
         assert_eq!(arc(&profile, "main", "f").inclusive[Ir], 2, "{first_sp:?}");
     }
+}
+
+/// A trace that gives stack pointers at some blocks only: a frame entered
+/// without one is left by its return address when a `ret` lands on a block
+/// with one, as if the trace had given one at its entry too, instead of
+/// the return being taken for a jump and the rest of the caller charged to
+/// a call back into it.
+#[test]
+fn a_frame_entered_without_a_stack_pointer_returns_by_its_address() {
+    let trace = |entry_sp: &str| {
+        format!(
+            "linegrind-trace text 1
+            fn 1000 1100 main
+            fn 2000 2100 f
+            sp 7ff000
+            i 1000 5
+            call 2000
+            {entry_sp}
+            i 2000 1
+            r 600000 8
+            ret
+            sp 7ff000
+            i 1005 1
+            r 600040 8
+            i 1006 1"
+        )
+    };
+    // As events, and as the block runs of a binary trace, which take the
+    // known blocks' way of arriving.
+    let as_blocks = |text: &str| {
+        let mut blocker = Blocker::new(TraceWriter::new(Vec::new(), false, &[]).unwrap());
+        let mut reader = TextReader::new(text.as_bytes());
+        while let Some(event) = reader.next_event().unwrap() {
+            blocker.event(event).unwrap();
+        }
+        let binary = blocker.finish().unwrap().finish(&[], None).unwrap();
+        let mut reader = BinaryReader::new(std::io::Cursor::new(binary), false).unwrap();
+        let Ok(profile) = simulate(&mut reader, SimConfig::default()) else {
+            panic!("the binary trace did not simulate");
+        };
+        profile
+    };
+    let render = |profile: &Profile| {
+        let mut out = Vec::new();
+        let positions = Positions {
+            instr: true,
+            line: true,
+        };
+        write_callgrind(&mut out, profile, &Source::trace("t"), positions).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let profile = simulate_text(&trace(""), SimConfig::default());
+    let whole = render(&simulate_text(&trace("sp 7feff8"), SimConfig::default()));
+    assert_eq!(render(&profile), whole);
+    assert_eq!(render(&as_blocks(&trace(""))), whole);
+    assert_eq!(calls_and_ir(&profile, "main", "f"), (1, 1));
+    assert_eq!(profile.arcs.len(), 1);
 }
