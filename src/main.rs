@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         cli::Job::Convert(job) => commands::convert(job, &mut io::stderr()).map(|()| 0),
         cli::Job::Info(input) => commands::info(input, &mut stdout).map(|()| 0),
         cli::Job::Report(job) => commands::report(job, &mut stdout).map(|()| 0),
-        cli::Job::Diff(job) => commands::diff(job, &mut stdout).map(|()| 0),
+        cli::Job::Diff(job) => commands::diff(job, &mut stdout, &mut io::stderr()).map(|()| 0),
         cli::Job::Check(job) => commands::check(job, &mut stdout),
     };
     let code = match result {

@@ -34,8 +34,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     show: Vec<String>,
 
-    /// Leave out functions, calls and lines below this percent of the sort
-    /// event's total (example: --threshold 1).
+    /// Leave out functions and calls below this percent of the sort event's
+    /// total; annotated source shows every line with a cost (example:
+    /// --threshold 1).
     #[arg(long, value_name = "PERCENT", default_value_t = 0.1, value_parser = percent)]
     threshold: f64,
 

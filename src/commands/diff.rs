@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::output::write_atomically;
+use crate::output::{is_stdout, write_atomically};
 use crate::report::diff::{Diff, DiffFile, Renames, delta};
 use crate::report::{RunCosts, change, grouped_signed, relative_change};
 
@@ -30,8 +30,9 @@ pub struct DiffJob {
     pub color: bool,
 }
 
-/// Runs `job`, writing the comparison to `out`.
-pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
+/// Runs `job`, writing the comparison to `stdout`, or to `stderr` when
+/// the difference file goes to standard output.
+pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     if let Some(path) = &job.out {
         check_output(job, path)?;
     }
@@ -59,11 +60,19 @@ pub fn diff(job: &DiffJob, out: &mut dyn Write) -> Result<(), Failure> {
         write_atomically(path, |out| difference.write(out, &cmd))
             .other(format!("cannot write {}", path.display()))?;
     }
-    write_comparison(out, job, &diff, sort).other("cannot write the comparison")?;
-    if let Some(path) = &job.out {
-        writeln!(out, "\nwrote {}", path.display()).other("cannot write the comparison")?;
+    let report = |out: &mut dyn Write| -> std::io::Result<()> {
+        write_comparison(out, job, &diff, sort)?;
+        if let Some(path) = &job.out {
+            writeln!(out, "\nwrote {}", path.display())?;
+        }
+        Ok(())
+    };
+    // A difference file sent to standard output has it to itself.
+    match job.out.as_deref().is_some_and(is_stdout) {
+        true => report(stderr),
+        false => report(stdout),
     }
-    Ok(())
+    .other("cannot write the comparison")
 }
 
 /// Refuses an `--out` file that is one of the runs compared (a usage

@@ -12,7 +12,7 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, grouped, names_folder, percent, write_callgrind,
+    Positions, Progress, Source, grouped, is_stdout, names_folder, percent, write_callgrind,
     write_firefox_profile, write_summary, write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
@@ -104,7 +104,8 @@ fn caches_of(runs: &[SimRun]) -> String {
     }
 }
 
-/// Runs `job`, printing the summary to `stdout` and warnings to `stderr`.
+/// Runs `job`, printing the summary to `stdout` (to `stderr` when an
+/// output is standard output) and warnings to `stderr`.
 pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), Failure> {
     check_outputs(job)?;
     let name = job.input.path.display();
@@ -172,27 +173,32 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     if job.quiet {
         return Ok(());
     }
-    let mut report = || -> std::io::Result<()> {
-        writeln!(stdout, "linegrind sim {name}")?;
+    let report = |out: &mut dyn Write| -> std::io::Result<()> {
+        writeln!(out, "linegrind sim {name}")?;
         if format.is_imported() {
             let told = match job.input.format {
                 Some(_) => "",
                 None => ", told by its first lines (--format to choose)",
             };
-            writeln!(stdout, "read as a {} trace{told}", format.describe())?;
+            writeln!(out, "read as a {} trace{told}", format.describe())?;
         }
         if job.runs.len() == 1 {
-            write_summary(stdout, &profiles[0], job.top)?;
+            write_summary(out, &profiles[0], job.top)?;
         } else {
-            write_comparison(stdout, &job.runs, &profiles)?;
+            write_comparison(out, &job.runs, &profiles)?;
         }
-        writeln!(stdout)?;
+        writeln!(out)?;
         for path in &written {
-            writeln!(stdout, "wrote {}", path.display())?;
+            writeln!(out, "wrote {}", path.display())?;
         }
         Ok(())
     };
-    report().other("cannot write the summary")
+    // An output sent to standard output has it to itself.
+    match written.iter().any(|path| is_stdout(path)) {
+        true => report(stderr),
+        false => report(stdout),
+    }
+    .other("cannot write the summary")
 }
 
 /// Every file `job` will write, in the order it writes them, with the

@@ -206,6 +206,21 @@ pub fn written_in_place(path: &Path) -> bool {
     replaced(path).is_ok_and(|replaced| replaced.is_none())
 }
 
+/// Whether `path` is the file this process's standard output goes to
+/// (`/dev/stdout`, or the file or pipe it was redirected to): an output
+/// written there leaves no room for anything else on standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(out) = io::stdout().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    match (File::from(out).metadata(), fs::metadata(path)) {
+        (Ok(out), Ok(file)) => (out.dev(), out.ino()) == (file.dev(), file.ino()),
+        _ => false,
+    }
+}
+
 /// Symbolic links followed at most, as the kernel follows them.
 const MAX_LINKS: usize = 40;
 

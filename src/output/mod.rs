@@ -14,8 +14,8 @@ mod summary;
 pub mod table;
 
 pub use atomic::{
-    OutputFile, check_writable, link_chain, names_folder, write_atomically, write_uncommitted,
-    written_in_place,
+    OutputFile, check_writable, is_stdout, link_chain, names_folder, write_atomically,
+    write_uncommitted, written_in_place,
 };
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, one_line};

@@ -131,11 +131,12 @@ pub fn write_report(
     if let Some(cmd) = &file.cmd {
         writeln!(out, "command:   {}", printable(cmd))?;
     }
-    let ranking = if options.by_self { "self" } else { "inclusive" };
-    // The top-down tree starts at every root, whatever --top says.
-    let top = match options.tree {
-        Some(TreeDirection::Callee) => String::new(),
-        _ => format!(", top {}", options.top),
+    // The top-down tree starts at every root, whatever --top says, and
+    // ranks calls by what they cost in all, whatever --self says.
+    let (ranking, top) = match options.tree {
+        Some(TreeDirection::Callee) => ("inclusive", String::new()),
+        _ if options.by_self => ("self", format!(", top {}", options.top)),
+        _ => ("inclusive", format!(", top {}", options.top)),
     };
     writeln!(
         out,

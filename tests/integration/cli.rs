@@ -865,3 +865,47 @@ fn a_write_past_the_file_size_limit_is_an_error_that_leaves_no_file() {
     let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A profile or a difference written to standard output has it to itself:
+/// the summary and the comparison go to standard error, whether standard
+/// output is a pipe or a file it was redirected to (which an append of the
+/// output and a write at its start would garble).
+#[test]
+fn an_output_sent_to_standard_output_has_it_to_itself() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let trace = trace.to_str().unwrap();
+    let output = linegrind(dir.path(), &["sim", trace, "-q", "-o", "plain.out"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let plain = fs::read(dir.path().join("plain.out")).unwrap();
+    let run = |args: &[&str], redirected: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
+        command.current_dir(dir.path()).args(args);
+        let file = dir.path().join("redirected");
+        if redirected {
+            command.stdout(fs::File::create(&file).unwrap());
+        } else {
+            command.stdout(Stdio::piped());
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let written = match redirected {
+            true => fs::read(&file).unwrap(),
+            false => output.stdout.clone(),
+        };
+        (written, stderr(&output))
+    };
+    for redirected in [false, true] {
+        let (written, told) = run(&["sim", trace, "-o", "/dev/stdout"], redirected);
+        assert!(written == plain, "the profile on standard output differs");
+        assert!(
+            told.contains("call arcs") && told.ends_with("wrote /dev/stdout\n"),
+            "{told}"
+        );
+        let args = ["diff", "plain.out", "plain.out", "--out", "/dev/stdout"];
+        let (written, told) = run(&args, redirected);
+        assert!(written.starts_with(b"# callgrind format\n"));
+        assert!(told.starts_with("A: plain.out\n"), "{told}");
+    }
+}

@@ -86,8 +86,10 @@ fn reports_match_their_golden_files() {
         (
             "hydro_tree_callee",
             &hydro,
+            // `--self` does not change how the top-down tree ranks.
             ReportOptions {
                 tree: Some(TreeDirection::Callee),
+                by_self: true,
                 threshold: 1.0,
                 ..options(&hydro, "SpLoss1", &["D1mr"])
             },
