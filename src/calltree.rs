@@ -106,6 +106,7 @@ impl CallTree {
     }
 
     /// Nodes alive now.
+    #[cfg(test)]
     pub fn live_nodes(&self) -> u64 {
         self.live
     }

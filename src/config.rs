@@ -146,7 +146,7 @@ impl SimConfig {
         &self.skip
     }
 
-    /// The documented default: fixed caches, cache use and back-dating on.
+    /// The documented default I1, D1 and LL geometries.
     pub fn default_caches() -> (CacheGeometry, CacheGeometry, CacheGeometry) {
         let build = |(size, assoc, line): (u64, u32, u32)| {
             CacheGeometry::new(size, assoc, line).expect("default geometries are valid")

@@ -110,11 +110,6 @@ impl EventKind {
         }
     }
 
-    /// Looks a kind up by its short name.
-    pub fn from_name(name: &str) -> Option<EventKind> {
-        EventKind::ALL.into_iter().find(|kind| kind.name() == name)
-    }
-
     /// True for the kinds known when the instruction runs.
     pub fn is_immediate(self) -> bool {
         (self as usize) < EventKind::IMMEDIATE_COUNT
@@ -383,10 +378,8 @@ mod tests {
         );
         assert_eq!(names[9..13], ["AcCost1", "SpLoss1", "AcCost2", "SpLoss2"]);
         for kind in EventKind::ALL {
-            assert_eq!(EventKind::from_name(kind.name()), Some(kind));
             assert_eq!(EventKind::ALL[kind as usize], kind);
         }
-        assert_eq!(EventKind::from_name("ir"), None);
     }
 
     #[test]

@@ -48,7 +48,8 @@ impl fmt::Display for HierarchyError {
 
 impl std::error::Error for HierarchyError {}
 
-/// Sweeps are at most this long: each configuration is a thread.
+/// Sweeps are at most this long: every configuration keeps its own caches
+/// and profile in memory for the whole run, and writes a file of its own.
 pub const MAX_HIERARCHIES: usize = 64;
 
 /// A size as a sweep names it: `256K`, `64M`, or bytes.

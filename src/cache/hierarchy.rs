@@ -172,12 +172,12 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
     }
 
     /// Fetches `count` instructions, each right after the previous fetch,
-    /// the last ending at `line_end` in the I1 line of the previous fetch,
-    /// which was within one line: that line is still resident and most
-    /// recently used (only fetches touch I1's order), so they hit and
-    /// change no order; only the line's use grows. The growth waits in the
-    /// fetch tail: a run of such fetches covers one range of the line,
-    /// added with its count in one step.
+    /// the last ending at `line_end` in the last I1 line the previous
+    /// fetch touched (its only line, or the second of two): that line is
+    /// still resident and most recently used (only fetches touch I1's
+    /// order), so they hit and change no order; only the line's use grows.
+    /// The growth waits in the fetch tail: a run of such fetches covers one
+    /// range of the line, added with its count in one step.
     #[inline(always)]
     pub fn fetch_again(&mut self, line_end: u16, count: u16) {
         if self.track_use {

@@ -12,10 +12,9 @@ mod set_assoc;
 
 pub use caches::{CacheAccess, Caches};
 pub use geometry::{
-    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, MIN_LINE_SIZE, longest_access,
-    parse_size,
+    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, longest_access, parse_size,
 };
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, MAX_LANES, Outcome, Release, UseSink};
 pub use huge_table::NoMemory;
-pub use line_use::{ByteMask, LineUse, NarrowMask, WideMask};
+pub use line_use::{ByteMask, LineUse, NarrowMask};
 pub use set_assoc::{Lookup, SetAssocCache, Slot};

@@ -25,14 +25,6 @@ pub struct TraceInput {
 }
 
 impl TraceInput {
-    /// A trace read as its content shows.
-    pub fn new(path: PathBuf) -> TraceInput {
-        TraceInput {
-            path,
-            ..TraceInput::default()
-        }
-    }
-
     /// Which of the files read `path` is, if it is one (`"the trace
     /// app.lgt"`): an output must not overwrite it.
     pub fn named(&self, path: &Path) -> Option<String> {

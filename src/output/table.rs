@@ -88,11 +88,6 @@ impl Table {
         self.rows.push(cells);
     }
 
-    /// Whether the table has no rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// Writes the table; with `color`, styles as ANSI escapes.
     pub fn write(&self, out: &mut dyn Write, color: bool) -> io::Result<()> {
         let columns = self.align.len();

@@ -79,10 +79,7 @@ pub struct CallEntry<C = u64> {
 /// A parsed profile, its costs of type `C` (see [`Cost`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileFile<C = u64> {
-    pub creator: Option<String>,
     pub cmd: Option<String>,
-    /// `desc:` lines, without the key.
-    pub desc: Vec<String>,
     pub events: Vec<String>,
     pub positions: Vec<String>,
     /// The `totals:` line, or else `summary:`, or else the sum of self costs.

@@ -18,7 +18,6 @@ impl ProfileFile {
             kinds.iter().map(|&kind| cost[kind]).collect()
         };
         let mut file = ProfileFile {
-            creator: Some(format!("linegrind-{}", env!("CARGO_PKG_VERSION"))),
             cmd: Some(cmd.to_string()),
             events: kinds.iter().map(|kind| kind.name().to_string()).collect(),
             totals: costs(&profile.totals),

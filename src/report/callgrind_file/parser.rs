@@ -444,13 +444,11 @@ impl<C: Cost> Parser<C> {
                 }
                 self.last = vec![0; self.file.positions.len()];
             }
-            "creator" => self.file.creator = Some(value.to_string()),
             "cmd" => self.file.cmd = Some(value.to_string()),
-            "desc" => self.file.desc.push(value.to_string()),
             "summary" => self.summary = Some(costs(value)?),
             "totals" => self.totals = Some((costs(value)?, number)),
-            // Headers with nothing this reader uses: version, pid, part,
-            // thread, event (long names), and any a writer adds.
+            // Headers with nothing this reader uses: version, creator, pid,
+            // part, thread, desc, event (long names), and any a writer adds.
             _ => {}
         }
         Ok(())
