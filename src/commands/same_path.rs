@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::output::link_chain;
+use crate::output::{folder_of, link_chain};
 
 /// The regular file at `path`, if there is one: only such a file can be
 /// overwritten (and a pipe is not opened).
@@ -20,11 +20,7 @@ fn existing_file(path: &Path) -> Option<same_file::Handle> {
 fn resolved(path: &Path) -> Option<PathBuf> {
     let at = link_chain(path).last()?;
     let name = at.file_name()?;
-    let folder = match at.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(folder).ok()?.join(name))
+    Some(std::fs::canonicalize(folder_of(&at)).ok()?.join(name))
 }
 
 /// Whether `a` and `b` name the same file: the same existing file, or the

@@ -144,7 +144,7 @@ fn keep_permissions(path: &Path, new: &File) -> io::Result<()> {
 }
 
 /// The folder a file at `path` is in.
-fn folder_of(path: &Path) -> &Path {
+pub fn folder_of(path: &Path) -> &Path {
     match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),

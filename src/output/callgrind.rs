@@ -19,7 +19,7 @@ use crate::cost::{Cost, EventKind};
 use crate::profile::Profile;
 use crate::program::{FileId, FnId, InstrId};
 
-use super::callgrind_names::{NameIds, one_line};
+use super::callgrind_names::{NameIds, function_identity, one_line};
 use crate::printable::printable;
 
 /// What Callgrind writes for an unknown file or object.
@@ -289,11 +289,10 @@ impl Writer<'_> {
     /// and object.
     fn function_name(&mut self, key: &str, func: FnId) -> io::Result<()> {
         let function = self.profile.program.function(func);
-        let identity = format!(
-            "{}\0{}\0{}",
-            function.name,
-            self.file_name(function.file),
-            self.object_name(func)
+        let identity = function_identity(
+            &function.name,
+            &self.file_name(function.file),
+            &self.object_name(func),
         );
         self.names
             .write(self.out, key, "fn", identity, &function.name)

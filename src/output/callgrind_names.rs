@@ -8,6 +8,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+/// A function's identity in a callgrind file, as [`NameIds::write`] tells
+/// functions apart: its name, file and object.
+pub fn function_identity(name: &str, file: &str, object: &str) -> String {
+    format!("{name}\0{file}\0{object}")
+}
+
 /// The ids given so far, per kind of name (`ob`, `fl`, `fn`), which the
 /// keys of each kind share (`fn=` and `cfn=`, `fl=`, `fi=` and `cfi=`).
 #[derive(Default)]

@@ -14,11 +14,11 @@ mod summary;
 pub mod table;
 
 pub use atomic::{
-    OutputFile, check_writable, is_stdout, link_chain, names_folder, write_atomically,
+    OutputFile, check_writable, folder_of, is_stdout, link_chain, names_folder, write_atomically,
     write_uncommitted, written_in_place,
 };
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
-pub use callgrind_names::{NameIds, one_line};
+pub use callgrind_names::{NameIds, function_identity, one_line};
 pub use firefox::write_firefox_profile;
 pub use interrupt::{remove_on_interrupt, run_program};
 pub use number::{bytes_per_event, grouped, percent};

@@ -13,13 +13,15 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// `part` as a percentage of `whole` with two decimals, or `-` when `whole`
-/// is zero.
-pub fn percent(part: u64, whole: u64) -> String {
+/// `part` as a percentage of the size of `whole`, with two decimals, or
+/// `-` when `whole` is zero. The sign is `part`'s: in a difference file a
+/// function that improved shows a negative share of the total change.
+pub fn percent(part: impl Into<i128>, whole: impl Into<i128>) -> String {
+    let (part, whole) = (part.into(), whole.into());
     if whole == 0 {
         "-".to_string()
     } else {
-        format!("{:.2}%", part as f64 * 100.0 / whole as f64)
+        format!("{:.2}%", part as f64 * 100.0 / whole.unsigned_abs() as f64)
     }
 }
 
@@ -50,8 +52,10 @@ mod tests {
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(1234567), "1,234,567");
         assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
-        assert_eq!(percent(1, 3), "33.33%");
-        assert_eq!(percent(5, 0), "-");
+        assert_eq!(percent(1u64, 3u64), "33.33%");
+        assert_eq!(percent(-1, 4), "-25.00%");
+        assert_eq!(percent(1, -4), "25.00%");
+        assert_eq!(percent(5u64, 0u64), "-");
         assert_eq!(bytes_per_event(62, 100), "0.62");
         assert_eq!(bytes_per_event(231_881, 157_416_304), "0.00147");
         assert_eq!(bytes_per_event(5, 100), "0.0500");

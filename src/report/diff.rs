@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use regex::Regex;
 
-use crate::output::{NameIds, one_line};
+use crate::output::{NameIds, function_identity, one_line};
 use crate::printable::printable;
 
 use super::callgrind_file::ProfileFile;
@@ -449,8 +449,7 @@ impl DiffFile {
             calls_from[call.0].push(at);
         }
         let mut names = NameIds::default();
-        // A function's identity, as the file it writes tells functions apart.
-        let identity = |(file, name): &Key, object: &str| format!("{name}\0{file}\0{object}");
+        let identity = |(file, name): &Key, object: &str| function_identity(name, file, object);
         for (at, (key, object, self_delta)) in self.functions.iter().enumerate() {
             let changed_calls: Vec<usize> = calls_from[at]
                 .iter()

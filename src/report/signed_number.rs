@@ -19,17 +19,6 @@ pub fn change(n: i128) -> String {
     format!("{plus}{}", grouped_signed(n))
 }
 
-/// `part` as a percentage of the size of `whole`, with two decimals, or `-`
-/// when `whole` is zero. The sign is `part`'s: in a difference file a
-/// function that improved shows a negative share of the total change.
-pub fn share(part: i128, whole: i128) -> String {
-    if whole == 0 {
-        "-".to_string()
-    } else {
-        format!("{:.2}%", part as f64 * 100.0 / whole.unsigned_abs() as f64)
-    }
-}
-
 /// The change from `a` to `b` as a percentage of `a`'s size, with two
 /// decimals and its sign: empty when both are zero, `new` from zero, and a
 /// change too small to show in two decimals as `+<0.01%` or `-<0.01%`, not
@@ -66,10 +55,6 @@ mod tests {
         assert_eq!(change(1000), "+1,000");
         assert_eq!(change(-5), "-5");
         assert_eq!(change(0), "0");
-        assert_eq!(share(1, 3), "33.33%");
-        assert_eq!(share(-1, 4), "-25.00%");
-        assert_eq!(share(1, -4), "25.00%");
-        assert_eq!(share(5, 0), "-");
         assert_eq!(relative_change(0, 0), "");
         assert_eq!(relative_change(0, 7), "new");
         assert_eq!(relative_change(1000, 1050), "+5.00%");

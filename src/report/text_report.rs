@@ -13,9 +13,10 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::callgrind_file::{FunctionIndex, ProfileFile};
-use super::signed_number::{grouped_signed, share};
+use super::signed_number::grouped_signed;
 use super::source_annotation::write_annotated_sources;
 use super::tree_view::{write_callee_tree, write_caller_trees};
+use crate::output::percent;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::printable::printable;
 
@@ -108,7 +109,7 @@ impl Report<'_> {
         let total = self.file.totals[event];
         [
             Cell::plain(grouped_signed(cost.into())),
-            Cell::styled(share(cost.into(), total.into()), Style::Dim),
+            Cell::styled(percent(cost, total), Style::Dim),
         ]
     }
 }

@@ -10,7 +10,6 @@ use std::io::BufRead;
 use super::error::{Location, TraceError, shown};
 use super::hex::{hex_digit, parse_hex};
 use super::lines::{LineCount, parse_line};
-use super::valid::within;
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 use crate::byte_order_mark::without_bom;
 
@@ -155,7 +154,6 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             tokens.usage = "i ADDR LEN";
             let addr = tokens.hex("ADDR")?;
             let len = tokens.size("LEN")?;
-            tokens.check_range(addr, u64::from(len))?;
             Event::Instr { addr, len }
         }
         b"r" | b"w" | b"m" => {
@@ -167,7 +165,6 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             };
             let addr = tokens.hex("ADDR")?;
             let size = tokens.size("SIZE")?;
-            tokens.check_range(addr, u64::from(size))?;
             Event::Data { access, addr, size }
         }
         b"call" => {
@@ -461,10 +458,6 @@ impl<'a> Tokens<'a> {
             )));
         }
         Ok(size)
-    }
-
-    fn check_range(&self, addr: u64, size: u64) -> Result<(), TraceError> {
-        within(addr, size).map_err(|why| self.error(why))
     }
 
     fn text(&mut self, what: &str) -> Result<String, TraceError> {
