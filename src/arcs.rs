@@ -60,6 +60,7 @@ impl Arcs {
     }
 
     /// Every arc, indexed by [`ArcId`].
+    #[cfg(test)]
     pub fn all(&self) -> &[Arc] {
         &self.arcs
     }

@@ -271,19 +271,9 @@ impl Program {
         &self.functions
     }
 
-    /// Every source file name, indexed by [`FileId`].
-    pub fn files(&self) -> &[String] {
-        &self.files
-    }
-
     /// The instruction with this id.
     pub fn instr(&self, id: InstrId) -> &Instr {
         &self.instrs[id.0 as usize]
-    }
-
-    /// Where the function of instruction `id` lies.
-    pub fn region_of(&self, id: InstrId) -> Region {
-        self.function(self.instr(id).func).region()
     }
 
     /// The function with this id.

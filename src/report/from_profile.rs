@@ -23,23 +23,30 @@ impl ProfileFile {
             totals: costs(&profile.totals),
             ..ProfileFile::default()
         };
-        // A function is in the file when it has cost or calls.
+        // A function is in the file when it has cost or calls. Functions of
+        // one name, file and object (static functions of one name in two
+        // compilation units) are one, as in the callgrind file.
         let mut index: Vec<Option<usize>> = vec![None; program.functions().len()];
+        let mut by_key: HashMap<FunctionKey, usize> = HashMap::new();
         let mut entry = |file: &mut ProfileFile, func: FnId| -> usize {
             if let Some(at) = index[func.0 as usize] {
                 return at;
             }
             let function = program.function(func);
-            file.functions.push(FunctionEntry {
-                key: FunctionKey {
-                    object: object_of(profile, func).unwrap_or_default(),
-                    file: file_name(profile, function.file),
-                    name: function.name.clone(),
-                },
-                self_cost: vec![0; kinds.len()],
+            let key = FunctionKey {
+                object: object_of(profile, func).unwrap_or_default(),
+                file: file_name(profile, function.file),
+                name: function.name.clone(),
+            };
+            let at = *by_key.entry(key.clone()).or_insert_with(|| {
+                file.functions.push(FunctionEntry {
+                    key,
+                    self_cost: vec![0; kinds.len()],
+                });
+                file.functions.len() - 1
             });
-            index[func.0 as usize] = Some(file.functions.len() - 1);
-            file.functions.len() - 1
+            index[func.0 as usize] = Some(at);
+            at
         };
         let mut lines: HashMap<(Option<FileId>, u32), Vec<u64>> = HashMap::new();
         for (instr, cost) in program.instrs().iter().zip(&profile.self_cost) {

@@ -25,6 +25,7 @@ impl fmt::Display for OverlapError {
 
 impl<T: Copy> FnRanges<T> {
     /// No ranges.
+    #[cfg(test)]
     pub fn new() -> Self {
         FnRanges {
             by_start: BTreeMap::new(),

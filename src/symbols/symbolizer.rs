@@ -58,8 +58,8 @@ impl Symbolizer {
     }
 
     /// Maps an object. Without a runtime range, the object's loadable
-    /// segments give it, and an object that cannot be read is not mapped
-    /// (with a warning). An object whose symbols the trace embeds is never
+    /// segments give it, and an object that cannot be read, or has none, is
+    /// not mapped (with a warning). An object whose symbols the trace embeds is never
     /// read.
     pub fn add_module(&mut self, mapping: &ModuleMapping) -> Option<ModuleId> {
         let path = &mapping.path;
@@ -81,7 +81,14 @@ impl Symbolizer {
                         return None;
                     }
                 };
-                let (start, end) = object.load_range()?;
+                let Some((start, end)) = object.load_range() else {
+                    self.warnings.push(format!(
+                        "{path} has no loadable segments (an object file, not a program \
+                         or library?): its code is not mapped and gets address-named \
+                         functions; give its range with start= and end="
+                    ));
+                    return None;
+                };
                 loaded = Loaded::Ok(Box::new(object));
                 (start.wrapping_add(bias), end.wrapping_add(bias))
             }

@@ -170,7 +170,24 @@ fn the_json_summary_agrees_with_the_callgrind_file() {
     )
     .unwrap();
     let blanks = blanks.to_str().unwrap();
-    for trace in ["traces/hydro.lgt", "traces/stream_hot_table.lgt", blanks] {
+    // Two functions of one name, file and object (a static function of a
+    // header kept out of line in two compilation units), which the
+    // callgrind file gives as one.
+    let twins = dir.path().join("twins.txt");
+    fs::write(
+        &twins,
+        "linegrind-trace text 1\n\
+         fn 1000 1100 main m.c 1\nfn 2000 2010 twice h.h 3\nfn 3000 3010 twice h.h 3\n\
+         i 1000 5\ncall 2000\ni 2000 1\nret\ni 1005 5\ncall 3000\ni 3000 1\nret\ni 100a 1\n",
+    )
+    .unwrap();
+    let twins = twins.to_str().unwrap();
+    for trace in [
+        "traces/hydro.lgt",
+        "traces/stream_hot_table.lgt",
+        blanks,
+        twins,
+    ] {
         let profile = simulate_file(&root().join(trace), SimConfig::default());
         let summary = Summary::new(&profile, &Source::trace(trace));
         let mut json = Vec::new();

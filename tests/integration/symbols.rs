@@ -428,6 +428,37 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
     assert_eq!(name, "qsort");
 }
 
+/// An object file (`.o`), which has no loadable segments to give its
+/// range, is not mapped, and says so, as an object that cannot be read.
+#[test]
+fn an_object_without_loadable_segments_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("o.c");
+    std::fs::write(&source, "int f(void) { return 1; }\n").unwrap();
+    let object = dir.path().join("o.o");
+    let compiled = Command::new("cc")
+        .args([
+            "-c",
+            source.to_str().unwrap(),
+            "-o",
+            object.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(compiled.success());
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=0\ni 0 1\n",
+        object.display()
+    );
+    let profile = run(&trace);
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!("{} has no loadable segments", object.display())),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn missing_objects_and_build_id_mismatches_are_warnings() {
     let trace = "linegrind-trace text 1

@@ -360,10 +360,13 @@ impl<C: Cost> Parser<C> {
                         .callee_object
                         .take()
                         .unwrap_or_else(|| self.object.clone()),
+                    // Without `cfi=`, the file the cost lines are in now
+                    // (`fi=` and `fe=` included), as KCachegrind and
+                    // callgrind_annotate read it.
                     file: self
                         .callee_file
                         .take()
-                        .unwrap_or_else(|| self.fn_file.clone()),
+                        .unwrap_or_else(|| self.line_file.clone()),
                     name,
                 };
                 let callee = self.function_index(key);
@@ -559,6 +562,32 @@ totals: 39 10
         ProfileFile::<i64>::parse(text.as_bytes())
             .unwrap_err()
             .to_string()
+    }
+
+    /// A call without `cfi=` is to a function of the file the cost lines
+    /// are in: after `fi=`, the inlined file's, not the function's.
+    #[test]
+    fn a_call_without_its_file_is_to_the_current_file() {
+        let text = "events: Ir
+fl=(1) a.c
+fn=(1) main
+1 1
+fi=(2) h.h
+cfn=(2) helper
+calls=1 0
+5 3
+fl=(2)
+fn=(2)
+0 3
+";
+        let file = ProfileFile::<u64>::parse(text.as_bytes()).unwrap();
+        let names: Vec<(&str, &str)> = file
+            .functions
+            .iter()
+            .map(|f| (f.key.name.as_str(), f.key.file.as_str()))
+            .collect();
+        assert_eq!(names, [("main", "a.c"), ("helper", "h.h")]);
+        assert_eq!((file.calls[0].caller, file.calls[0].callee), (0, 1));
     }
 
     #[test]
