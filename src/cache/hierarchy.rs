@@ -229,10 +229,17 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 count: fetches,
                 mask: M::range(offset, len),
             };
-            let state = &mut self.l1[L1Kind::Instr as usize].lines[slot];
-            state.used.absorb(&fetched);
-            state.pending.absorb(&fetched);
+            self.add_fetched(slot, &fetched);
         }
+    }
+
+    /// Adds `fetched` to the use of the I1 line in `slot`: what the line
+    /// has served, and what it has yet to charge.
+    #[inline(always)]
+    fn add_fetched(&mut self, slot: Slot, fetched: &LineUse<M>) {
+        let state = &mut self.l1[L1Kind::Instr as usize].lines[slot];
+        state.used.absorb(fetched);
+        state.pending.absorb(fetched);
     }
 
     /// Fetches bytes `offset .. offset + len` of I1 line `line`: an
@@ -299,14 +306,12 @@ impl<H: Copy + Default, M: ByteMask> Hierarchy<H, M> {
                 to: tail.to,
                 count: 0,
             };
-            let first = &mut self.l1[L1Kind::Instr as usize];
             let fetched = LineUse {
                 count: tail.count,
                 mask: M::range(tail.from, tail.to - tail.from),
             };
-            let state = &mut first.lines[first.cache.last_slot()];
-            state.used.absorb(&fetched);
-            state.pending.absorb(&fetched);
+            let slot = self.l1[L1Kind::Instr as usize].cache.last_slot();
+            self.add_fetched(slot, &fetched);
         }
     }
 
