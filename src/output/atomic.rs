@@ -403,15 +403,31 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
+    /// A pipe (or a device: any file that is neither a regular file nor a
+    /// folder) is written to, not replaced. Tried on a FIFO of the test's
+    /// own, so that a regression cannot replace the host's `/dev/null`.
     #[test]
-    #[cfg(unix)]
-    fn a_device_is_written_to_not_replaced() {
-        use std::os::unix::fs::FileTypeExt;
-        write_atomically(Path::new("/dev/null"), |out| out.write_all(b"gone")).unwrap();
-        let meta = fs::metadata("/dev/null").unwrap();
-        assert!(
-            meta.file_type().is_char_device(),
-            "/dev/null is still a device"
-        );
+    fn a_pipe_is_written_to_not_replaced() {
+        use std::io::Read;
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // The read end, opened first without waiting for a writer; what
+        // is written stays in the pipe until it is read.
+        let mut reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        write_atomically(&fifo, |out| out.write_all(b"through")).unwrap();
+        let mut read = Vec::new();
+        reader.read_to_end(&mut read).unwrap();
+        assert_eq!(read, b"through");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -16,7 +16,7 @@ shot=$(realpath -m "${1:-kcachegrind.png}")
 work=$(mktemp -d)
 display=:$((90 + $$ % 9))
 cleanup() {
-    kill "$viewer" "$xvfb" 2>/dev/null || true
+    kill ${viewer:-} ${xvfb:-} 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT

@@ -55,7 +55,7 @@ fn annotate(file: &std::path::Path) -> Option<String> {
             Some(String::from_utf8(output.stdout).unwrap())
         }
         Err(_) => {
-            eprintln!("skipped: callgrind_annotate is not installed (install valgrind)");
+            crate::support::skip!("callgrind_annotate is not installed (install valgrind)");
             None
         }
     }

@@ -304,6 +304,7 @@ proptest! {
             // their immediate costs.
             let plain = simulate(NoBackdate, &events, config);
             prop_assert_eq!(&plain.self_cost, &tree.self_cost);
+            prop_assert_eq!(plain.arcs.len(), tree.arcs.len());
             for (plain, tree) in plain.arcs.iter().zip(&tree.arcs) {
                 for kind in EventKind::ALL {
                     let expected = if kind.is_immediate() { tree.inclusive[kind] } else { 0 };

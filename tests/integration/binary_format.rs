@@ -1299,7 +1299,7 @@ fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
         .output()
         .is_ok_and(|out| out.status.success());
     if !available {
-        eprintln!("skipped: no prlimit (util-linux)");
+        crate::support::skip!("no prlimit (util-linux)");
         return;
     }
     // Four million blocks of one instruction, or 64 Ki blocks of 256

@@ -355,7 +355,7 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
 #[test]
 fn recordings_simulate_like_callgrind() {
     if let Some(why) = missing_tools() {
-        eprintln!("skipped: {why}");
+        crate::support::skip!("{why}");
         return;
     }
     for program in PROGRAMS {
@@ -375,11 +375,11 @@ fn recordings_simulate_like_callgrind() {
 #[test]
 fn a_stripped_system_program_simulates_like_callgrind() {
     if let Some(why) = missing_tools() {
-        eprintln!("skipped: {why}");
+        crate::support::skip!("{why}");
         return;
     }
     let Ok(gzip) = which("gzip") else {
-        eprintln!("skipped: no gzip");
+        crate::support::skip!("no gzip");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -428,7 +428,7 @@ fn made_up_text(len: usize) -> Vec<u8> {
 #[test]
 fn state_saves_are_clamped_as_callgrind_clamps_them() {
     if let Some(why) = missing_tools() {
-        eprintln!("skipped: {why}");
+        crate::support::skip!("{why}");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -478,7 +478,7 @@ fn a_state_save_costs_as_in_callgrind(ours: &ProfileFile, theirs: &ProfileFile, 
 #[test]
 fn source_files_are_named_as_callgrind_names_them() {
     if let Some(why) = missing_tools() {
-        eprintln!("skipped: {why}");
+        crate::support::skip!("{why}");
         return;
     }
     // Compiled where its source is, by a relative name, the folder mapped

@@ -10,7 +10,7 @@ use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{example_traces, root};
+use crate::support::{example_traces, linegrind, root};
 
 /// The callgrind file for `trace` (a path relative to the repository root),
 /// as `sim` writes it.
@@ -54,11 +54,50 @@ fn example_traces_match_their_golden_callgrind_files() {
     }
 }
 
+/// The binary, whose decoding and simulating threads hand batches over as
+/// the host schedules them, writes the same bytes every run: the profile
+/// and JSON summary of one hierarchy, and each of a sweep's, whose walks
+/// run on threads of their own.
 #[test]
 fn output_is_byte_identical_across_runs() {
+    let runs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     for path in example_traces() {
-        let trace = format!("traces/{}", path.file_name().unwrap().to_string_lossy());
-        assert_eq!(render(&trace), render(&trace), "{trace}");
+        let trace = path.to_str().unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy();
+        for dir in &runs {
+            for (suffix, extra) in [("one", &[][..]), ("sweep", &["--sweep", "LL=1M..8M"][..])] {
+                let (out, json) = (
+                    format!("{name}.{suffix}.out"),
+                    format!("{name}.{suffix}.json"),
+                );
+                let args = [
+                    &["sim", trace, "-q", "-o", &out, "--json", &json][..],
+                    extra,
+                ]
+                .concat();
+                let output = linegrind(dir.path(), &args);
+                assert!(output.status.success(), "{output:?}");
+            }
+        }
+    }
+    let files = |dir: &tempfile::TempDir| {
+        let mut files: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    };
+    let (first, second) = (files(&runs[0]), files(&runs[1]));
+    // Each trace: one profile and summary, and four of each for the sweep.
+    assert_eq!(first.len(), example_traces().len() * 10);
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(a.file_name(), b.file_name());
+        assert!(
+            fs::read(a).unwrap() == fs::read(b).unwrap(),
+            "{} differs",
+            a.display()
+        );
     }
 }
 

@@ -123,7 +123,7 @@ fn user_code(
 #[test]
 fn lackey_traces_simulate_like_recordings() {
     if let Some(why) = missing_tools() {
-        eprintln!("skipped: {why}");
+        crate::support::skip!("{why}");
         return;
     }
     for program in PROGRAMS {

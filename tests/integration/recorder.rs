@@ -26,7 +26,7 @@ fn compile_library(source: &str, dir: &Path) -> Option<PathBuf> {
 
 fn build(source: &str, dir: &Path, library: bool) -> Option<PathBuf> {
     if let Err(err) = linegrind::record::valgrind_lib() {
-        eprintln!("skipped: {err}");
+        crate::support::skip!("{err}");
         return None;
     }
     let (stem, compiler) = match source.strip_suffix(".cpp") {
@@ -50,7 +50,7 @@ fn build(source: &str, dir: &Path, library: bool) -> Option<PathBuf> {
         Ok(status) if status.success() => Some(out),
         Ok(status) => panic!("{compiler} {source} failed: {status}"),
         Err(_) => {
-            eprintln!("skipped: no {compiler} compiler");
+            crate::support::skip!("no {compiler} compiler");
             None
         }
     }
@@ -470,7 +470,7 @@ fn callgrind_run_with_the_printed_valgrind_lib_starts_like_a_recording() {
 fn record_shell(dir: &Path, tmp: &Path, script: &str) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
     if let Err(err) = linegrind::record::valgrind_lib() {
-        eprintln!("skipped: {err}");
+        crate::support::skip!("{err}");
         return None;
     }
     let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
@@ -544,7 +544,7 @@ fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
     let lib = match linegrind::record::valgrind_lib() {
         Ok(lib) => lib,
         Err(err) => {
-            eprintln!("skipped: {err}");
+            crate::support::skip!("{err}");
             return;
         }
     };

@@ -419,7 +419,7 @@ fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
         .arg(&out)
         .output()
     else {
-        eprintln!("skipped: callgrind_annotate is not installed (install valgrind)");
+        crate::support::skip!("callgrind_annotate is not installed (install valgrind)");
         return;
     };
     assert!(annotated.status.success());

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,23 @@ use linegrind::cost::{Cost, EventKind};
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Format, TextReader};
+
+/// Says why a test cannot run here, on stderr (`cargo test -- --nocapture`
+/// shows it); with `LINEGRIND_REQUIRE_TOOLS` set, as CI sets it, a tool
+/// missing fails the test instead, so that nothing passes unchecked.
+macro_rules! skip {
+    ($($why:tt)*) => {
+        $crate::support::skipped(format!($($why)*))
+    };
+}
+pub(crate) use skip;
+
+pub fn skipped(why: String) {
+    if std::env::var_os("LINEGRIND_REQUIRE_TOOLS").is_some() {
+        panic!("LINEGRIND_REQUIRE_TOOLS is set, and this test would be skipped: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
 
 /// Simulates a text trace held in a string.
 /// A callgrind file without the lines that name where it came from (`cmd:`
@@ -184,23 +201,35 @@ pub fn record_command(command: &[&str], dir: &Path) -> PathBuf {
     trace
 }
 
-/// Runs linegrind with `args` in `dir`, killing it after `limit`.
+/// Runs linegrind with `args` in `dir`, killing it after `limit`: a
+/// watchdog for inputs that once made it run for hours (exponentially many
+/// paths, a quadratic insert), with a limit far above what it takes, not a
+/// speed target. Its output goes to files, which a pipe's reader that
+/// waits for the end would not drain.
 pub fn run_within(dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
+    let (out_path, err_path) = (dir.join("run_within.stdout"), dir.join("run_within.stderr"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
         .current_dir(dir)
         .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > limit {
             child.kill().unwrap();
             child.wait().unwrap();
             return None;
         }
         sleep(Duration::from_millis(20));
-    }
-    Some(child.wait_with_output().unwrap())
+    };
+    Some(Output {
+        status,
+        stdout: std::fs::read(out_path).unwrap(),
+        stderr: std::fs::read(err_path).unwrap(),
+    })
 }

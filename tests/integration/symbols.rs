@@ -34,7 +34,7 @@ fn compile(compiler: &str, source: &str, dir: &Path, extra: &[&str]) -> Option<P
         Ok(status) if status.success() => Some(out),
         Ok(status) => panic!("{compiler} {source} failed: {status}"),
         Err(_) => {
-            eprintln!("skipped: no {compiler} to compile {source}");
+            crate::support::skip!("no {compiler} to compile {source}");
             None
         }
     }
@@ -45,7 +45,7 @@ fn binutils(tool: &str, args: &[&str], file: &Path) -> Option<String> {
     match Command::new(tool).args(args).arg(file).output() {
         Ok(output) if output.status.success() => Some(String::from_utf8(output.stdout).unwrap()),
         _ => {
-            eprintln!("skipped: {tool} (binutils) is not available");
+            crate::support::skip!("{tool} (binutils) is not available");
             None
         }
     }
@@ -90,7 +90,8 @@ fn marker(source: &str, marker: &str) -> u32 {
     index as u32 + 1
 }
 
-/// The address of symbol `name` in `nm` output (`-D` for dynamic symbols).
+/// The address of symbol `name` in `nm` output (`-D` for dynamic symbols);
+/// `None` only without binutils.
 fn symbol(binary: &Path, name: &str, dynamic: bool) -> Option<u64> {
     let args: &[&str] = if dynamic {
         &["-D", "--defined-only"]
@@ -98,7 +99,7 @@ fn symbol(binary: &Path, name: &str, dynamic: bool) -> Option<u64> {
         &[]
     };
     let text = binutils("nm", args, binary)?;
-    text.lines().find_map(|line| {
+    let found = text.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         match fields[..] {
             [addr, _, sym] if sym == name || sym.starts_with(&format!("{name}@@")) => {
@@ -106,7 +107,10 @@ fn symbol(binary: &Path, name: &str, dynamic: bool) -> Option<u64> {
             }
             _ => None,
         }
-    })
+    });
+    // Without binutils a test cannot run; with them, a symbol of a program
+    // the test built, or of libc, is there.
+    Some(found.unwrap_or_else(|| panic!("nm finds no {name} in {}", binary.display())))
 }
 
 fn run(trace: &str) -> Profile {
@@ -294,7 +298,7 @@ fn libc() -> Option<PathBuf> {
         .map(PathBuf::from)
         .find(|path| path.exists());
     if found.is_none() {
-        eprintln!("skipped: no x86-64 glibc found");
+        crate::support::skip!("no x86-64 glibc found");
     }
     found
 }
@@ -348,7 +352,7 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
         .arg(&source)
         .status();
     if !compiled.is_ok_and(|status| status.success()) {
-        eprintln!("skipped: no C compiler");
+        crate::support::skip!("no C compiler");
         return;
     }
     let (Some(libc), Some(disassembly)) = (libc(), binutils("objdump", &["-d"], &binary)) else {
@@ -607,7 +611,7 @@ fn mangled_names_are_demangled_as_valgrind_demangles_them() {
         .stdout(Stdio::piped())
         .spawn()
     else {
-        eprintln!("skipped: no c++filt");
+        crate::support::skip!("no c++filt");
         return;
     };
     let mut input = filt.stdin.take().unwrap();
@@ -615,7 +619,9 @@ fn mangled_names_are_demangled_as_valgrind_demangles_them() {
     let writer = std::thread::spawn(move || input.write_all(names.as_bytes()));
     let output = filt.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "c++filt failed");
     let expected = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(expected.lines().count(), mangled.len(), "a line per name");
     let mut differ = 0;
     for (name, expected) in mangled.iter().zip(expected.lines()) {
         let ours = linegrind::symbols::demangle(name);
