@@ -206,17 +206,20 @@ pub fn written_in_place(path: &Path) -> bool {
     replaced(path).is_ok_and(|replaced| replaced.is_none())
 }
 
-/// Whether `path` is the file this process's standard output goes to
-/// (`/dev/stdout`, or the file or pipe it was redirected to): an output
-/// written there leaves no room for anything else on standard output.
+/// Whether `path` is the file or pipe this process's standard output goes
+/// to (`/dev/stdout`, or what it was redirected to): an output written
+/// there leaves no room for anything else on standard output. A device
+/// (a terminal, `/dev/null`) takes both.
 pub fn is_stdout(path: &Path) -> bool {
     use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let Ok(out) = io::stdout().as_fd().try_clone_to_owned() else {
         return false;
     };
     match (File::from(out).metadata(), fs::metadata(path)) {
-        (Ok(out), Ok(file)) => (out.dev(), out.ino()) == (file.dev(), file.ino()),
+        (Ok(out), Ok(file)) => {
+            (out.dev(), out.ino()) == (file.dev(), file.ino()) && !file.file_type().is_char_device()
+        }
         _ => false,
     }
 }
