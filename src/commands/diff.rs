@@ -48,6 +48,9 @@ pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         })?,
         None => 0,
     };
+    // A difference file sent where standard output goes has it to itself;
+    // asked before the file is replaced (`--out d > d`).
+    let to_stderr = job.out.as_deref().is_some_and(is_stdout);
     if let Some(path) = &job.out {
         let (Some(file_a), Some(file_b)) = (&a.file, &b.file) else {
             return Err(Failure::Input(anyhow!(
@@ -67,8 +70,7 @@ pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         }
         Ok(())
     };
-    // A difference file sent to standard output has it to itself.
-    match job.out.as_deref().is_some_and(is_stdout) {
+    match to_stderr {
         true => report(stderr),
         false => report(stdout),
     }

@@ -164,6 +164,9 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             })?;
         }
     }
+    // An output sent where standard output goes has it to itself; asked
+    // before the outputs replace their files (`-o out > out`).
+    let to_stderr = outputs.iter().any(|(_, path)| is_stdout(path));
     let mut written = Vec::new();
     for (file, path) in outputs {
         file.commit()
@@ -193,8 +196,7 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         }
         Ok(())
     };
-    // An output sent to standard output has it to itself.
-    match written.iter().any(|path| is_stdout(path)) {
+    match to_stderr {
         true => report(stderr),
         false => report(stdout),
     }

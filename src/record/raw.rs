@@ -59,16 +59,16 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// Whether `event`, decoded from `stream`, goes into the trace; one it
-    /// cannot hold is counted instead.
-    fn holds<R: Read>(&mut self, stream: &Stream<R>, event: &Event) -> bool {
+    /// Whether `event`, decoded from the record at stream byte `at`, goes
+    /// into the trace; one it cannot hold is counted instead.
+    fn holds(&mut self, at: u64, event: &Event) -> bool {
         let Err(why) = event.check() else {
             return true;
         };
         match &mut self.left_out {
             Some((count, _)) => *count += 1,
             None => {
-                let first = format!("{why}, at byte {} of the stream", stream.offset());
+                let first = format!("{why}, in the record at byte {at} of the stream");
                 self.left_out = Some((1, first));
             }
         }
@@ -119,7 +119,11 @@ pub fn convert<R: Read, W: Write>(
     // Threads that ended, written once the run in progress (their last
     // block's) is.
     let mut ended: Vec<u32> = Vec::new();
+    // Where the record being decoded starts, and the `B` record of the run
+    // in progress: what the writer refuses is told there.
+    let mut run_at = 0;
     while let Some(tag) = stream.tag()? {
+        let at = stream.offset() - 1;
         // Records that continue the current block run.
         match tag {
             b'A' => {
@@ -156,12 +160,12 @@ pub fn convert<R: Read, W: Write>(
             b'H' => {
                 let addr = stream.u64()?;
                 let size = stream.u64()?;
-                stream.wrote(event(writer, Event::Alloc { addr, size }))?;
+                wrote(at, event(writer, Event::Alloc { addr, size }))?;
                 continue;
             }
             b'F' => {
                 let addr = stream.u64()?;
-                stream.wrote(event(writer, Event::Free { addr }))?;
+                wrote(at, event(writer, Event::Free { addr }))?;
                 continue;
             }
             _ => {}
@@ -182,7 +186,7 @@ pub fn convert<R: Read, W: Write>(
                 .expect("a running block is described");
             run.guards.resize(block.guarded, false);
             let fault = stop.map(|(signo, ip)| (signo.is_none_or(fault::is_fault), ip));
-            stream.wrote(end_run(writer, block, &run, fault))?;
+            wrote(run_at, end_run(writer, block, &run, fault))?;
             run.clear();
             let totals = writer.totals();
             if totals.block_runs.is_multiple_of(PROGRESS_STEP) {
@@ -192,11 +196,11 @@ pub fn convert<R: Read, W: Write>(
             return Err(stream.malformed("an access outside any block"));
         }
         for tid in ended.drain(..) {
-            stream.wrote(event(writer, Event::ThreadExit { tid }))?;
+            wrote(at, event(writer, Event::ThreadExit { tid }))?;
         }
         match stop {
             Some((Some(signo), _)) => {
-                stream.wrote(event(writer, Event::Signal { signo }))?;
+                wrote(at, event(writer, Event::Signal { signo }))?;
                 continue;
             }
             Some((None, _)) => {
@@ -213,6 +217,7 @@ pub fn convert<R: Read, W: Write>(
                 }
                 run.sp = Some(stream.u64()?);
                 running = Some(tool_id as usize);
+                run_at = at;
             }
             b'D' => {
                 let (tool_id, def) = describe(&mut stream)?;
@@ -253,11 +258,11 @@ pub fn convert<R: Read, W: Write>(
             }
             b'T' => {
                 let tid = stream.u32()?;
-                stream.wrote(event(writer, Event::Thread { tid }))?;
+                wrote(at, event(writer, Event::Thread { tid }))?;
             }
             b'R' => {
                 stream.u32()?;
-                stream.wrote(event(writer, Event::SigReturn))?;
+                wrote(at, event(writer, Event::SigReturn))?;
             }
             b'M' => {
                 let edge = match stream.u8()? {
@@ -266,8 +271,8 @@ pub fn convert<R: Read, W: Write>(
                 };
                 let name = stream.string()?;
                 let mark = Event::Mark { edge, name };
-                if recorded.holds(&stream, &mark) {
-                    stream.wrote(event(writer, mark))?;
+                if recorded.holds(at, &mark) {
+                    wrote(at, event(writer, mark))?;
                 }
             }
             b'O' => {
@@ -277,14 +282,14 @@ pub fn convert<R: Read, W: Write>(
                 let path = stream.string()?;
                 let module = mapping(path, bias, (text, text.wrapping_add(size)));
                 let record = Event::Module(Box::new(module.clone()));
-                if recorded.holds(&stream, &record) {
+                if recorded.holds(at, &record) {
                     recorded.modules.push(module);
-                    stream.wrote(event(writer, record))?;
+                    wrote(at, event(writer, record))?;
                 }
             }
             b'I' => {
                 let on = stream.u8()? != 0;
-                stream.wrote(writer.control(&Control::Recording(on)))?;
+                wrote(at, writer.control(&Control::Recording(on)))?;
             }
             b'P' => recorded.exec_at = Some(writer.totals().block_runs),
             other => {
@@ -297,10 +302,10 @@ pub fn convert<R: Read, W: Write>(
             .as_ref()
             .expect("a running block is described");
         run.guards.resize(block.guarded, false);
-        stream.wrote(end_run(writer, block, &run, None))?;
+        wrote(run_at, end_run(writer, block, &run, None))?;
     }
     for tid in ended {
-        stream.wrote(event(writer, Event::ThreadExit { tid }))?;
+        wrote(stream.offset(), event(writer, Event::ThreadExit { tid }))?;
     }
     Ok(recorded)
 }
@@ -326,6 +331,19 @@ fn end_run<W: Write>(
         Some(ran) => fault::write_completed(writer, &block.def, run, ran),
         None => writer.block_run(block.id, run),
     }
+}
+
+/// What writing what the record at stream byte `at` said came to: the
+/// writer refuses what the stream got wrong (told at that record), or the
+/// output failed.
+fn wrote(at: u64, result: io::Result<()>) -> Result<(), RawError> {
+    result.map_err(|err| match err.kind() {
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => RawError::Malformed {
+            offset: at,
+            what: err.to_string(),
+        },
+        _ => RawError::Write(err),
+    })
 }
 
 fn event<W: Write>(writer: &mut TraceWriter<W>, event: Event) -> io::Result<()> {
@@ -426,18 +444,6 @@ impl<R: Read> Stream<R> {
             end: 0,
             base: 0,
         }
-    }
-
-    /// What writing the records decoded up to here came to: the writer
-    /// refuses what the stream got wrong (told at this byte), or the
-    /// output failed.
-    fn wrote(&self, result: io::Result<()>) -> Result<(), RawError> {
-        result.map_err(|err| match err.kind() {
-            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
-                self.malformed(err.to_string())
-            }
-            _ => RawError::Write(err),
-        })
     }
 
     /// Stream offset of the next byte to decode.
@@ -735,7 +741,7 @@ mod tests {
     fn records_the_format_cannot_hold_are_left_out_and_counted() {
         let mut bytes = stream(4);
         bytes.extend(mark_record(true, "paint"));
-        let first_bad = bytes.len() + 4;
+        let first_bad = bytes.len();
         bytes.extend(mark_record(true, ""));
         bytes.extend(mark_record(false, "two\nlines"));
         // An object without a path.
@@ -752,7 +758,7 @@ mod tests {
             recorded.left_out,
             Some((
                 3,
-                format!("an empty mark name, at byte {first_bad} of the stream")
+                format!("an empty mark name, in the record at byte {first_bad} of the stream")
             ))
         );
         assert!(recorded.modules.is_empty());
@@ -774,16 +780,18 @@ mod tests {
     #[test]
     fn a_run_the_writer_refuses_is_malformed_at_its_byte() {
         let mut bytes = stream(4);
+        let run_at = bytes.len();
         bytes.extend(run_record(0, 0x7000, &[0x5000]));
+        // The run ends at the next record, told at its own.
+        bytes.extend(mark_record(true, "after"));
         let Err(err) = convert_stream(&bytes) else {
             panic!("a run with an address its block has no access for was accepted");
         };
         assert_eq!(
             err.to_string(),
             format!(
-                "the recorder's stream is malformed at byte {}: \
-                 block 0: a run with 1 addresses for 0 accesses",
-                bytes.len()
+                "the recorder's stream is malformed at byte {run_at}: \
+                 block 0: a run with 1 addresses for 0 accesses"
             )
         );
     }

@@ -99,6 +99,10 @@ fn escape(text: &str) -> String {
     out
 }
 
+/// Most accesses in one block: its description (a few bytes each) and a
+/// run's addresses (at most ten each) stay far below the 64 MiB of a chunk.
+const MAX_BLOCK_ACCESSES: usize = 1 << 20;
+
 /// Groups a stream of events into blocks for the binary format: runs of
 /// sequential instructions with their data accesses. A block ends at a
 /// jump, a call or return, a stack pointer, or any other event. Calls and
@@ -174,10 +178,14 @@ impl<W: Write> Blocker<W> {
 
     /// Whether an access of `size` bytes goes into the open block's last
     /// instruction, rather than into a record of its own: a description
-    /// holds sizes of up to 16 bits and a bounded number of accesses.
+    /// holds sizes of up to 16 bits and a bounded number of accesses, per
+    /// instruction and per block.
     fn takes_access(&self, size: u32) -> bool {
         let taken = |last: &BlockInstr| last.items.len() < MAX_INSTR_ACCESSES;
-        self.open && size <= u32::from(u16::MAX) && self.def.instrs.last().is_some_and(taken)
+        self.open
+            && size <= u32::from(u16::MAX)
+            && self.def.items.len() < MAX_BLOCK_ACCESSES
+            && self.def.instrs.last().is_some_and(taken)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -209,5 +217,45 @@ impl<W: Write> Blocker<W> {
     pub fn finish(mut self) -> io::Result<TraceWriter<W>> {
         self.flush()?;
         Ok(self.writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceRead;
+    use crate::trace::binary::BinaryReader;
+
+    /// Straight-line instructions of 65,536 accesses each, more than a
+    /// block takes in all: the block closes at its bound, the accesses
+    /// past it go as records of their own, and every event reads back.
+    #[test]
+    fn a_block_closes_at_its_bound_of_accesses() {
+        let mut events = Vec::new();
+        for k in 0..17u64 {
+            events.push(Event::Instr {
+                addr: 0x1000 + 4 * k,
+                len: 4,
+            });
+            events.extend((0..MAX_INSTR_ACCESSES as u64).map(|i| Event::Data {
+                access: Access::Read,
+                addr: 0x100_0000 + 8 * i,
+                size: 8,
+            }));
+        }
+        let mut blocker = Blocker::new(TraceWriter::new(Vec::new(), true, &[]).unwrap());
+        let mut largest = 0;
+        for event in &events {
+            blocker.event(event.clone()).unwrap();
+            largest = largest.max(blocker.def.items.len());
+        }
+        assert_eq!(largest, MAX_BLOCK_ACCESSES);
+        let binary = blocker.finish().unwrap().finish(&[], None).unwrap();
+        let mut reader = BinaryReader::new(io::Cursor::new(binary), false).unwrap();
+        let mut read = Vec::new();
+        while let Some(event) = reader.next_event().unwrap() {
+            read.push(event);
+        }
+        assert!(read == events, "the events read back differ");
     }
 }

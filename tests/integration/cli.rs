@@ -899,6 +899,11 @@ fn an_output_sent_to_standard_output_has_it_to_itself() {
         };
         (written, stderr(&output))
     };
+    // Named by its own name, the file standard output was redirected to,
+    // which the output replaces.
+    let (written, told) = run(&["sim", trace, "-o", "redirected"], true);
+    assert!(written == plain, "the profile differs");
+    assert!(told.ends_with("wrote redirected\n"), "{told}");
     for redirected in [false, true] {
         let (written, told) = run(&["sim", trace, "-o", "/dev/stdout"], redirected);
         assert!(written == plain, "the profile on standard output differs");

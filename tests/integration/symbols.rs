@@ -447,9 +447,11 @@ fn an_object_without_loadable_segments_is_a_warning() {
             "-o",
             object.to_str().unwrap(),
         ])
-        .status()
-        .unwrap();
-    assert!(compiled.success());
+        .status();
+    if !compiled.is_ok_and(|status| status.success()) {
+        crate::support::skip!("no C compiler");
+        return;
+    }
     let trace = format!(
         "linegrind-trace text 1\nobject {} bias=0\ni 0 1\n",
         object.display()

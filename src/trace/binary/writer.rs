@@ -247,7 +247,9 @@ impl<W: Write> TraceWriter<W> {
             Some(smaller) if smaller.len() < payload.len() => (&smaller[..], FLAG_ZSTD),
             _ => (payload, 0),
         };
-        // Only a single record that large (a name of 64 MiB) could make one.
+        // Only a record that large could make one: a name of 64 MiB, or a
+        // block of millions of accesses, which neither `convert` nor the
+        // recorder describes.
         let too_big = |len: usize| {
             u32::try_from(len)
                 .ok()
