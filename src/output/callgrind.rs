@@ -19,11 +19,8 @@ use crate::cost::{Cost, EventKind};
 use crate::profile::Profile;
 use crate::program::{FileId, FnId, InstrId};
 
-use super::callgrind_names::{NameIds, function_identity, one_line};
+use super::callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 use crate::printable::printable;
-
-/// What Callgrind writes for an unknown file or object.
-const UNKNOWN: &str = "???";
 
 /// Which subpositions cost lines carry, as Callgrind's `--dump-instr` and
 /// `--dump-line`; at least one is on.
@@ -78,7 +75,7 @@ pub fn write_callgrind(
         profile,
         positions,
         kinds: profile.events.kinds(),
-        with_objects: !profile.program.symbolizer().modules().modules().is_empty(),
+        with_objects: has_objects(profile),
         names: NameIds::default(),
         last: None,
         file: None,
@@ -345,8 +342,12 @@ impl Writer<'_> {
 /// The `ob=` name of `func`'s object; `None` when the profile has no
 /// objects at all and the file gives none.
 pub fn object_of(profile: &Profile, func: FnId) -> Option<String> {
-    let with_objects = !profile.program.symbolizer().modules().modules().is_empty();
-    with_objects.then(|| object_name(profile, func))
+    has_objects(profile).then(|| object_name(profile, func))
+}
+
+/// Whether the profile's program has objects, which its file then names.
+fn has_objects(profile: &Profile) -> bool {
+    !profile.program.symbolizer().modules().modules().is_empty()
 }
 
 fn object_name(profile: &Profile, func: FnId) -> String {

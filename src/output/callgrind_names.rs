@@ -49,12 +49,15 @@ impl NameIds {
     }
 }
 
+/// Callgrind's name for what it does not know (an object, a file).
+pub const UNKNOWN: &str = "???";
+
 /// `name` as readers of callgrind files take it back: on one line, and
-/// `???` (Callgrind's name for what it does not know) for a name of
-/// nothing but blanks, which readers trim to nothing and so to no name.
+/// [`UNKNOWN`] for a name of nothing but blanks, which readers trim to
+/// nothing and so to no name.
 fn readable_name(name: &str) -> Cow<'_, str> {
     if name.trim().is_empty() {
-        Cow::Borrowed("???")
+        Cow::Borrowed(UNKNOWN)
     } else {
         one_line(name)
     }
