@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use crate::cost::Cost;
 use crate::program::{FnId, InstrId};
 
-/// Index into [`Arcs::all`].
+/// Index of an arc in [`Arcs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ArcId(pub u32);
 

@@ -24,7 +24,7 @@ pub struct InstrId(pub u32);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FnId(pub u32);
 
-/// Index into [`Program::files`].
+/// A source file of the program; [`Program::file`] names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FileId(pub u32);
 

@@ -17,7 +17,7 @@ const MAX_SIZE: u64 = 1 << 32;
 /// Size, associativity and line size of one cache, with the derived shifts.
 ///
 /// Invariant (checked by [`CacheGeometry::new`]): the line size is a power of
-/// two of at least [`MIN_LINE_SIZE`], and the number of sets,
+/// two of at least `MIN_LINE_SIZE` (16), and the number of sets,
 /// `size / (assoc * line)`, is a power of two of at least one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheGeometry {
