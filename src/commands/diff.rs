@@ -70,9 +70,10 @@ pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         }
         Ok(())
     };
-    match to_stderr {
-        true => report(stderr),
-        false => report(stdout),
+    if to_stderr {
+        report(stderr)
+    } else {
+        report(stdout)
     }
     .other("cannot write the comparison")
 }

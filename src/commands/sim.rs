@@ -196,9 +196,10 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         }
         Ok(())
     };
-    match to_stderr {
-        true => report(stderr),
-        false => report(stdout),
+    if to_stderr {
+        report(stderr)
+    } else {
+        report(stdout)
     }
     .other("cannot write the summary")
 }

@@ -59,8 +59,8 @@ impl Symbolizer {
 
     /// Maps an object. Without a runtime range, the object's loadable
     /// segments give it, and an object that cannot be read, or has none, is
-    /// not mapped (with a warning). An object whose symbols the trace embeds is never
-    /// read.
+    /// not mapped (with a warning). An object whose symbols the trace
+    /// embeds is never read.
     pub fn add_module(&mut self, mapping: &ModuleMapping) -> Option<ModuleId> {
         let path = &mapping.path;
         let bias = mapping.bias;

@@ -437,21 +437,9 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
 #[test]
 fn an_object_without_loadable_segments_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("o.c");
-    std::fs::write(&source, "int f(void) { return 1; }\n").unwrap();
-    let object = dir.path().join("o.o");
-    let compiled = Command::new("cc")
-        .args([
-            "-c",
-            source.to_str().unwrap(),
-            "-o",
-            object.to_str().unwrap(),
-        ])
-        .status();
-    if !compiled.is_ok_and(|status| status.success()) {
-        crate::support::skip!("no C compiler");
+    let Some(object) = compile("cc", "short_names.c", dir.path(), &["-c"]) else {
         return;
-    }
+    };
     let trace = format!(
         "linegrind-trace text 1\nobject {} bias=0\ni 0 1\n",
         object.display()

@@ -319,12 +319,16 @@ fn corrupt(cursor: &Cursor, what: impl Into<String>) -> Corrupt {
     }
 }
 
+/// Reads a text: its bytes, which must be UTF-8 (`what` names it in the
+/// error).
+pub fn get_text(cursor: &mut Cursor, what: &str) -> Result<String, Corrupt> {
+    let bytes = cursor.bytes()?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| corrupt(cursor, format!("{what} is not UTF-8")))
+}
+
 /// Reads the control record of `subtype` (its tag already read).
 pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt> {
-    let text = |cursor: &mut Cursor| -> Result<String, Corrupt> {
-        let bytes = cursor.bytes()?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| corrupt(cursor, "a name is not UTF-8"))
-    };
+    let text = |cursor: &mut Cursor| get_text(cursor, "a name");
     let flag = |cursor: &mut Cursor| -> Result<bool, Corrupt> {
         match cursor.byte()? {
             0 => Ok(false),

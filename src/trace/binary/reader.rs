@@ -343,16 +343,8 @@ impl<R: Read + Seek> BinaryReader<R> {
         let count = cursor.varint().map_err(|e| corrupted(at, e.into()))?;
         for _ in 0..count {
             let mut text = || {
-                let bytes = cursor.bytes().map_err(|e| corrupted(at, e.into()))?;
-                String::from_utf8(bytes.to_vec()).map_err(|_| {
-                    corrupted(
-                        at,
-                        Corrupt {
-                            pos: cursor.pos(),
-                            what: "a metadata key or value is not UTF-8".into(),
-                        },
-                    )
-                })
+                format::get_text(&mut cursor, "a metadata key or value")
+                    .map_err(|e| corrupted(at, e))
             };
             let key = text()?;
             let value = text()?;
