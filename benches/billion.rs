@@ -15,7 +15,7 @@ use linegrind::config::SimConfig;
 use linegrind::pipeline::simulate_each;
 use linegrind::trace::{Event, Location, TraceError, TraceRead};
 
-#[path = "workload.rs"]
+#[path = "common/workload.rs"]
 mod workload;
 
 /// The workload's events again and again, up to `left` events.

@@ -5,7 +5,7 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use linegrind::cache::{
     ByteMask, CacheAccess, CacheGeometry, Hierarchy, L1Kind, Level, LineUse, Loader, NarrowMask,
     Release, SetAssocCache, UseSink,
@@ -59,29 +59,34 @@ fn cache(c: &mut Criterion) {
     let d1: CacheGeometry = "32768,8,64".parse().unwrap();
     let ll: CacheGeometry = "8388608,16,64".parse().unwrap();
     group.bench_function("lookup D1 32K 8-way", |b| {
-        b.iter(|| {
-            let mut cache = SetAssocCache::new(d1).unwrap();
-            let mut hits = 0u64;
-            for &addr in black_box(&addrs) {
-                hits += u64::from(matches!(
-                    cache.access(addr >> 6),
-                    linegrind::cache::Lookup::Hit(_)
-                ));
-            }
-            hits
-        })
+        b.iter_batched(
+            || SetAssocCache::new(d1).unwrap(),
+            |mut cache| {
+                let mut hits = 0u64;
+                for &addr in black_box(&addrs) {
+                    hits += u64::from(matches!(
+                        cache.access(addr >> 6),
+                        linegrind::cache::Lookup::Hit(_)
+                    ));
+                }
+                hits
+            },
+            BatchSize::LargeInput,
+        )
     });
     group.bench_function("hierarchy with use", |b| {
-        b.iter(|| {
-            let mut caches: Hierarchy<(), NarrowMask> =
-                Hierarchy::new(d1, d1, &[ll], true).unwrap();
-            let mut sink = Counter(0);
-            let mut misses = 0u64;
-            for &addr in black_box(&addrs) {
-                misses += u64::from(caches.access(L1Kind::Data, addr, 8, &mut sink).l1_miss);
-            }
-            misses + sink.0
-        })
+        b.iter_batched(
+            || Hierarchy::<(), NarrowMask>::new(d1, d1, &[ll], true).unwrap(),
+            |mut caches| {
+                let mut sink = Counter(0);
+                let mut misses = 0u64;
+                for &addr in black_box(&addrs) {
+                    misses += u64::from(caches.access(L1Kind::Data, addr, 8, &mut sink).l1_miss);
+                }
+                misses + sink.0
+            },
+            BatchSize::LargeInput,
+        )
     });
     group.finish();
 }

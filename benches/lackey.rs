@@ -10,7 +10,7 @@ use linegrind::config::SimConfig;
 use linegrind::simulator::simulate;
 use linegrind::trace::{Access, Event, LackeyReader, TraceRead};
 
-#[path = "workload.rs"]
+#[path = "common/workload.rs"]
 mod workload;
 
 /// The benchmark workload's instructions and accesses as Lackey prints

@@ -11,7 +11,7 @@ use linegrind::config::SimConfig;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Event, TextReader, TraceRead};
 
-#[path = "workload.rs"]
+#[path = "common/workload.rs"]
 mod workload;
 
 fn run<B: Backdate>(events: &[Event], config: SimConfig, backdate: B) -> u64 {

@@ -6,7 +6,7 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use linegrind::calltree::CallTree;
 use linegrind::config::SimConfig;
 use linegrind::simulator::Simulator;
@@ -90,6 +90,7 @@ fn symbolize(c: &mut Criterion) {
     );
     let mut group = c.benchmark_group("symbolize");
     group.sample_size(10);
+    group.throughput(Throughput::Elements(instructions.len() as u64));
     group.bench_function("10M events, no symbols", |b| {
         b.iter(|| run(black_box(&instructions)))
     });

@@ -7,11 +7,11 @@ use std::process::Command;
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind;
-use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::output::Positions;
 use linegrind::profile::Profile;
 use linegrind::report::ProfileFile;
 
-use crate::support::{config, example_traces, simulate_file, simulate_text};
+use crate::support::{callgrind_text, config, example_traces, simulate_file, simulate_text};
 
 /// The numbers and the name of one row of callgrind_annotate's tables,
 /// such as `1,234 (50.00%) 0 5 (1.00%) .  file.c:main`, where `.` is an
@@ -84,7 +84,7 @@ pub fn check_annotate_reads(
 ) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("callgrind.out.test");
-    std::fs::write(&file, written(profile, positions)).unwrap();
+    std::fs::write(&file, callgrind_text(profile, positions)).unwrap();
     let Some(report) = annotate(&file) else {
         return;
     };
@@ -109,13 +109,6 @@ pub fn check_annotate_reads(
         .unwrap_or_else(|| panic!("a row for the root {root}, {what}"));
     assert_eq!(row.0, ours(profile), "inclusive {root}, {what}");
     assert!(profile.totals[EventKind::Ir] > 0);
-}
-
-/// `profile` as a callgrind file.
-fn written(profile: &Profile, positions: Positions) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_callgrind(&mut out, profile, &Source::trace("test"), positions).unwrap();
-    out
 }
 
 /// The function of the first instruction: the program's entry, which
@@ -176,7 +169,7 @@ i 1005 4
     let profile = simulate_text(trace, config("256,2,16", "32,1,16", "256,2,16"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("callgrind.out.recursion");
-    let out = written(&profile, Positions::default());
+    let out = callgrind_text(&profile, Positions::default());
     std::fs::write(&file, &out).unwrap();
     let Some(report) = annotate(&file) else {
         return;
@@ -188,7 +181,7 @@ i 1005 4
         .expect("a row for f")
         .0;
 
-    let parsed = ProfileFile::<u64>::parse(&out[..]).unwrap();
+    let parsed = ProfileFile::<u64>::parse(out.as_bytes()).unwrap();
     let f = parsed
         .functions
         .iter()

@@ -3,7 +3,7 @@
 
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::*;
-use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::output::Positions;
 use linegrind::profile::Profile;
 use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
@@ -11,7 +11,7 @@ use linegrind::symbols::SkipRules;
 use linegrind::trace::binary::{BinaryReader, TraceWriter};
 use linegrind::trace::{Blocker, TextReader, TraceRead};
 
-use crate::support::{arc, example_traces, root, self_cost, simulate_text};
+use crate::support::{arc, callgrind_text, example_traces, root, self_cost, simulate_text};
 
 const WRAPPED: &str = "linegrind-trace text 1
     fn 1000 1040 main m.c 1
@@ -244,13 +244,11 @@ fn a_call_enters_the_function_its_next_instruction_runs_in() {
         .map(|(_, arc)| (profile.program.instr(arc.call_site).addr, arc.calls))
         .collect();
     assert_eq!(called, [(0x1000, 1), (0x1005, 1), (0x100a, 1)]);
-    let mut out = Vec::new();
     let positions = Positions {
         instr: true,
         line: true,
     };
-    write_callgrind(&mut out, &profile, &Source::trace("t"), positions).unwrap();
-    let file = String::from_utf8(out).unwrap();
+    let file = callgrind_text(&profile, positions);
     assert!(file.contains("desc: Call arcs: 3\n"), "{file}");
     assert!(!file.contains("calls=0"), "{file}");
 }
@@ -366,11 +364,7 @@ fn without_instr_positions_costs_are_given_per_source_line() {
     let text =
         std::fs::read_to_string(crate::support::root().join("traces/call_chain.lgt")).unwrap();
     let profile = simulate_text(&text, SimConfig::default());
-    let render = |positions| {
-        let mut out = Vec::new();
-        write_callgrind(&mut out, &profile, &Source::trace("t"), positions).unwrap();
-        String::from_utf8(out).unwrap()
-    };
+    let render = |positions| callgrind_text(&profile, positions);
     let lines = render(Positions {
         instr: false,
         line: true,
@@ -530,13 +524,11 @@ fn a_frame_entered_without_a_stack_pointer_returns_by_its_address() {
         profile
     };
     let render = |profile: &Profile| {
-        let mut out = Vec::new();
         let positions = Positions {
             instr: true,
             line: true,
         };
-        write_callgrind(&mut out, profile, &Source::trace("t"), positions).unwrap();
-        String::from_utf8(out).unwrap()
+        callgrind_text(profile, positions)
     };
     let profile = simulate_text(&trace(""), SimConfig::default());
     let whole = render(&simulate_text(&trace("sp 7feff8"), SimConfig::default()));

@@ -18,12 +18,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use linegrind::config::SimConfig;
-use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::output::Positions;
 use linegrind::report::ProfileFile;
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{compile_program, record_command, valgrind_as_recorder, which};
+use crate::support::{
+    callgrind_text, compile_program, missing_tools, record_command, valgrind_as_recorder, which,
+};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 /// The same caches with 32-byte lines: shorter than the 64 bytes a state
@@ -129,26 +131,6 @@ const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// Why the comparison cannot run here, if it cannot.
-fn missing_tools() -> Option<String> {
-    let works = |tool: &str, arg: &str| {
-        Command::new(tool)
-            .arg(arg)
-            .output()
-            .is_ok_and(|out| out.status.success())
-    };
-    if !works("valgrind", "--version") {
-        return Some("valgrind is not installed".into());
-    }
-    if !works("cc", "--version") || !works("c++", "--version") {
-        return Some("no C and C++ compilers".into());
-    }
-    if let Err(err) = linegrind::record::valgrind_lib() {
-        return Some(err.to_string());
-    }
-    None
-}
-
 /// Our profile of `command`, recorded and simulated, read back.
 fn ours(command: &[&str], dir: &Path) -> ProfileFile {
     simulated(&record_command(command, dir), CACHES)
@@ -160,15 +142,7 @@ fn simulated(trace: &Path, caches: [&str; 3]) -> ProfileFile {
     let config = SimConfig::new(g(caches[0]), g(caches[1]), g(caches[2]), true, true).unwrap();
     let file = std::fs::File::open(trace).unwrap();
     let profile = simulate(&mut AnyReader::new(file, false).unwrap(), config).unwrap();
-    let mut out = Vec::new();
-    write_callgrind(
-        &mut out,
-        &profile,
-        &Source::trace("test"),
-        Positions::default(),
-    )
-    .unwrap();
-    ProfileFile::parse(&out[..]).unwrap()
+    ProfileFile::parse(callgrind_text(&profile, Positions::default()).as_bytes()).unwrap()
 }
 
 /// Callgrind's profile of `command`, run as the recorder runs its tool (so
@@ -354,7 +328,7 @@ fn compare(program: &Program, ours: &ProfileFile, theirs: &ProfileFile) {
 
 #[test]
 fn recordings_simulate_like_callgrind() {
-    if let Some(why) = missing_tools() {
+    if let Some(why) = missing_tools(true) {
         crate::support::skip!("{why}");
         return;
     }
@@ -374,7 +348,7 @@ fn recordings_simulate_like_callgrind() {
 /// compressing 256 KiB of made-up text.
 #[test]
 fn a_stripped_system_program_simulates_like_callgrind() {
-    if let Some(why) = missing_tools() {
+    if let Some(why) = missing_tools(true) {
         crate::support::skip!("{why}");
         return;
     }
@@ -427,7 +401,7 @@ fn made_up_text(len: usize) -> Vec<u8> {
 /// span two lines (a save at a line's start) or three.
 #[test]
 fn state_saves_are_clamped_as_callgrind_clamps_them() {
-    if let Some(why) = missing_tools() {
+    if let Some(why) = missing_tools(true) {
         crate::support::skip!("{why}");
         return;
     }
@@ -477,7 +451,7 @@ fn a_state_save_costs_as_in_callgrind(ours: &ProfileFile, theirs: &ProfileFile, 
 /// directory 0 to the compilation directory like any other.
 #[test]
 fn source_files_are_named_as_callgrind_names_them() {
-    if let Some(why) = missing_tools() {
+    if let Some(why) = missing_tools(true) {
         crate::support::skip!("{why}");
         return;
     }

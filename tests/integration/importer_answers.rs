@@ -6,10 +6,8 @@
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::{self, *};
 use linegrind::profile::Profile;
-use linegrind::simulator::simulate;
-use linegrind::trace::AnyReader;
 
-use crate::support::{config, cost, linegrind, only, root, self_cost};
+use crate::support::{self, config, cost, linegrind, only, root, self_cost};
 
 const COUNTS: [EventKind; 17] = [
     Ir, Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, AcCost1, SpLoss1, Loaded1, Used1, AcCost2,
@@ -17,9 +15,7 @@ const COUNTS: [EventKind; 17] = [
 ];
 
 fn simulate_file(name: &str, config: SimConfig) -> Profile {
-    let path = root().join("tests/importers").join(name);
-    let mut reader = AnyReader::new(std::fs::File::open(path).unwrap(), false).unwrap();
-    simulate(&mut reader, config).unwrap()
+    support::simulate_file(&root().join("tests/importers").join(name), config)
 }
 
 #[test]

@@ -6,11 +6,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use linegrind::report::ProfileFile;
 
-use crate::support::{compile_program, linegrind, record, valgrind_as_recorder};
+use crate::support::{compile_program, linegrind, missing_tools, record, valgrind_as_recorder};
 
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"];
 
@@ -34,25 +33,6 @@ const PROGRAMS: &[Program] = &[
         functions: &["main", "fill", "compare", "sum"],
     },
 ];
-
-fn missing_tools() -> Option<String> {
-    let works = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success())
-    };
-    if !works("valgrind") {
-        return Some("valgrind is not installed".into());
-    }
-    if !works("cc") {
-        return Some("no C compiler".into());
-    }
-    if let Err(err) = linegrind::record::valgrind_lib() {
-        return Some(err.to_string());
-    }
-    None
-}
 
 /// Runs `binary` under Lackey, as the recorder runs its own tool, so with
 /// the same stack addresses and the same work.
@@ -122,7 +102,7 @@ fn user_code(
 
 #[test]
 fn lackey_traces_simulate_like_recordings() {
-    if let Some(why) = missing_tools() {
+    if let Some(why) = missing_tools(false) {
         crate::support::skip!("{why}");
         return;
     }

@@ -9,6 +9,7 @@ use linegrind::arcs::Arc;
 use linegrind::cache::CacheGeometry;
 use linegrind::config::SimConfig;
 use linegrind::cost::{Cost, EventKind};
+use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::{AnyReader, Format, TextReader};
@@ -30,7 +31,6 @@ pub fn skipped(why: String) {
     eprintln!("skipped: {why}");
 }
 
-/// Simulates a text trace held in a string.
 /// A callgrind file without the lines that name where it came from (`cmd:`
 /// and `desc: Trace:`), to compare profiles of the same run read from
 /// different traces.
@@ -42,8 +42,16 @@ pub fn without_source(profile: &str) -> String {
     lines.join("\n")
 }
 
+/// Simulates a text trace held in a string.
 pub fn simulate_text(text: &str, config: SimConfig) -> Profile {
     simulate(&mut TextReader::new(text.as_bytes()), config).expect("trace simulates")
+}
+
+/// `profile` as the callgrind file `sim` writes, from a trace named `test`.
+pub fn callgrind_text(profile: &Profile, positions: Positions) -> String {
+    let mut out = Vec::new();
+    write_callgrind(&mut out, profile, &Source::trace("test"), positions).expect("in memory");
+    String::from_utf8(out).expect("callgrind files are UTF-8")
 }
 
 /// A configuration with cache use and back-dating on.
@@ -135,6 +143,31 @@ pub fn valgrind_as_recorder(dir: &Path) -> Command {
         .current_dir(dir)
         .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap());
     valgrind
+}
+
+/// Why a test that records programs under Valgrind cannot run here, if it
+/// cannot: Valgrind, a C compiler (and a C++ one with `cxx`) and the
+/// recorder's tool library are needed.
+pub fn missing_tools(cxx: bool) -> Option<String> {
+    let works = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !works("valgrind") {
+        return Some("valgrind is not installed".into());
+    }
+    if !works("cc") {
+        return Some("no C compiler".into());
+    }
+    if cxx && !works("c++") {
+        return Some("no C++ compiler".into());
+    }
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        return Some(err.to_string());
+    }
+    None
 }
 
 /// Simulates the trace file at `path`, text or binary.

@@ -117,6 +117,12 @@ fn a_configuration_file_names_its_hierarchies() {
         ],
     );
     assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("linegrind: --profile writes one Firefox profile")
+            && stderr.contains("not --sweep"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use linegrind::config::SimConfig;
-use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::output::Positions;
 use linegrind::profile::Profile;
 use linegrind::simulator::simulate;
 use linegrind::trace::TextReader;
@@ -20,31 +20,37 @@ use crate::support::root;
 /// The bias the tests map executables at, as a PIE under a loader.
 const BIAS: u64 = 0x5555_5555_4000;
 
-/// Compiles `source` from tests/programs with `compiler` into `dir`, or
-/// explains why the test cannot run.
-fn compile(compiler: &str, source: &str, dir: &Path, extra: &[&str]) -> Option<PathBuf> {
-    let out = dir.join(source.replace('.', "_"));
-    let status = Command::new(compiler)
-        .args(["-g", "-O1", "-o"])
-        .arg(&out)
-        .arg(root().join("tests/programs").join(source))
-        .args(extra)
-        .status();
-    match status {
-        Ok(status) if status.success() => Some(out),
-        Ok(status) => panic!("{compiler} {source} failed: {status}"),
-        Err(_) => {
-            crate::support::skip!("no {compiler} to compile {source}");
-            None
-        }
+/// Compiles `source` from tests/programs into `dir` (optimised, with
+/// `extra` flags), or explains why the test cannot run.
+fn compile(source: &str, dir: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let compiler = if source.ends_with(".cpp") {
+        "c++"
+    } else {
+        "cc"
+    };
+    if let Err(why) = crate::support::which(compiler) {
+        crate::support::skip!("{why} to compile {source}");
+        return None;
     }
+    Some(crate::support::compile_program(
+        source,
+        &[&["-O1"], extra].concat(),
+        dir,
+    ))
 }
 
 /// Runs a binutils tool, or explains why the test cannot run.
 fn binutils(tool: &str, args: &[&str], file: &Path) -> Option<String> {
     match Command::new(tool).args(args).arg(file).output() {
-        Ok(output) if output.status.success() => Some(String::from_utf8(output.stdout).unwrap()),
-        _ => {
+        Ok(output) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                output.status.success(),
+                "{tool} failed on {file:?}: {stderr}"
+            );
+            Some(String::from_utf8(output.stdout).unwrap())
+        }
+        Err(_) => {
             crate::support::skip!("{tool} (binutils) is not available");
             None
         }
@@ -123,15 +129,7 @@ fn run_showing_inlined(trace: &str) -> Profile {
 }
 
 fn callgrind(profile: &Profile) -> String {
-    let mut out = Vec::new();
-    write_callgrind(
-        &mut out,
-        profile,
-        &Source::trace("test"),
-        Positions::default(),
-    )
-    .unwrap();
-    String::from_utf8(out).unwrap()
+    crate::support::callgrind_text(profile, Positions::default())
 }
 
 /// Function name, file and line of the instruction at runtime `addr` (not
@@ -154,7 +152,7 @@ fn position(profile: &Profile, addr: u64) -> (String, String, u32) {
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = compile("cc", "symbols.c", dir.path(), &[]) else {
+    let Some(binary) = compile("symbols.c", dir.path(), &[]) else {
         return;
     };
     let Some(rows) = line_table(&binary) else {
@@ -243,7 +241,7 @@ fn check_inlined_as_functions(profile: &Profile, helper_addr: u64) {
 #[test]
 fn cpp_names_are_demangled() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = compile("c++", "widget.cpp", dir.path(), &[]) else {
+    let Some(binary) = compile("widget.cpp", dir.path(), &[]) else {
         return;
     };
     let Some(rows) = line_table(&binary) else {
@@ -265,7 +263,7 @@ fn cpp_names_are_demangled() {
 #[test]
 fn short_c_names_are_not_demangled_as_types() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = compile("cc", "short_names.c", dir.path(), &[]) else {
+    let Some(binary) = compile("short_names.c", dir.path(), &[]) else {
         return;
     };
     let mut trace = format!(
@@ -437,7 +435,7 @@ fn a_call_through_the_plt_is_a_call_of_the_libc_function() {
 #[test]
 fn an_object_without_loadable_segments_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(object) = compile("cc", "short_names.c", dir.path(), &["-c"]) else {
+    let Some(object) = compile("short_names.c", dir.path(), &["-c"]) else {
         return;
     };
     let trace = format!(
@@ -494,7 +492,7 @@ fn missing_objects_and_build_id_mismatches_are_warnings() {
 #[test]
 fn a_stripped_executable_falls_back_to_addresses() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = compile("cc", "symbols.c", dir.path(), &["-s"]) else {
+    let Some(binary) = compile("symbols.c", dir.path(), &["-s"]) else {
         return;
     };
     // A stripped executable keeps no symbol for its code, which is named
@@ -564,11 +562,15 @@ fn symbols_carried_in_the_trace_need_no_binary() {
 /// some with a copy's suffix such as `.1035`), demangled as Valgrind shows
 /// it: as binutils' `c++filt --no-verbose` (GNU libiberty without
 /// implementation details, Valgrind's options) does.
-#[cfg(libiberty)]
 #[test]
 fn mangled_names_are_demangled_as_valgrind_demangles_them() {
     use std::io::Write;
     use std::process::Stdio;
+
+    if !cfg!(libiberty) {
+        crate::support::skip!("linegrind was built without GNU libiberty (libiberty-dev)");
+        return;
+    }
 
     let listings = [
         ("-D", Path::new("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")),
