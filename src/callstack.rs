@@ -576,6 +576,11 @@ pub struct Threads<C> {
     /// run (the running thread's entry is empty).
     parked: Vec<Vec<Context<C>>>,
     by_tid: FxHashMap<u32, usize>,
+    /// Per entry of `parked`, whether its thread has ended: the id's next
+    /// thread starts when it runs.
+    ended: Vec<bool>,
+    /// Threads started: an id reused after its thread ended starts another.
+    started: usize,
     /// The running thread's index in `parked`.
     current: usize,
 }
@@ -593,13 +598,16 @@ impl<C> Threads<C> {
             running: vec![Context::new(backdate.root(0))],
             parked: vec![Vec::new()],
             by_tid,
+            ended: vec![false],
+            started: 1,
             current: 0,
         }
     }
 
-    /// Number of threads seen.
+    /// Number of threads that ran, as `info` counts them: a thread id
+    /// reused after its thread ended counts again.
     pub fn count(&self) -> usize {
-        self.parked.len()
+        self.started
     }
 
     /// The running context: the current thread's innermost signal handler,
@@ -614,11 +622,15 @@ impl<C> Threads<C> {
 
     /// Makes `tid` the running thread, creating it on first sight.
     pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
-        let parked = &mut self.parked;
+        let (parked, ended) = (&mut self.parked, &mut self.ended);
         let index = *self.by_tid.entry(tid).or_insert_with(|| {
             parked.push(vec![Context::new(backdate.root(now))]);
+            ended.push(true);
             parked.len() - 1
         });
+        if std::mem::take(&mut self.ended[index]) {
+            self.started += 1;
+        }
         if index != self.current {
             std::mem::swap(&mut self.running, &mut self.parked[self.current]);
             std::mem::swap(&mut self.running, &mut self.parked[index]);
@@ -649,6 +661,7 @@ impl<C> Threads<C> {
             context.end(arcs, backdate, now);
         }
         contexts.push(Context::new(backdate.root(now)));
+        self.ended[index] = true;
     }
 
     /// A signal handler starts in the running thread. Until its first
@@ -819,5 +832,25 @@ mod tests {
         push(&mut context, 0x55);
         context.return_to(0x33, &mut arcs, &mut backdate, 0);
         assert_eq!((context.depth(), context.frames_with_sp), (0, 0));
+    }
+
+    /// Threads are counted as they start, not by id: an id reused after
+    /// its thread ended starts another thread when it runs, and switching
+    /// back to a thread that still runs starts none.
+    #[test]
+    fn a_reused_thread_id_counts_as_another_thread() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut threads = Threads::new(&mut backdate);
+        assert_eq!(threads.count(), 1);
+        threads.switch(2, &mut backdate, 0);
+        threads.switch(1, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        assert_eq!(threads.count(), 2);
+        threads.exit(2, &mut arcs, &mut backdate, 0);
+        assert_eq!(threads.count(), 2);
+        threads.switch(1, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        assert_eq!(threads.count(), 3);
     }
 }

@@ -103,7 +103,11 @@ impl Counts {
 pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
     let name = input.path.display();
     let mut reader = input.open()?;
-    let file_len = std::fs::metadata(&input.path).map_or(0, |m| m.len());
+    // A pipe or a device has no size to tell.
+    let file_len = std::fs::metadata(&input.path)
+        .ok()
+        .filter(|meta| meta.is_file())
+        .map(|meta| meta.len());
     let mut counts = Counts::new();
     let mut feed = Feed::default();
     loop {
@@ -208,12 +212,15 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         writeln!(out, "data accesses:  {}", grouped(accesses))?;
         writeln!(out, "calls, returns: {}", grouped(transfers))?;
         writeln!(out, "other events:   {}", grouped(others))?;
-        writeln!(
-            out,
-            "size:           {} bytes, {} bytes per instruction or access",
-            grouped(file_len),
-            bytes_per_event(file_len, instrs + accesses)
-        )?;
+        match file_len {
+            Some(len) => writeln!(
+                out,
+                "size:           {} bytes, {} bytes per instruction or access",
+                grouped(len),
+                bytes_per_event(len, instrs + accesses)
+            )?,
+            None => writeln!(out, "size:           unknown (not a file)")?,
+        }
         if reader.format() != Format::Binary && !data_first {
             writeln!(
                 out,

@@ -547,12 +547,18 @@ fn help_explains_every_sim_option_with_an_example() {
 
 /// `trace` fed to `linegrind sim /dev/stdin` through a pipe.
 fn sim_from_pipe(dir: &std::path::Path, trace: &str) -> std::process::Output {
+    from_pipe(dir, &["sim", "/dev/stdin", "-q", "-o", "piped.out"], trace)
+}
+
+/// `trace` fed through a pipe to linegrind run with `args`.
+fn from_pipe(dir: &std::path::Path, args: &[&str], trace: &str) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
         .current_dir(dir)
-        .args(["sim", "/dev/stdin", "-q", "-o", "piped.out"])
+        .args(args)
         .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -582,6 +588,18 @@ fn a_text_trace_can_come_from_a_pipe_and_a_binary_one_says_it_cannot() {
     assert!(direct.status.success());
     let body = |name: &str| without_source(&fs::read_to_string(dir.path().join(name)).unwrap());
     assert_eq!(body("piped.out"), body("direct.out"));
+    // `info` has no size to tell for a pipe.
+    let output = from_pipe(
+        dir.path(),
+        &["info", "/dev/stdin"],
+        "traces/stream_hot_table.lgt",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("size:           unknown (not a file)\n"),
+        "{}",
+        stdout(&output)
+    );
 
     let output = sim_from_pipe(dir.path(), "traces/hydro.lgt");
     assert_eq!(output.status.code(), Some(2));
