@@ -1,5 +1,6 @@
 //! The back-dating tree: a reference-counted partial call tree (Weidendorfer
-//! and Breitbart's extension of Callgrind, `reference/000`).
+//! and Breitbart's extension of Callgrind, which back-dates cache-use
+//! metrics to the calls on the loading stack).
 //!
 //! A node stands for one call path: its parent's path plus one call arc.
 //! Every context (thread, or signal handler in a thread) has its own tree

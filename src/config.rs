@@ -190,16 +190,7 @@ impl SimConfig {
 impl Default for SimConfig {
     fn default() -> SimConfig {
         let (i1, d1, ll) = SimConfig::default_caches();
-        SimConfig {
-            i1,
-            d1,
-            ll,
-            cache_use: true,
-            backdate: true,
-            skip: SkipRules::default(),
-            inline_functions: false,
-            stack_samples: false,
-        }
+        SimConfig::new(i1, d1, ll, true, true).expect("the default caches are valid together")
     }
 }
 

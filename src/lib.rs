@@ -4,13 +4,22 @@
 //! # Data flow
 //!
 //! ```text
-//! trace reader ─> events ─> call tracker ─> cache hierarchy
-//!   (trace)                (callstack)       (cache)  │ evictions with use
-//!                               │                     ▼
-//!                       back-dating tree <──── attribution (simulator)
-//!                          (calltree)                 │
-//!                                                     ▼
-//!                                 profile ─> writers: callgrind, summary (output)
+//! program under Valgrind ─> recorder (record) ─> trace file
+//!
+//! trace reader ─> batches ─> one simulator thread per walk (pipeline; the
+//!   (trace)    (decoding    LLs of a sweep are lanes of one walk: lanes)
+//!               thread)
+//!
+//! each walk:
+//!   events ─> call tracker ─> cache hierarchy
+//!            (callstack)       (cache)  │ evictions with use
+//!                 │                     ▼
+//!         back-dating tree <──── attribution (simulator)
+//!            (calltree)                 │
+//!                                       ▼
+//!                 profile ─> writers: callgrind, JSON, summary (output)
+//!
+//! callgrind files, JSON summaries ─> report, diff, check (report)
 //! ```
 //!
 //! Readers stream: a trace never has to fit in memory. Every distinct

@@ -1,6 +1,7 @@
 //! Bytes loaded, used and wasted per loading call stack over time: the
-//! profiles of `reference/001`, collected as lines end their residencies
-//! for the Firefox Profiler output (`sim --profile`).
+//! profiles of Gecko's patched-Cachegrind cache-usage tool, collected as
+//! lines end their residencies for the Firefox Profiler output (`sim
+//! --profile`).
 //!
 //! Each ended residency adds its line's bytes to the stack that loaded it
 //! (the call arcs the back-dating tree kept for the line, and the loading

@@ -3,7 +3,8 @@
 //! as weighted samples on one track per figure, and the trace's marks as
 //! markers. Open it at <https://profiler.firefox.com> ("Load a profile from
 //! file"); the call tree and flame graph then show bytes, as the
-//! used/wasted-bytes profiles of `reference/001` did.
+//! used/wasted-bytes profiles of Gecko's patched-Cachegrind cache-usage
+//! tool did.
 //!
 //! Time is the instruction count: one nanosecond per simulated
 //! instruction. A sample sits at the time its lines' residencies ended.

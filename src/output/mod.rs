@@ -1,6 +1,7 @@
 //! Writers: the callgrind-format profile, the JSON summary, the text
-//! summary, and atomic file replacement (temporary files removed on an
-//! interrupt).
+//! summary and tables, the Firefox Profiler profile; atomic file
+//! replacement (temporary files removed on an interrupt, which also
+//! reaches a program run by `record`); and progress on a terminal.
 
 mod atomic;
 mod callgrind;

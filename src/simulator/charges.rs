@@ -184,8 +184,9 @@ fn temporal_loss(uses: u64) -> u64 {
         .map_or(0, |&loss| u64::from(loss))
 }
 
-/// The cache-use cost of one ended residency, per DESIGN.md: temporal loss
-/// `1000 / uses`, spatial loss (bytes wasted), bytes loaded and bytes used.
+/// The cache-use cost of one ended residency, as the README defines it:
+/// temporal loss `1000 / uses`, spatial loss (bytes wasted), bytes loaded
+/// and bytes used.
 fn use_cost<M: ByteMask>(level: Level, used: &LineUse<M>, line_size: u32) -> ResidencyCost {
     debug_assert!(used.count > 0, "a residency without accesses");
     let bytes = u64::from(used.bytes());

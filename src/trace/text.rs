@@ -242,11 +242,6 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             tokens.usage = "fn START END NAME [FILE [LINE]]";
             let start = tokens.hex("START")?;
             let end = tokens.hex("END")?;
-            if end <= start {
-                return Err(tokens.error(format!(
-                    "empty range {start:x}..{end:x} in `fn START END NAME`: END must be above START"
-                )));
-            }
             let name = tokens.text("NAME")?;
             let file = tokens.optional_text("FILE")?;
             let line = match file {
@@ -272,11 +267,6 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
             tokens.usage = "plt START END";
             let start = tokens.hex("START")?;
             let end = tokens.hex("END")?;
-            if end <= start {
-                return Err(tokens.error(format!(
-                    "empty range {start:x}..{end:x} in `plt START END`: END must be above START"
-                )));
-            }
             Event::Plt { start, end }
         }
         b"object" => {
@@ -361,12 +351,9 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
     }
     mapping.range = match (start, end) {
         (None, None) => None,
-        (Some(start), Some(end)) if start < end => Some((start, end)),
+        (Some(start), Some(end)) => Some((start, end)),
         _ => {
-            return Err(tokens.error(format!(
-                "`{}` needs both start and end, with start below end",
-                tokens.usage
-            )));
+            return Err(tokens.error(format!("`{}` needs both start and end", tokens.usage)));
         }
     };
     Ok(Event::Module(Box::new(mapping)))
@@ -789,7 +776,10 @@ mod tests {
             "line 2: unexpected `now` at the end of `ret`"
         );
         assert!(error(&format!("{head}mark start x\n")).contains("expected `begin` or `end`"));
-        assert!(error(&format!("{head}fn 20 10 f\n")).contains("END must be above START"));
+        assert!(
+            error(&format!("{head}fn 20 10 f\n"))
+                .contains("empty function range 20..10: its end must be above its start")
+        );
         assert!(error(&format!("{head}fn 10 20 f f.c twelve\n")).contains("bad LINE `twelve`"));
     }
 

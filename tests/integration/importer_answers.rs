@@ -1,5 +1,5 @@
 //! Hand-written Lackey and Dinero traces in `tests/importers/`, with every
-//! number worked out below. Use metrics follow DESIGN.md: at the end of a
+//! number worked out below. Use metrics follow the README: at the end of a
 //! line's residency `AcCost = 1000 / uses` and `SpLoss = 64 - bytes used`,
 //! charged to the instruction that loaded it; `Loaded` is 64 per residency.
 
