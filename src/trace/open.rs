@@ -2,10 +2,10 @@
 //! forced.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufReader, Read};
 use std::str::FromStr;
 
-use super::binary::{BinaryReader, is_binary};
+use super::binary::{BinaryReader, MAGIC, is_binary};
 use super::call_inference::CallInference;
 use super::code_objects::CodeObjects;
 use super::din::{self, DinForm, DinReader};
@@ -78,36 +78,103 @@ impl FromStr for Format {
 /// text header, or the shape of the first trace lines. Comments, blank lines
 /// and Valgrind's `==PID==` messages are passed over.
 pub fn detect(start: &[u8]) -> Format {
+    decide(start, true).unwrap_or(Format::Text)
+}
+
+/// The format `start` shows. Unless it is `whole` (all there is, or all
+/// that is looked at), only its complete lines count, and `None` says that
+/// they decide nothing yet: a pipe may give the first line in pieces.
+fn decide(start: &[u8], whole: bool) -> Option<Format> {
     if is_binary(start) {
-        return Format::Binary;
+        // A start that could still grow into the magic waits for more.
+        return (whole || start.len() >= MAGIC.len()).then_some(Format::Binary);
     }
+    let complete = match whole {
+        true => start,
+        false => {
+            &start[..start
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |at| at + 1)]
+        }
+    };
     let mut valgrind = false;
-    for line in start.split(|&b| b == b'\n').take(1000) {
+    let mut seen = 0;
+    for line in complete.split_inclusive(|&b| b == b'\n').take(DETECT_LINES) {
+        seen += 1;
         let line = line.trim_ascii_end();
         let content = line.trim_ascii_start();
         if content.is_empty() || content.starts_with(b"#") {
             continue;
         }
         if content.starts_with(b"linegrind-trace") {
-            return Format::Text;
+            return Some(Format::Text);
         }
         if lackey::shape(line).is_some() {
-            return Format::Lackey;
+            return Some(Format::Lackey);
         }
         if content.starts_with(b"==") || content.starts_with(b"--") {
             valgrind = true;
             continue;
         }
-        return match din::form_of(content) {
+        return Some(match din::form_of(content) {
             Some(DinForm::Traditional) => Format::Din,
             Some(DinForm::Extended) => Format::ExtendedDin,
             None => Format::Text,
-        };
+        });
     }
-    if valgrind {
+    if !whole && seen < DETECT_LINES {
+        return None;
+    }
+    Some(if valgrind {
         Format::Lackey
     } else {
         Format::Text
+    })
+}
+
+/// Lines looked at to tell a format: Valgrind's messages before a Lackey
+/// trace's first line are a few dozen.
+const DETECT_LINES: usize = 1000;
+
+/// Bytes read at most to tell a format.
+const DETECT_BYTES: usize = 1 << 20;
+
+/// Reads the start of `file` into `head` until it shows the format.
+fn read_format(file: &mut File, head: &mut Vec<u8>) -> io::Result<Format> {
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let read = match file.read(&mut chunk) {
+            Ok(read) => read,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        head.extend_from_slice(&chunk[..read]);
+        let whole = read == 0 || head.len() >= DETECT_BYTES;
+        if let Some(format) = decide(without_bom(head), whole) {
+            return Ok(format);
+        }
+    }
+}
+
+/// A file whose first bytes were read to tell its format, read from its
+/// start again: a pipe cannot be rewound.
+pub struct Peeked {
+    head: Vec<u8>,
+    at: usize,
+    file: File,
+}
+
+impl Read for Peeked {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = &self.head[self.at..];
+        if left.is_empty() {
+            return self.file.read(buf);
+        }
+        let len = left.len().min(buf.len());
+        buf[..len].copy_from_slice(&left[..len]);
+        self.at += len;
+        Ok(len)
     }
 }
 
@@ -124,10 +191,10 @@ pub struct ReadOptions {
 
 /// A trace being read, in its format.
 pub enum AnyReader {
-    Text(TextReader<BufReader<File>>),
+    Text(TextReader<BufReader<Peeked>>),
     Binary(Box<BinaryReader<BufReader<File>>>),
-    Lackey(CallInference<LackeyReader<BufReader<File>>>),
-    Din(CallInference<DinReader<BufReader<File>>>, DinForm),
+    Lackey(CallInference<LackeyReader<BufReader<Peeked>>>),
+    Din(CallInference<DinReader<BufReader<Peeked>>>, DinForm),
 }
 
 impl AnyReader {
@@ -144,23 +211,28 @@ impl AnyReader {
     }
 
     /// Reads `file` as `options` say.
-    pub fn open(file: File, options: ReadOptions) -> Result<AnyReader, TraceError> {
+    pub fn open(mut file: File, options: ReadOptions) -> Result<AnyReader, TraceError> {
         let io = |err| TraceError::io(Location::Offset(0), err);
-        let mut input = BufReader::with_capacity(1 << 20, file);
-        let start = input.fill_buf().map_err(io)?;
-        // An editor's byte-order mark is passed over (the text reader
-        // passes over its own).
-        let bom = start.len() - without_bom(start).len();
-        let format = options.format.unwrap_or_else(|| detect(&start[bom..]));
-        if format.is_imported() {
-            input.consume(bom);
-        }
+        let mut head = Vec::new();
+        let format = match options.format {
+            Some(format) => format,
+            None => read_format(&mut file, &mut head).map_err(io)?,
+        };
         if format == Format::Binary {
-            let reader = BinaryReader::new(input, options.allow_truncated)?;
+            // The binary reader reads from the start again, and from the
+            // end: it needs a file, and tells a pipe so.
+            let reader = BinaryReader::new(BufReader::new(file), options.allow_truncated)?;
             return Ok(AnyReader::Binary(Box::new(reader)));
         }
-        // The start is still in the buffer, unread: the other formats stream
-        // from there, so they can come from a pipe.
+        // An editor's byte-order mark is passed over (the text reader
+        // passes over its own).
+        let at = match format.is_imported() {
+            true => head.len() - without_bom(&head).len(),
+            false => 0,
+        };
+        // The other formats stream from the start read, so they can come
+        // from a pipe.
+        let input = BufReader::with_capacity(1 << 20, Peeked { head, at, file });
         Ok(match format {
             Format::Text | Format::Binary => AnyReader::Text(TextReader::new(input)),
             Format::Lackey => {
@@ -352,6 +424,29 @@ mod tests {
         assert_eq!(detect(b"LGTRAC"), Format::Binary);
         assert_eq!("xdin".parse::<Format>(), Ok(Format::ExtendedDin));
         assert!("csv".parse::<Format>().is_err());
+    }
+
+    /// Until the start read so far is all there is, only whole lines
+    /// decide: a pipe may give the first line in pieces.
+    #[test]
+    fn a_start_in_pieces_waits_for_a_whole_line() {
+        for start in [
+            &b""[..],
+            b"LGTR",
+            b"2",
+            b"2 400",
+            b"I",
+            b"==12== Lackey\nI  04",
+        ] {
+            assert_eq!(decide(start, false), None, "{start:?}");
+        }
+        assert_eq!(decide(b"2 400\n", false), Some(Format::Din));
+        assert_eq!(decide(b"==12== Lackey\nI  04", true), Some(Format::Lackey));
+        assert_eq!(decide(b"LGTRACE\0", false), Some(Format::Binary));
+        // Enough lines that decide nothing are text, whatever follows.
+        let blank = vec![b'\n'; DETECT_LINES];
+        assert_eq!(decide(&blank, false), Some(Format::Text));
+        assert_eq!(decide(&blank[1..], false), None);
     }
 
     #[test]

@@ -610,6 +610,36 @@ fn a_text_trace_can_come_from_a_pipe_and_a_binary_one_says_it_cannot() {
     );
 }
 
+/// A pipe may give a trace's first line in pieces: the format is told
+/// from whole lines.
+#[test]
+fn a_trace_whose_first_line_comes_in_pieces_is_told_by_the_whole_line() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir.path())
+        .args(["info", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"2").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stdin.write_all(b" 400000\n0 10000\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("format:         Dinero din"),
+        "{}",
+        stdout(&output)
+    );
+}
+
 #[test]
 fn sim_says_which_format_it_read_an_imported_trace_as() {
     let dir = tempfile::tempdir().unwrap();
