@@ -16,7 +16,7 @@ pub struct Walked {
     /// The program every run of the walk saw.
     pub program: Program,
     /// One per configuration of the walk.
-    pub runs: Vec<RunCosts>,
+    pub runs: Vec<ConfigCosts>,
 }
 
 impl Walked {
@@ -30,8 +30,9 @@ impl Walked {
     }
 }
 
-/// What a profile holds but its program and totals (see [`Profile`]).
-pub struct RunCosts {
+/// One configuration's costs from a walk: what a profile holds but its
+/// program and totals (see [`Profile`]).
+pub struct ConfigCosts {
     pub config: SimConfig,
     pub events: EventSet,
     pub self_cost: Vec<Cost>,
@@ -64,7 +65,7 @@ pub struct Profile {
 
 impl Profile {
     /// Collects a finished simulation of `run` and sums its totals.
-    pub fn new(program: Rc<Program>, run: RunCosts) -> Profile {
+    pub fn new(program: Rc<Program>, run: ConfigCosts) -> Profile {
         let mut totals = Cost::ZERO;
         for cost in &run.self_cost {
             totals += cost;

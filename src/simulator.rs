@@ -10,7 +10,7 @@ use crate::callstack::Threads;
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{EventKind, EventSet};
-use crate::profile::{Profile, RunCosts, Walked};
+use crate::profile::{ConfigCosts, Profile, Walked};
 use crate::program::{InstrId, Program, SymbolError};
 use crate::stack_samples::{MarkAt, StackSamples};
 use crate::trace::block::{JumpKind, RunMismatch, Step, WalkError};
@@ -625,7 +625,7 @@ impl<B: Backdate> Simulator<B> {
         }
         Walked {
             program: self.program,
-            runs: vec![RunCosts {
+            runs: vec![ConfigCosts {
                 events: EventSet::new(self.config.cache_use()),
                 config: self.config,
                 self_cost: self.charges.self_cost,

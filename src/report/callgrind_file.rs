@@ -1,8 +1,8 @@
 //! Reading callgrind-format profiles, ours or Callgrind's: per-function self
 //! costs, call arcs with counts and inclusive costs, and per-line costs.
 //!
-//! Costs are read as [`Cost`] values: `u64` for a run's counts, `i64` where
-//! a file may be a difference of two runs (`diff --out`), whose costs are
+//! Costs are read as [`CostValue`]s: `u64` for a run's counts, `i64` where a
+//! file may be a difference of two runs (`diff --out`), whose costs are
 //! negative where the second run did better. Every sum the reader forms is
 //! checked, so a file whose costs add up beyond 64 bits is an error, not a
 //! wrapped number.
@@ -17,7 +17,7 @@ mod whole;
 
 /// A cost as a profile holds it: `u64` for the counts of a run, `i64` for
 /// files that may hold differences.
-pub trait Cost:
+pub trait CostValue:
     Copy + Default + PartialEq + Eq + fmt::Debug + fmt::Display + FromStr + TryFrom<u64>
 {
     /// `self + other`, or `None` past the type's range.
@@ -27,7 +27,7 @@ pub trait Cost:
     fn wrapping_add(self, other: Self) -> Self;
 }
 
-impl Cost for u64 {
+impl CostValue for u64 {
     fn checked_add(self, other: u64) -> Option<u64> {
         u64::checked_add(self, other)
     }
@@ -37,7 +37,7 @@ impl Cost for u64 {
     }
 }
 
-impl Cost for i64 {
+impl CostValue for i64 {
     fn checked_add(self, other: i64) -> Option<i64> {
         i64::checked_add(self, other)
     }
@@ -76,7 +76,7 @@ pub struct CallEntry<C = u64> {
     pub inclusive: Vec<C>,
 }
 
-/// A parsed profile, its costs of type `C` (see [`Cost`]).
+/// A parsed profile, its costs of type `C` (see [`CostValue`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileFile<C = u64> {
     pub cmd: Option<String>,
@@ -109,7 +109,7 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-impl<C: Cost> ProfileFile<C> {
+impl<C: CostValue> ProfileFile<C> {
     /// Parses a whole profile.
     pub fn parse(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
         parser::parse(input)

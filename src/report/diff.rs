@@ -282,7 +282,7 @@ pub fn delta(a: i128, b: i128) -> i128 {
 type Key = (String, String);
 
 /// Whose cost a difference is.
-enum Cost<'a> {
+enum Holder<'a> {
     Total,
     Function(&'a str),
     Call(&'a str, &'a str),
@@ -398,23 +398,23 @@ impl DiffFile {
     fn check_range(&self) -> Result<(), BeyondRange> {
         let beyond = |costs: &[i128]| costs.iter().position(|&v| i64::try_from(v).is_err());
         let name = |at: usize| &self.functions[at].0.1;
-        let named = std::iter::once((Cost::Total, &self.totals))
+        let named = std::iter::once((Holder::Total, &self.totals))
             .chain(
                 self.functions
                     .iter()
-                    .map(|(key, _, costs)| (Cost::Function(&key.1), costs)),
+                    .map(|(key, _, costs)| (Holder::Function(&key.1), costs)),
             )
             .chain(
                 self.calls
                     .iter()
-                    .map(|call| (Cost::Call(name(call.0), name(call.1)), &call.3)),
+                    .map(|call| (Holder::Call(name(call.0), name(call.1)), &call.3)),
             );
         for (cost, costs) in named {
             if let Some(at) = beyond(costs) {
                 let what = match cost {
-                    Cost::Total => format!("the total {}", self.events[at]),
-                    Cost::Function(function) => format!("{} of {function}", self.events[at]),
-                    Cost::Call(caller, callee) => {
+                    Holder::Total => format!("the total {}", self.events[at]),
+                    Holder::Function(function) => format!("{} of {function}", self.events[at]),
+                    Holder::Call(caller, callee) => {
                         format!("{} of the call {caller} -> {callee}", self.events[at])
                     }
                 };

@@ -13,7 +13,7 @@ mod text_report;
 mod tree_view;
 
 pub use callgrind_file::{
-    CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
+    CallEntry, CostValue, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
 };
 pub use run_costs::{FunctionCosts, LoadError, RunCosts};
 pub use signed_number::{change, grouped_signed, relative_change};

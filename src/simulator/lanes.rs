@@ -6,7 +6,7 @@ use crate::cache::{MAX_LANES, NoMemory};
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
 use crate::lanes::Lanes;
-use crate::profile::{RunCosts, Walked};
+use crate::profile::{ConfigCosts, Walked};
 use crate::program::InstrId;
 
 use super::Simulator;
@@ -64,7 +64,7 @@ impl<B: Backdate> Simulator<Lanes<B>> {
                 for (arc, cost) in arcs.iter_mut().zip(&lane.arc_use) {
                     arc.inclusive += cost;
                 }
-                RunCosts {
+                ConfigCosts {
                     config,
                     events,
                     self_cost,

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
-use super::{CallEntry, Cost, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile};
+use super::{
+    CallEntry, CostValue, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
+};
 use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
 use crate::printable::printable;
@@ -15,7 +17,7 @@ use crate::trace::lines::{LineRead, read_line, too_long};
 use crate::trace::shown;
 
 /// Parses a whole profile.
-pub(super) fn parse<C: Cost>(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
+pub(super) fn parse<C: CostValue>(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
     Parser::default().run(input)
 }
 
@@ -83,7 +85,7 @@ fn not_a_profile(start: &[u8]) -> Option<&'static str> {
 
 /// Adds `costs` to `into`, which grows to their length; `None`, with
 /// `into` partly added to, when a sum leaves `C`'s range.
-fn checked_add<C: Cost>(into: &mut Vec<C>, costs: &[C]) -> Option<()> {
+fn checked_add<C: CostValue>(into: &mut Vec<C>, costs: &[C]) -> Option<()> {
     if into.len() < costs.len() {
         into.resize(costs.len(), C::default());
     }
@@ -121,7 +123,7 @@ struct Parser<C> {
     inclusive: Vec<Vec<C>>,
 }
 
-impl<C: Cost> Parser<C> {
+impl<C: CostValue> Parser<C> {
     fn run(mut self, mut input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
         if let Ok(start) = input.fill_buf()
             && let Some(what) = not_a_profile(start)
@@ -486,7 +488,7 @@ fn relative(token: &str, last: u64) -> Option<u64> {
 
 /// A cost: decimal, with a sign where `C` has one, or hexadecimal; the
 /// error says whether the token is no number or one out of `C`'s range.
-fn parse_cost<C: Cost>(token: &str) -> Result<C, String> {
+fn parse_cost<C: CostValue>(token: &str) -> Result<C, String> {
     let hex = token
         .strip_prefix("0x")
         .or_else(|| token.strip_prefix("0X"));

@@ -2,12 +2,12 @@
 //! line, or without one against the `summary:` line, which a file cut
 //! short or edited no longer adds up to.
 
-use super::{Cost, ParseError, ProfileFile};
+use super::{CostValue, ParseError, ProfileFile};
 
 /// The self costs read, `self_total`, against `stated`, the costs a line
 /// states (both leave out trailing zeros): at the first event where they
 /// differ, the error `why(sum, event, stated)` at line `line`.
-fn check_sum<C: Cost>(
+fn check_sum<C: CostValue>(
     file: &ProfileFile<C>,
     self_total: &[C],
     stated: &[C],
@@ -34,7 +34,7 @@ fn check_sum<C: Cost>(
 /// must then add up to the summary. (Not checked where there is a
 /// `totals:` line: Callgrind's summary can differ from its totals by a few
 /// events.) `lines` is the number of lines read.
-pub(super) fn check_complete<C: Cost>(
+pub(super) fn check_complete<C: CostValue>(
     file: &ProfileFile<C>,
     self_total: &[C],
     summary: &[C],
@@ -51,7 +51,7 @@ pub(super) fn check_complete<C: Cost>(
 /// The `totals:` line, on line `line`, states the sum of the file's self
 /// costs (Callgrind and linegrind write it so); one that does not was cut
 /// short (an event left out, a number cut), or the costs were edited.
-pub(super) fn check_totals<C: Cost>(
+pub(super) fn check_totals<C: CostValue>(
     file: &ProfileFile<C>,
     self_total: &[C],
     totals: &[C],
