@@ -11,7 +11,7 @@ use super::code_objects::CodeObjects;
 use super::din::{self, DinForm, DinReader};
 use super::lackey::{self, LackeyReader};
 use super::{Event, Feed, Location, TextReader, TraceError, TraceItem, TraceRead};
-use crate::byte_order_mark::without_bom;
+use crate::byte_order_mark::{BOM, without_bom};
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,8 +140,14 @@ const DETECT_LINES: usize = 1000;
 /// Bytes read at most to tell a format.
 const DETECT_BYTES: usize = 1 << 20;
 
-/// Reads the start of `file` into `head` until it shows the format.
-fn read_format(file: &mut File, head: &mut Vec<u8>) -> io::Result<Format> {
+/// Reads the start of `file` into `head` until `enough` makes something of
+/// it; `enough` is told whether the start is whole (the file ended, or
+/// `DETECT_BYTES` were read), and must then answer.
+fn read_start<T>(
+    file: &mut File,
+    head: &mut Vec<u8>,
+    enough: impl Fn(&[u8], bool) -> Option<T>,
+) -> io::Result<T> {
     let mut chunk = vec![0u8; 64 << 10];
     loop {
         let read = match file.read(&mut chunk) {
@@ -151,9 +157,10 @@ fn read_format(file: &mut File, head: &mut Vec<u8>) -> io::Result<Format> {
         };
         head.extend_from_slice(&chunk[..read]);
         let whole = read == 0 || head.len() >= DETECT_BYTES;
-        if let Some(format) = decide(without_bom(head), whole) {
-            return Ok(format);
+        if let Some(found) = enough(head, whole) {
+            return Ok(found);
         }
+        debug_assert!(!whole, "a whole start must be answered");
     }
 }
 
@@ -215,9 +222,16 @@ impl AnyReader {
         let io = |err| TraceError::io(Location::Offset(0), err);
         let mut head = Vec::new();
         let format = match options.format {
-            Some(format) => format,
-            None => read_format(&mut file, &mut head).map_err(io)?,
-        };
+            Some(Format::Binary) => Ok(Format::Binary),
+            // Only as far as a byte-order mark goes.
+            Some(format) => read_start(&mut file, &mut head, |start, whole| {
+                (whole || start.len() >= BOM.len_utf8()).then_some(format)
+            }),
+            None => read_start(&mut file, &mut head, |start, whole| {
+                decide(without_bom(start), whole)
+            }),
+        }
+        .map_err(io)?;
         if format == Format::Binary {
             // The binary reader reads from the start again, and from the
             // end: it needs a file, and tells a pipe so.
@@ -452,13 +466,18 @@ mod tests {
     #[test]
     fn a_byte_order_mark_before_an_imported_trace_is_passed_over() {
         let dir = tempfile::tempdir().unwrap();
-        let read = |content: &[u8]| {
+        let read_as = |content: &[u8], format: Option<Format>| {
             let path = dir.path().join("trace");
             std::fs::write(&path, content).unwrap();
-            let mut reader = AnyReader::new(File::open(&path).unwrap(), false).unwrap();
+            let options = ReadOptions {
+                format,
+                ..ReadOptions::default()
+            };
+            let mut reader = AnyReader::open(File::open(&path).unwrap(), options).unwrap();
             let events: Vec<Event> = std::iter::from_fn(|| reader.next_event().unwrap()).collect();
             (reader.format(), events, reader.skipped())
         };
+        let read = |content: &[u8]| read_as(content, None);
         for (content, format) in [
             (
                 &b"==12== Lackey\nI  0400,3\n L 7ff0,8\n"[..],
@@ -472,6 +491,9 @@ mod tests {
             assert_eq!(marked.0, format);
             assert_eq!(marked.1.len(), 2, "{format:?}: {:?}", marked.1);
             assert_eq!(marked, read(content), "{format:?}");
+            // With the format given, as well.
+            let forced = read_as(&[&b"\xef\xbb\xbf"[..], content].concat(), Some(format));
+            assert_eq!(forced, marked, "{format:?} given");
         }
     }
 }
