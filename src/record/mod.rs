@@ -153,13 +153,24 @@ pub fn record(
     ];
     let writer_cannot_write = cannot_write.clone();
     let convert = thread::spawn(move || {
-        let mut writer = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
-            .map_err(io_error(&writer_cannot_write))?;
-        let recorded = raw::convert(reader, &mut writer, progress).map_err(|err| match err {
-            RawError::Write(err) => RecordError::Io(writer_cannot_write, err),
-            err => RecordError::Raw(err),
-        })?;
-        Ok::<_, RecordError>((writer, recorded))
+        let mut reader = reader;
+        let converted = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
+            .map_err(io_error(&writer_cannot_write))
+            .and_then(|mut writer| {
+                let recorded =
+                    raw::convert(&mut reader, &mut writer, progress).map_err(|err| match err {
+                        RawError::Write(err) => RecordError::Io(writer_cannot_write, err),
+                        err => RecordError::Raw(err),
+                    })?;
+                Ok((writer, recorded))
+            });
+        if converted.is_err() {
+            // The program runs on to its end, unrecorded: what the tool
+            // still writes is read and dropped, so that no write of its
+            // finds the FIFO closed and SIGPIPE ends the program.
+            let _ = io::copy(&mut reader, &mut io::sink());
+        }
+        converted
     });
 
     let mut valgrind = Command::new("valgrind");

@@ -342,6 +342,58 @@ fn a_thread_given_an_ended_threads_id_starts_afresh() {
     assert!(info.contains(&started), "{info}");
 }
 
+/// An instruction Valgrind cannot decode raises SIGILL under it; the
+/// recording goes on, the instruction counted as one byte long, as
+/// Callgrind counts it.
+#[test]
+fn an_instruction_valgrind_cannot_decode_is_recorded_as_callgrind_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(stdout) = record_as_it_is("undecodable.c", dir.path()) else {
+        return;
+    };
+    assert_eq!(String::from_utf8_lossy(&stdout), "avx512: 0\n");
+    let trace = dir.path().join("undecodable.lgt");
+    let probe = events(&trace).into_iter().find_map(|event| match event {
+        Event::Instr { addr, len } if len == 1 => Some(addr),
+        _ => None,
+    });
+    assert!(
+        probe.is_some(),
+        "the undecodable instruction, one byte long"
+    );
+    sim_succeeds(dir.path(), "undecodable.lgt");
+}
+
+/// A trace that cannot be written (`/dev/full`): `record` fails, saying
+/// why, but the program runs to its end, as the recorder's stream is read
+/// on and dropped rather than closed under it (a SIGPIPE would end it).
+#[test]
+fn a_trace_that_cannot_be_written_leaves_the_program_running_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("scattered.c", dir.path()) else {
+        return;
+    };
+    let output = linegrind(
+        dir.path(),
+        &[
+            "record",
+            "-q",
+            "-o",
+            "/dev/full",
+            "--",
+            program.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot write /dev/full: No space left on device"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("finished "), "{stdout}{stderr}");
+}
+
 /// A program that replaces itself by `execve` (Valgrind then runs the new
 /// one natively, unseen): what ran before is recorded and simulates, and
 /// `record` warns. A failed `execve` returns, and recording goes on.

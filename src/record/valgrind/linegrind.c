@@ -488,7 +488,10 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
          Addr addr = (Addr)st->Ist.IMark.addr;
          Instr* in = &instrs[n_instrs++];
          in->offset = (UShort)(addr - start);
-         in->len = (UChar)st->Ist.IMark.len;
+         /* An instruction VEX cannot decode (it raises SIGILL) has no
+            length: Callgrind and Cachegrind count it as the shortest. */
+         in->len = st->Ist.IMark.len == 0 ? VG_MIN_INSTR_SZB
+                                          : (UChar)st->Ist.IMark.len;
          in->first_item = n_items;
          in->n_items = 0;
          addStmtToIRSB(sb, st);
@@ -547,18 +550,18 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
       case Ist_Dirty: {
          IRDirty* d = st->Ist.Dirty.details;
          if (d->mFx != Ifx_None) {
-            Bool always = d->guard == NULL
-               || (d->guard->tag == Iex_Const && d->guard->Iex.Const.con->Ico.U1);
-            IRExpr* guard = always ? NULL : d->guard;
             /* Helpers that save or load the FPU or vector state (pieces
                of up to 512 bytes and more) are clamped to 64 bytes, as
                Callgrind clamps them with 64-byte lines (to the smallest of
-               its line sizes), so that both simulate the same accesses. */
+               its line sizes), so that both simulate the same accesses.
+               Their guard (XSAVE's and XRSTOR's pieces are each guarded
+               by the mask of state components) is not looked at: Callgrind
+               and Cachegrind count every piece, saved or not. */
             Int size = d->mSize > HELPER_ACCESS_LIMIT ? HELPER_ACCESS_LIMIT : d->mSize;
             if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
-               add_access(sb, ITEM_READ, size, d->mAddr, guard);
+               add_access(sb, ITEM_READ, size, d->mAddr, NULL);
             if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
-               add_access(sb, ITEM_WRITE, size, d->mAddr, guard);
+               add_access(sb, ITEM_WRITE, size, d->mAddr, NULL);
          }
          addStmtToIRSB(sb, st);
          break;
