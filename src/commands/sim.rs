@@ -12,8 +12,8 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, grouped, is_stdout, names_folder, percent, write_callgrind,
-    write_firefox_profile, write_summary, write_uncommitted, written_in_place,
+    Positions, Progress, Source, grouped, holding_interrupts, is_stdout, names_folder, percent,
+    write_callgrind, write_firefox_profile, write_summary, write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
 use crate::printable::printable;
@@ -167,12 +167,15 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     // An output sent where standard output goes has it to itself; asked
     // before the outputs replace their files (`-o out > out`).
     let to_stderr = outputs.iter().any(|(_, path)| is_stdout(path));
-    let mut written = Vec::new();
-    for (file, path) in outputs {
-        file.commit()
-            .other(format!("cannot write {}", path.display()))?;
-        written.push(path);
-    }
+    let written = holding_interrupts(|| {
+        let mut written = Vec::new();
+        for (file, path) in outputs {
+            file.commit()
+                .other(format!("cannot write {}", path.display()))?;
+            written.push(path);
+        }
+        Ok(written)
+    })?;
     if job.quiet {
         return Ok(());
     }

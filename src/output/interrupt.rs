@@ -40,6 +40,14 @@ static PROGRAM_PID: AtomicI32 = AtomicI32::new(0);
 /// pass on once it has an id (0 for none).
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
+/// Whether outputs are being renamed into place: an interrupt then waits
+/// until all of them are.
+static COMMITTING: AtomicBool = AtomicBool::new(false);
+
+/// An interrupt that came while outputs were being renamed into place, to
+/// die of once they are (0 for none).
+static HELD: AtomicI32 = AtomicI32::new(0);
+
 /// A temporary file removed on an interrupt until this is dropped.
 pub struct Registered {
     slot: Option<usize>,
@@ -119,6 +127,23 @@ fn wait_for_end(pid: i32) {
     }
 }
 
+/// Runs `commit`, which renames a run's outputs into place, with any
+/// interrupt held back until it returns, so that either all of the outputs
+/// replace their files or, interrupted before, none does.
+pub fn holding_interrupts<T>(commit: impl FnOnce() -> T) -> T {
+    install();
+    COMMITTING.store(true, Ordering::SeqCst);
+    let committed = commit();
+    COMMITTING.store(false, Ordering::SeqCst);
+    // A signal that comes after this finds no commit going on, and dies of
+    // itself.
+    let held = HELD.swap(0, Ordering::SeqCst);
+    if held != 0 {
+        die_of(held);
+    }
+    committed
+}
+
 /// Installs the handler, once, for the signals that linegrind does not
 /// already ignore (a run started with `nohup`, or in the background of a
 /// script, keeps ignoring them), and a handler that does nothing for
@@ -160,6 +185,15 @@ fn handle(signal: c_int, handler: extern "C" fn(c_int)) {
 extern "C" fn on_file_size_limit(_: c_int) {}
 
 extern "C" fn on_signal(signal: c_int) {
+    if COMMITTING.load(Ordering::SeqCst) {
+        // Noted before the second look, so that a commit ending in between
+        // finds it (`holding_interrupts`); one that has ended is not
+        // waited for.
+        HELD.store(signal, Ordering::SeqCst);
+        if COMMITTING.load(Ordering::SeqCst) {
+            return;
+        }
+    }
     if PROGRAM_RUNS.load(Ordering::Acquire) {
         if signal == libc::SIGINT {
             return;
