@@ -13,6 +13,7 @@ use std::alloc::{Layout, alloc, dealloc};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::{Mutex, PoisonError};
 
 use super::host_memory::memory_left;
 
@@ -21,6 +22,10 @@ const HUGE_PAGE: usize = 2 << 20;
 /// Bytes of the host's available memory a table leaves, for the rest of
 /// the run and the rest of the host.
 const SPARE: u64 = 256 << 20;
+
+/// Held while a huge table is checked against the host's memory and
+/// written.
+static FILLING: Mutex<()> = Mutex::new(());
 
 /// The host's cache line. Every table starts on one, so that an element
 /// straddles two only if its size does not divide it.
@@ -118,7 +123,11 @@ impl<T: Copy> HugeTable<T> {
         };
         // Writing the table finds its pages: a huge one must fit in what
         // the host has available, with some to spare, or the kernel would
-        // kill the process part-way.
+        // kill the process part-way. Huge tables are checked and written
+        // one at a time (a sweep's walks build their caches at once), so
+        // that each is checked against what the ones before it left.
+        let _one_at_a_time = (layout.size() >= HUGE_PAGE)
+            .then(|| FILLING.lock().unwrap_or_else(PoisonError::into_inner));
         if layout.size() >= HUGE_PAGE
             && let Some(left) = left()
             && layout.size() as u64 + SPARE > left
@@ -272,5 +281,37 @@ mod tests {
         assert!(table.len() == len && table.iter().all(|&b| b == 7));
         assert!(HugeTable::filled_within(0u8, len, || None).is_ok());
         assert!(HugeTable::filled_within(0u8, HUGE_PAGE - 1, || Some(0)).is_ok());
+    }
+
+    /// Huge tables made at once on two threads (a sweep's walks) are
+    /// checked one after the other, each against what the host has left
+    /// once the other is written: here, the host's memory is told to fall
+    /// only as a table's writing ends, and holds one table, not two.
+    #[test]
+    fn huge_tables_made_at_once_are_checked_one_after_the_other() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::time::Duration;
+
+        let len = 2 * HUGE_PAGE;
+        let total = len as u64 + SPARE + len as u64 / 2;
+        let written = AtomicU64::new(0);
+        let left = || {
+            let before = written.load(Ordering::SeqCst);
+            // The other thread's check would come here, were they not one
+            // after the other.
+            std::thread::sleep(Duration::from_millis(50));
+            let left = total - before;
+            if left >= len as u64 + SPARE {
+                written.fetch_add(len as u64, Ordering::SeqCst);
+            }
+            Some(left)
+        };
+        let made: Vec<bool> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..2)
+                .map(|_| scope.spawn(|| HugeTable::filled_within(0u8, len, left).is_ok()))
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(made.iter().filter(|&&made| made).count(), 1, "{made:?}");
     }
 }
