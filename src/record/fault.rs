@@ -37,8 +37,11 @@ pub fn is_fault(signo: u32) -> bool {
 /// instruction at `ip` if the run's addresses reach it; otherwise at the
 /// one whose access came last, or, with no access made, at the one that
 /// would have made the first. A run with all its addresses was cut short
-/// when a fault stopped it at one of its instructions after the first or
-/// at the one that made its last access.
+/// when a fault stopped it at the instruction that made its last access,
+/// or at one after that (at any, in a block that makes none: an `idiv`
+/// by zero). A fault signal sent from outside, which comes between
+/// blocks, is taken for a fault of the next block's first instruction
+/// when that block is the same one and makes no access.
 pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
     if run.exit.is_some() {
         return None;
@@ -61,9 +64,13 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
     let addrs = run.addrs.len();
     let at_ip = def.instrs.iter().position(|instr| instr.addr == ip);
     if addrs >= count {
+        // At the instruction that made the last address, or at one after
+        // it that makes none (the first instruction, if no address was
+        // made: a block run again from its start has made the addresses
+        // of its run before).
         let faulted = |&k: &usize| {
             let last_access = made[k] < addrs && addrs <= made[k + 1];
-            last_access || (k > 0 && made[k] == addrs)
+            last_access || made[k] == addrs
         };
         return at_ip.filter(|k| fault && faulted(k));
     }
@@ -196,6 +203,26 @@ mod tests {
         // Not an access: the instruction at the address given stopped.
         assert_eq!(completed(&def, &run(false, &[1]), true, 0x108), Some(2));
         assert_eq!(completed(&def, &run(false, &[1]), true, 0x10c), Some(3));
+        // A block that makes no access (a division that faults, then
+        // arithmetic): its first instruction stopped.
+        let arithmetic = BlockDef {
+            instrs: block()
+                .instrs
+                .iter()
+                .map(|instr| BlockInstr {
+                    items: 0..0,
+                    ..instr.clone()
+                })
+                .collect(),
+            items: Vec::new(),
+            end: JumpKind::Boring,
+        };
+        let none = BlockRun {
+            guards: Vec::new(),
+            ..run(false, &[])
+        };
+        assert_eq!(completed(&arithmetic, &none, true, 0x100), Some(0));
+        assert_eq!(completed(&arithmetic, &none, true, 0x108), Some(2));
     }
 
     #[test]
