@@ -189,12 +189,22 @@ fn each_heap_block_is_seen_once_however_the_allocators_nest() {
             _ => unreachable!(),
         }
     }
-    // new[], new, calloc, malloc, realloc: once each, with the sizes asked.
-    assert_eq!(sizes, [4004, 8, 3000, 2002, 50005], "{heap:?}");
-    // realloc frees the old block; then b, a, c and the reallocated d.
+    // new[], new, calloc, malloc, realloc: once each, with the sizes asked;
+    // malloc and three of another size; placement new none.
+    assert_eq!(
+        sizes,
+        [4004, 8, 3000, 2002, 50005, 100, 5000, 5000, 5000],
+        "{heap:?}"
+    );
+    // realloc frees the old block; then b, a, c and the reallocated d; a
+    // reallocation to nothing; each block the other threads freed, though
+    // the same block every time.
     assert_eq!(
         freed,
-        [blocks[3], blocks[1], blocks[0], blocks[2], blocks[4]],
+        [
+            blocks[3], blocks[1], blocks[0], blocks[2], blocks[4], blocks[5], blocks[6], blocks[7],
+            blocks[8]
+        ],
         "{heap:?}"
     );
 }

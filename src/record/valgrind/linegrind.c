@@ -141,6 +141,10 @@ static ThreadId last_tid = VG_INVALID_THREADID;
 
 static UWord alloc_kind(const HChar* name)
 {
+   /* Placement new and delete, `operator new(unsigned long, void*)`,
+      allocate and free nothing. */
+   if (VG_(strstr)(name, ", void*)") != NULL)
+      return ALLOC_NONE;
    if (VG_(strcmp)(name, "malloc") == 0
        || VG_(strncmp)(name, "operator new(", 13) == 0
        || VG_(strncmp)(name, "operator new[](", 15) == 0)
@@ -156,17 +160,9 @@ static UWord alloc_kind(const HChar* name)
    return ALLOC_NONE;
 }
 
-/* The block each thread freed last, until it allocates again: a free of
-   the same block right after is the same free seen again one level down
-   (operator delete calling free). */
-static UWord last_free[MAX_THREADS];
-
-static void put_free(ThreadId tid, UWord block)
+static void put_free(UWord block)
 {
-   if (block == 0 || block == last_free[tid])
-      return;
-   last_free[tid] = block;
-   if (!recording)
+   if (block == 0 || !recording)
       return;
    room(RECORD_MAX);
    put_u8('F');
@@ -175,9 +171,10 @@ static void put_free(ThreadId tid, UWord block)
 
 /* At an allocation function's entry: a free is written at once; an
    allocation waits for its return, to learn the block's address. Calls
-   made inside an allocation that is still running (operator new calling
-   malloc, or new[] jumping to new with the same stack pointer) are its
-   implementation and are not written again. */
+   made inside an allocation function that is still running (operator new
+   calling malloc, new[] jumping to new with the same stack pointer,
+   delete calling free) are its implementation and are not written
+   again. */
 static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
 {
    ThreadId tid = VG_(get_running_tid)();
@@ -185,10 +182,8 @@ static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
       return;
    if (n_pending[tid] > 0 && sp <= pending[tid][n_pending[tid] - 1].sp)
       return;
-   if (kind == ALLOC_FREE) {
-      put_free(tid, arg0);
-      return;
-   }
+   if (kind == ALLOC_FREE)
+      put_free(arg0);
    if (n_pending[tid] == MAX_PENDING) {
       /* Deeper than any real program nests allocations: forget the
          oldest. */
@@ -215,16 +210,15 @@ static inline void check_alloc_return(Addr addr, UWord sp)
       return;
    while (n_pending[tid] > 0 && sp > pending[tid][n_pending[tid] - 1].sp) {
       PendingAlloc* p = &pending[tid][--n_pending[tid]];
-      if (addr != p->ret_addr)
+      if (addr != p->ret_addr || p->kind == ALLOC_FREE)
          continue;
       UWord block = 0;
       VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
-      if (block == 0)
-         return;
-      if (p->kind == ALLOC_REALLOC)
-         put_free(tid, p->old);
-      last_free[tid] = 0;
-      if (!recording)
+      /* realloc to no size frees the block and returns none; one that
+         fails returns none and keeps it. */
+      if (p->kind == ALLOC_REALLOC && (block != 0 || p->size == 0))
+         put_free(p->old);
+      if (block == 0 || !recording)
          return;
       room(RECORD_MAX);
       put_u8('H');
@@ -597,6 +591,8 @@ static void lg_start_client_code(ThreadId tid, ULong blocks_done)
    record lets that thread start with a stack of its own. */
 static void lg_pre_thread_ll_exit(ThreadId tid)
 {
+   if (tid < MAX_THREADS)
+      n_pending[tid] = 0;
    room(RECORD_MAX);
    put_u8('Q');
    put_u32(tid);
