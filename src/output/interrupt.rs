@@ -40,6 +40,10 @@ static PROGRAM_PID: AtomicI32 = AtomicI32::new(0);
 /// pass on once it has an id (0 for none).
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
+/// Whether a progress display may be on the terminal's last line, which
+/// an interrupt then clears.
+static PROGRESS_SHOWN: AtomicBool = AtomicBool::new(false);
+
 /// Whether outputs are being renamed into place: an interrupt then waits
 /// until all of them are.
 static COMMITTING: AtomicBool = AtomicBool::new(false);
@@ -125,6 +129,13 @@ fn wait_for_end(pid: i32) {
             return;
         }
     }
+}
+
+/// Has an interrupt clear the terminal's line on standard error, where a
+/// progress display is drawn, before linegrind dies.
+pub fn clear_progress_on_interrupt() {
+    install();
+    PROGRESS_SHOWN.store(true, Ordering::Release);
 }
 
 /// Runs `commit`, which renames a run's outputs into place, with any
@@ -215,6 +226,17 @@ extern "C" fn on_signal(signal: c_int) {
 /// Removes the temporary files, then dies of `signal` (async-signal-safe).
 fn die_of(signal: c_int) {
     remove_temp_files();
+    if PROGRESS_SHOWN.load(Ordering::Acquire) {
+        const CLEAR_LINE: &[u8] = b"\r\x1b[2K";
+        // SAFETY: write is async-signal-safe, given a valid buffer.
+        unsafe {
+            libc::write(
+                libc::STDERR_FILENO,
+                CLEAR_LINE.as_ptr().cast(),
+                CLEAR_LINE.len(),
+            )
+        };
+    }
     // SAFETY: signal and raise are async-signal-safe; dying of the signal
     // with its default action tells the parent what happened.
     unsafe {

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
+use super::interrupt::clear_progress_on_interrupt;
+
 /// A progress display, or nothing. Clones show the same display.
 #[derive(Clone)]
 pub struct Progress {
@@ -54,6 +56,7 @@ impl Progress {
         bar.set_style(style);
         bar.set_message(what.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
+        clear_progress_on_interrupt();
         Progress { bar: Some(bar) }
     }
 
