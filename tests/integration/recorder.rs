@@ -364,7 +364,7 @@ fn an_instruction_valgrind_cannot_decode_is_recorded_as_callgrind_counts_it() {
     assert_eq!(String::from_utf8_lossy(&stdout), "avx512: 0\n");
     let trace = dir.path().join("undecodable.lgt");
     let probe = events(&trace).into_iter().find_map(|event| match event {
-        Event::Instr { addr, len } if len == 1 => Some(addr),
+        Event::Instr { addr, len: 1 } => Some(addr),
         _ => None,
     });
     assert!(
