@@ -1,9 +1,9 @@
 //! A billion events through the whole pipeline in constant memory: the
-//! benchmark program of `workload.rs` replayed over and over, its streamed
-//! arrays moved to fresh addresses each round, so the trace never repeats
-//! a data line while the distinct instructions stay the same. Prints the
-//! peak resident memory as the run goes; it must level off, not grow with
-//! the trace.
+//! benchmark program of `common/workload.rs` replayed over and over, its
+//! streamed arrays moved to fresh addresses each round, so the trace never
+//! repeats a data line while the distinct instructions stay the same.
+//! Prints the peak resident memory as the run goes; it must level off, not
+//! grow with the trace.
 //!
 //!   cargo bench --bench billion                # 1,000,000,000 events
 //!   cargo bench --bench billion -- 100000000   # fewer

@@ -59,9 +59,9 @@ fn cache(c: &mut Criterion) {
     let d1: CacheGeometry = "32768,8,64".parse().unwrap();
     let ll: CacheGeometry = "8388608,16,64".parse().unwrap();
     group.bench_function("lookup D1 32K 8-way", |b| {
-        b.iter_batched(
+        b.iter_batched_ref(
             || SetAssocCache::new(d1).unwrap(),
-            |mut cache| {
+            |cache| {
                 let mut hits = 0u64;
                 for &addr in black_box(&addrs) {
                     hits += u64::from(matches!(
@@ -75,9 +75,9 @@ fn cache(c: &mut Criterion) {
         )
     });
     group.bench_function("hierarchy with use", |b| {
-        b.iter_batched(
+        b.iter_batched_ref(
             || Hierarchy::<(), NarrowMask>::new(d1, d1, &[ll], true).unwrap(),
-            |mut caches| {
+            |caches| {
                 let mut sink = Counter(0);
                 let mut misses = 0u64;
                 for &addr in black_box(&addrs) {

@@ -40,8 +40,9 @@ pub fn is_fault(signo: u32) -> bool {
 /// when a fault stopped it at the instruction that made its last access,
 /// or at one after that (at any, in a block that makes none: an `idiv`
 /// by zero). A fault signal sent from outside, which comes between
-/// blocks, is taken for a fault of the next block's first instruction
-/// when that block is the same one and makes no access.
+/// blocks, or the end of a program killed from outside, is taken for a
+/// fault of the next block's first instruction when that block is the same
+/// one and makes no access (a loop on itself: one run is lost).
 pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
     if run.exit.is_some() {
         return None;

@@ -144,13 +144,13 @@ const DETECT_BYTES: usize = 1 << 20;
 /// it; `enough` is told whether the start is whole (the file ended, or
 /// `DETECT_BYTES` were read), and must then answer.
 fn read_start<T>(
-    file: &mut File,
+    input: &mut impl Read,
     head: &mut Vec<u8>,
     enough: impl Fn(&[u8], bool) -> Option<T>,
 ) -> io::Result<T> {
     let mut chunk = vec![0u8; 64 << 10];
     loop {
-        let read = match file.read(&mut chunk) {
+        let read = match input.read(&mut chunk) {
             Ok(read) => read,
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) => return Err(err),
@@ -461,6 +461,32 @@ mod tests {
         let blank = vec![b'\n'; DETECT_LINES];
         assert_eq!(decide(&blank, false), Some(Format::Text));
         assert_eq!(decide(&blank[1..], false), None);
+    }
+
+    /// A pipe that gives a byte at a time is read until a whole line tells
+    /// the format, and what was read is read again from the start.
+    #[test]
+    fn a_start_given_a_byte_at_a_time_is_read_to_a_whole_line() {
+        struct ByteAtATime<'a>(&'a [u8]);
+        impl Read for ByteAtATime<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let Some((&first, rest)) = self.0.split_first() else {
+                    return Ok(0);
+                };
+                buf[0] = first;
+                self.0 = rest;
+                Ok(1)
+            }
+        }
+        let trace = b"2 400\n0 7ff0\n";
+        let mut head = Vec::new();
+        let mut input = ByteAtATime(trace);
+        let format = read_start(&mut input, &mut head, decide).unwrap();
+        assert_eq!((format, &head[..]), (Format::Din, &trace[..6]));
+        // At the end of a start that says nothing, the whole decides.
+        let mut head = Vec::new();
+        let format = read_start(&mut ByteAtATime(b"# c"), &mut head, decide).unwrap();
+        assert_eq!((format, &head[..]), (Format::Text, &b"# c"[..]));
     }
 
     #[test]

@@ -363,13 +363,19 @@ fn an_instruction_valgrind_cannot_decode_is_recorded_as_callgrind_counts_it() {
     };
     assert_eq!(String::from_utf8_lossy(&stdout), "avx512: 0\n");
     let trace = dir.path().join("undecodable.lgt");
-    let probe = events(&trace).into_iter().find_map(|event| match event {
-        Event::Instr { addr, len: 1 } => Some(addr),
-        _ => None,
-    });
+    // The probe: the instruction that SIGILL (4) stopped at.
+    let events = events(&trace);
+    let signal = events
+        .iter()
+        .position(|event| matches!(event, Event::Signal { signo: 4 }))
+        .expect("a SIGILL");
+    let probe = events[..signal]
+        .iter()
+        .rev()
+        .find(|event| matches!(event, Event::Instr { .. }));
     assert!(
-        probe.is_some(),
-        "the undecodable instruction, one byte long"
+        matches!(probe, Some(Event::Instr { len: 1, .. })),
+        "the undecodable instruction, one byte long: {probe:?}"
     );
     sim_succeeds(dir.path(), "undecodable.lgt");
 }
