@@ -37,6 +37,7 @@ use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
 use crate::cost::ImmediateCost;
 use crate::program::{FnId, InlineCall, InstrId};
+use crate::trace::ThreadCount;
 
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -576,11 +577,8 @@ pub struct Threads<C> {
     /// run (the running thread's entry is empty).
     parked: Vec<Vec<Context<C>>>,
     by_tid: FxHashMap<u32, usize>,
-    /// Per entry of `parked`, whether its thread has ended: the id's next
-    /// thread starts when it runs.
-    ended: Vec<bool>,
-    /// Threads started: an id reused after its thread ended starts another.
-    started: usize,
+    /// The threads that ran.
+    count: ThreadCount,
     /// The running thread's index in `parked`.
     current: usize,
 }
@@ -598,16 +596,15 @@ impl<C> Threads<C> {
             running: vec![Context::new(backdate.root(0))],
             parked: vec![Vec::new()],
             by_tid,
-            ended: vec![false],
-            started: 1,
+            count: ThreadCount::default(),
             current: 0,
         }
     }
 
     /// Number of threads that ran, as `info` counts them: a thread id
     /// reused after its thread ended counts again.
-    pub fn count(&self) -> usize {
-        self.started
+    pub fn count(&self) -> u64 {
+        self.count.started()
     }
 
     /// The running context: the current thread's innermost signal handler,
@@ -622,15 +619,12 @@ impl<C> Threads<C> {
 
     /// Makes `tid` the running thread, creating it on first sight.
     pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
-        let (parked, ended) = (&mut self.parked, &mut self.ended);
+        self.count.run(tid);
+        let parked = &mut self.parked;
         let index = *self.by_tid.entry(tid).or_insert_with(|| {
             parked.push(vec![Context::new(backdate.root(now))]);
-            ended.push(true);
             parked.len() - 1
         });
-        if std::mem::take(&mut self.ended[index]) {
-            self.started += 1;
-        }
         if index != self.current {
             std::mem::swap(&mut self.running, &mut self.parked[self.current]);
             std::mem::swap(&mut self.running, &mut self.parked[index]);
@@ -661,7 +655,7 @@ impl<C> Threads<C> {
             context.end(arcs, backdate, now);
         }
         contexts.push(Context::new(backdate.root(now)));
-        self.ended[index] = true;
+        self.count.end(tid);
     }
 
     /// A signal handler starts in the running thread. Until its first

@@ -38,7 +38,7 @@ pub struct ConfigCosts {
     pub self_cost: Vec<Cost>,
     pub arcs: Vec<Arc>,
     pub tree: Option<TreeStats>,
-    pub threads: usize,
+    pub threads: u64,
     pub samples: Option<StackSamples>,
 }
 
@@ -56,7 +56,7 @@ pub struct Profile {
     /// Back-dating tree statistics, when back-dating was on.
     pub tree: Option<TreeStats>,
     /// Number of threads the trace ran.
-    pub threads: usize,
+    pub threads: u64,
     /// Sum of all self costs.
     pub totals: Cost,
     /// Bytes per loading stack over time, when they were collected.

@@ -593,7 +593,7 @@ impl<B: Backdate> Simulator<B> {
 
     /// Ends the walk: open calls return, and resident lines are charged as
     /// if evicted (L1 first, then LL). Returns the number of threads.
-    fn end_walk(&mut self) -> usize {
+    fn end_walk(&mut self) -> u64 {
         let now = self.instructions;
         let threads = self.threads.count();
         self.threads

@@ -3,8 +3,6 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
-
 use super::convert::CONVERTED_FROM;
 use super::failure::{Failure, InputContext};
 use super::trace_input::TraceInput;
@@ -12,7 +10,7 @@ use crate::output::{bytes_per_event, grouped};
 use crate::printable::printable;
 use crate::trace::batch::{Replayed, Run, RunArrays};
 use crate::trace::block::{BlockDef, JumpKind};
-use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, TraceRead};
+use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, ThreadCount, TraceRead};
 
 /// What `info` counts of a trace: its events as `next_event` would give
 /// them, a block run standing for its calls, stack pointer, instructions,
@@ -26,11 +24,7 @@ struct Counts {
     /// A data access came before any instruction (as an imported
     /// data-only trace may have), which the written formats cannot hold.
     data_first: bool,
-    /// Thread ids seen, those whose thread ended, and how many threads
-    /// started: an ended thread's id starts another when it runs again.
-    threads: FxHashSet<u32>,
-    ended: FxHashSet<u32>,
-    started: u64,
+    threads: ThreadCount,
     modules: Vec<ModuleMapping>,
     /// Per block number: its description, and how many instructions a run
     /// walks when it leaves by each side exit ([`BlockDef::exit_instrs`]).
@@ -46,9 +40,7 @@ impl Counts {
             others: 0,
             functions: 0,
             data_first: false,
-            threads: FxHashSet::from_iter([1]),
-            ended: FxHashSet::default(),
-            started: 1,
+            threads: ThreadCount::default(),
             modules: Vec::new(),
             blocks: Vec::new(),
         }
@@ -62,14 +54,8 @@ impl Counts {
                 self.data_first |= self.instrs == 0;
             }
             Event::Call { .. } | Event::Return => self.transfers += 1,
-            Event::Thread { tid } => {
-                if self.threads.insert(*tid) || self.ended.remove(tid) {
-                    self.started += 1;
-                }
-            }
-            Event::ThreadExit { tid } => {
-                self.ended.insert(*tid);
-            }
+            Event::Thread { tid } => self.threads.run(*tid),
+            Event::ThreadExit { tid } => self.threads.end(*tid),
             Event::Module(module) => self.modules.push((**module).clone()),
             Event::Function(_) => self.functions += 1,
             _ => self.others += 1,
@@ -141,7 +127,6 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         functions,
         data_first,
         threads,
-        started,
         modules,
         ..
     } = counts;
@@ -200,9 +185,9 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
             "functions:      {} (symbols in the trace)",
             grouped(functions)
         )?;
-        match threads.len() as u64 {
-            ids if ids == started => writeln!(out, "threads:        {ids}")?,
-            ids => writeln!(
+        match (threads.ids(), threads.started()) {
+            (ids, started) if ids == started => writeln!(out, "threads:        {ids}")?,
+            (ids, started) => writeln!(
                 out,
                 "threads:        {} (under {ids} ids)",
                 grouped(started)

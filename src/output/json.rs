@@ -229,7 +229,7 @@ impl Summary {
             trace: TraceInfo {
                 path: source.trace.to_string(),
                 command: source.command.map(str::to_string),
-                threads: profile.threads as u64,
+                threads: profile.threads,
                 functions: profile.program.functions().len() as u64,
                 call_arcs: profile.called_arcs().count() as u64,
             },

@@ -23,7 +23,7 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
         out,
         "{}, {}, {}, {}",
         counted(totals[EventKind::Ir], "instruction"),
-        counted(profile.threads as u64, "thread"),
+        counted(profile.threads, "thread"),
         counted(profile.program.functions().len() as u64, "function"),
         counted(profile.called_arcs().count() as u64, "call arc")
     )?;

@@ -18,6 +18,7 @@ mod lackey;
 pub(crate) mod lines;
 mod open;
 mod text;
+mod thread_count;
 mod valid;
 
 pub use batch::Feed;
@@ -30,6 +31,7 @@ pub use error::{Location, TraceError, TraceErrorKind};
 pub use lackey::LackeyReader;
 pub use open::{AnyReader, Format, ReadOptions, detect};
 pub use text::TextReader;
+pub use thread_count::ThreadCount;
 
 /// A data access kind. A modify reads and writes the same bytes in one
 /// instruction and counts as one write, as in Callgrind.

@@ -331,7 +331,7 @@ fn a_thread_given_an_ended_threads_id_starts_afresh() {
     let profile = simulate_file(&trace, SimConfig::default());
     // `sim` counts threads as `info` does (below): the main one and each
     // worker, whatever id it had.
-    assert_eq!(profile.threads as u64, threads + 1);
+    assert_eq!(profile.threads, threads + 1);
     assert_eq!(arc(&profile, "worker", "work").calls, threads);
     // Each thread's start_thread frame holds that thread's work alone:
     // together, less than the whole run.
