@@ -70,12 +70,7 @@ pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         }
         Ok(())
     };
-    if to_stderr {
-        report(stderr)
-    } else {
-        report(stdout)
-    }
-    .other("cannot write the comparison")
+    report(if to_stderr { stderr } else { stdout }).other("cannot write the comparison")
 }
 
 /// Refuses an `--out` file that is one of the runs compared (a usage

@@ -199,12 +199,7 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         }
         Ok(())
     };
-    if to_stderr {
-        report(stderr)
-    } else {
-        report(stdout)
-    }
-    .other("cannot write the summary")
+    report(if to_stderr { stderr } else { stdout }).other("cannot write the summary")
 }
 
 /// Every file `job` will write, in the order it writes them, with the
