@@ -24,9 +24,9 @@ pub const FLAG_ZSTD: u8 = 1;
 /// Largest payload accepted, compressed or not, so that a corrupt length
 /// cannot ask for an absurd allocation.
 pub const MAX_CHUNK: u32 = 64 << 20;
-/// Most instructions in one block description, and most accesses of one
-/// of its instructions.
+/// Most instructions in one block description.
 pub const MAX_BLOCK_INSTRS: usize = 1 << 16;
+/// Most accesses of one instruction of a block description.
 pub const MAX_INSTR_ACCESSES: usize = 1 << 16;
 
 /// What a chunk holds.
