@@ -212,12 +212,7 @@ impl std::error::Error for NoCommonEvents {}
 impl Diff {
     /// Lines up `a` and `b` after `renames`.
     pub fn new(a: &RunCosts, b: &RunCosts, renames: &Renames) -> Result<Diff, NoCommonEvents> {
-        let events: Vec<String> = a
-            .events
-            .iter()
-            .filter(|event| b.event(event).is_some())
-            .cloned()
-            .collect();
+        let events = common_events(&a.events, |event| b.event(event).is_some());
         if events.is_empty() {
             return Err(NoCommonEvents);
         }
@@ -263,6 +258,12 @@ impl Diff {
     pub fn event(&self, event: &str) -> Option<usize> {
         self.events.iter().position(|name| name == event)
     }
+}
+
+/// The events of `a` that the other run has too (`in_other`), in `a`'s
+/// order.
+fn common_events(a: &[String], in_other: impl Fn(&str) -> bool) -> Vec<String> {
+    a.iter().filter(|event| in_other(event)).cloned().collect()
 }
 
 /// Adds `costs` to `into`. The costs are 64-bit numbers summed over
@@ -329,12 +330,7 @@ impl DiffFile {
         b: &ProfileFile<i64>,
         renames: &Renames,
     ) -> Result<DiffFile, BeyondRange> {
-        let events: Vec<String> = a
-            .events
-            .iter()
-            .filter(|event| b.event(event).is_some())
-            .cloned()
-            .collect();
+        let events = common_events(&a.events, |event| b.event(event).is_some());
         let pick = |file: &ProfileFile<i64>, costs: &[i64]| -> Vec<i128> {
             events
                 .iter()
