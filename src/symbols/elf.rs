@@ -108,7 +108,13 @@ impl ElfObject {
     pub fn open(path: &Path) -> Result<ElfObject, String> {
         let data = map_file(path)?;
         let elf = object::File::parse(&*data).map_err(|err| err.to_string())?;
-        let build_id = elf.build_id().ok().flatten().map(<[u8]>::to_vec);
+        // A note of no bytes identifies nothing; traces hold none then.
+        let build_id = elf
+            .build_id()
+            .ok()
+            .flatten()
+            .filter(|id| !id.is_empty())
+            .map(<[u8]>::to_vec);
         let debug = debug_file(path, &elf);
         let load_range = elf.segments().fold(None, |range, segment| {
             let start = segment.address();
@@ -159,7 +165,7 @@ impl ElfObject {
         })
     }
 
-    /// The GNU build-id note, if the object has one.
+    /// The GNU build-id note, if the object has one that is not empty.
     pub fn build_id(&self) -> Option<&[u8]> {
         self.build_id.as_deref()
     }

@@ -3,13 +3,17 @@
 //! Traditional `din` (Dinero III): `LABEL ADDRESS`, the rest of the line
 //! ignored. Labels: `0` read, `1` write, `2` instruction fetch, `3` an
 //! escape record of unknown access type (Dinero treats it as a read), `4` an
-//! escape record that flushes the caches. Dinero III is word-oriented:
-//! every access is 4 bytes at the address rounded down to a multiple of 4.
+//! escape record that flushes the caches, as Dinero III documents it
+//! (Dinero IV reads it as the copyback of one word, which flushes
+//! nothing). Dinero III is word-oriented: every access is 4 bytes at the
+//! address rounded down to a multiple of 4.
 //!
 //! Extended `din` (Dinero IV's `-informat D`): `TYPE ADDRESS SIZE`, the rest
 //! ignored, with `r` read, `w` write, `i` instruction fetch, `m`
 //! miscellaneous (a read), `c` copyback (writes dirty data back; a no-op in
-//! a cache model without dirty data). `v` (invalidate) is not supported.
+//! a cache model without dirty data). Size 0, which Dinero IV allows for
+//! copybacks and invalidations only, means the whole cache: `v` with size
+//! 0 flushes every cache; `v` of a range is not supported.
 //!
 //! Addresses and sizes are hex, with an optional `0x`. Accesses before any
 //! instruction fetch are charged to the `(unknown)` instruction.
@@ -122,6 +126,11 @@ fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, Tra
         DinForm::Extended => {
             let addr = address(tokens.next(), "address")?;
             let size = address(tokens.next(), "size")?;
+            match first {
+                b"c" | b"C" => return Ok(None),
+                b"v" | b"V" if size == 0 => return Ok(Some(Event::Flush)),
+                _ => {}
+            }
             let size = u32::try_from(size)
                 .ok()
                 .filter(|&size| size > 0)
@@ -137,10 +146,13 @@ fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, Tra
                 b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
                 b"w" | b"W" => Ok(Some(write(addr, size))),
                 b"i" | b"I" => Ok(Some(Event::Instr { addr, len: size })),
-                b"c" | b"C" => Ok(None),
                 b"v" | b"V" => Err(TraceError::syntax(
                     at,
-                    format!("invalidate records are not supported: `{}`", show()),
+                    format!(
+                        "invalidating a range is not supported, only the whole cache \
+                         (size 0): `{}`",
+                        show()
+                    ),
                 )),
                 _ => Err(TraceError::syntax(
                     at,
@@ -290,7 +302,8 @@ mod tests {
         );
         assert!(error("0 zz\n", DinForm::Traditional).contains("bad address"));
         assert!(
-            error("v 10 4\n", DinForm::Extended).contains("invalidate records are not supported")
+            error("i 0 4\nv 10 4\n", DinForm::Extended)
+                .starts_with("line 2: invalidating a range is not supported")
         );
         assert!(error("r 10\n", DinForm::Extended).contains("bad size"));
         assert!(error("r 10 0\n", DinForm::Extended).contains("out of range"));
@@ -302,6 +315,14 @@ mod tests {
             );
         }
         assert_eq!(events("c 10 4\n", DinForm::Extended).unwrap(), []);
+    }
+
+    #[test]
+    fn size_0_is_the_whole_cache_for_copybacks_and_invalidations() {
+        assert_eq!(
+            events("c 0 0\nV 0 0\n", DinForm::Extended).unwrap(),
+            [Event::Flush]
+        );
     }
 
     #[test]

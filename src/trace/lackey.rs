@@ -76,13 +76,24 @@ impl<R: BufRead> LackeyReader<R> {
     }
 }
 
-/// Whether `line` looks like a Lackey trace line, and which.
+/// Whether `line` looks like a Lackey trace line, and which. An
+/// instruction's line must start `I`, blanks, hex digits and a comma: a
+/// line of the program's output that starts with `I ` (Lackey writes to
+/// the program's standard error by default) is not one, nor is a Dinero
+/// IV record in capitals (`I 400 4`). A data access's leading blank makes
+/// its line Lackey's already.
 pub fn shape(line: &[u8]) -> Option<char> {
     match line {
-        [b'I', b' ', ..] => Some('I'),
+        [b'I', b' ', rest @ ..] if hex_then_comma(rest.trim_ascii_start()) => Some('I'),
         [b' ', kind @ (b'L' | b'S' | b'M'), b' ', ..] => Some(*kind as char),
         _ => None,
     }
+}
+
+/// Whether `text` starts with hex digits followed by a comma.
+fn hex_then_comma(text: &[u8]) -> bool {
+    let digits = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    digits > 0 && text.get(digits) == Some(&b',')
 }
 
 /// What `line` says, at `at`: an event, or `None` for a line that is not
@@ -281,6 +292,25 @@ mod tests {
     }
 
     #[test]
+    fn program_output_that_starts_with_an_i_is_skipped() {
+        let text = "I am the program's output\nI  40,3\nI 41,1\n";
+        let mut reader = LackeyReader::new(text.as_bytes());
+        let mut read = Vec::new();
+        while let Some(event) = reader.next_event().unwrap() {
+            read.push(event);
+        }
+        assert_eq!(
+            read,
+            [
+                Event::Instr { addr: 0x40, len: 3 },
+                Event::Instr { addr: 0x41, len: 1 }
+            ]
+        );
+        assert_eq!(reader.skipped(), Some((1, 1)));
+        assert_eq!(shape(b"I 400 4"), None);
+    }
+
+    #[test]
     fn leading_zeros_add_no_bits() {
         let events = events("I  00000000000401000,3\n").unwrap();
         assert_eq!(
@@ -296,6 +326,7 @@ mod tests {
     fn malformed_trace_lines_are_errors_with_their_line() {
         let error = |text: &str| events(text).unwrap_err().to_string();
         assert!(error("I  40,3\n L zz,4\n").starts_with("line 2: a bad address"));
+        assert!(error("I  40,3\n M 40,4x\n").starts_with("line 2: a bad size"));
         assert!(error(" S 40;4\n").contains("no comma"));
         assert!(error(" S 40,x\n").contains("a bad size"));
         assert!(error("I  40,0\n").contains("size 0"));

@@ -76,7 +76,8 @@ impl FromStr for Format {
 
 /// Tells the format from the first bytes of a file: the binary magic, the
 /// text header, or the shape of the first trace lines. Comments, blank lines
-/// and Valgrind's `==PID==` messages are passed over.
+/// and Valgrind's `==PID==` messages are passed over, and after such a
+/// message every line but a Lackey trace line (the program's output).
 pub fn detect(start: &[u8]) -> Format {
     decide(start, true).unwrap_or(Format::Text)
 }
@@ -115,6 +116,10 @@ fn decide(start: &[u8], whole: bool) -> Option<Format> {
         }
         if content.starts_with(b"==") || content.starts_with(b"--") {
             valgrind = true;
+            continue;
+        }
+        if valgrind {
+            // The program's output, written into Lackey's log.
             continue;
         }
         return Some(match din::form_of(content) {
@@ -431,6 +436,8 @@ mod tests {
         assert_eq!(detect(b"==12== only messages\n"), Format::Lackey);
         assert_eq!(detect(b"2 0\n0 1000\n"), Format::Din);
         assert_eq!(detect(b"i 400 4\nr 7ff0 8\n"), Format::ExtendedDin);
+        assert_eq!(detect(b"I 400 4\nR 7ff0 8\n"), Format::ExtendedDin);
+        assert_eq!(detect(b"==1== Lackey\nI am the program\nI  400,4\n"), Format::Lackey);
         assert_eq!(detect(b"something else\n"), Format::Text);
         assert_eq!(detect(b"LGTRACE\0\x01\0\0\0"), Format::Binary);
         // A binary trace cut within its magic.

@@ -61,7 +61,12 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                         _ => line,
                     };
                     let content = without_comment(line);
-                    if !*header_seen && ends_lines_in_cr(line) {
+                    let comment = &line[content.len()..];
+                    // A comment that ran on over lines that end in `\r`
+                    // alone would hide them.
+                    if (!comment.is_empty() && inner_cr(comment).is_some())
+                        || (!*header_seen && ends_lines_in_cr(line))
+                    {
                         return Err(TraceError::syntax(at, CR_LINES));
                     }
                     let mut tokens = Tokens::new(content, at);
@@ -103,16 +108,22 @@ impl<R: BufRead> TraceRead for TextReader<R> {
 const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
      are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
 
+/// Where `text`, the end of a line, holds its first carriage return before
+/// those that end it.
+fn inner_cr(text: &[u8]) -> Option<usize> {
+    let end = text
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(0, |last| last + 1);
+    text[..end].iter().position(|&b| b == b'\r')
+}
+
 /// Whether `line`, read before the header, is lines of old Mac OS text
 /// read as one: a carriage return inside it (not among those that end it)
 /// after a first part that is blank, a comment or the header. (After
 /// anything else, the usual error says what the file is not.)
 fn ends_lines_in_cr(line: &[u8]) -> bool {
-    let end = line
-        .iter()
-        .rposition(|b| !matches!(b, b'\r' | b'\n'))
-        .map_or(0, |last| last + 1);
-    let Some(cr) = line[..end].iter().position(|&b| b == b'\r') else {
+    let Some(cr) = inner_cr(line) else {
         return false;
     };
     let first = without_comment(&line[..cr]);
@@ -708,6 +719,11 @@ mod tests {
         let expected = format!("line 1: {CR_LINES}");
         assert_eq!(error("linegrind-trace text 1\ri 1000 4\r"), expected);
         assert_eq!(error("# a comment\rlinegrind-trace text 1\r"), expected);
+        // After the header, a comment would hide the lines after it.
+        assert_eq!(
+            error("linegrind-trace text 1\n# a comment\ri 1000 4\r\n"),
+            format!("line 2: {CR_LINES}")
+        );
         // Lines that end in `\r\n`, or in more carriage returns, are lines.
         for text in [
             &b"linegrind-trace text 1\r\ni 1000 4\r\n"[..],

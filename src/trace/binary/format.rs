@@ -408,9 +408,11 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
                 false => None,
                 true => Some((cursor.varint()?, cursor.varint()?)),
             };
+            // An empty build-id (an ELF note of none) is none, as the text
+            // format can write.
             let build_id = match flag(cursor)? {
                 false => None,
-                true => Some(cursor.bytes()?.to_vec()),
+                true => Some(cursor.bytes()?.to_vec()).filter(|id| !id.is_empty()),
             };
             let embedded = flag(cursor)?;
             Event::Module(Box::new(ModuleMapping {
@@ -603,6 +605,24 @@ mod tests {
         assert_eq!(err.what, "an instruction of 0 bytes");
         // Just past the length byte, as the other errors point.
         assert_eq!(err.pos, 6);
+    }
+
+    #[test]
+    fn an_empty_build_id_is_none() {
+        let module = |build_id| {
+            Control::Event(Event::Module(Box::new(ModuleMapping {
+                path: "/app".to_string(),
+                bias: 0,
+                range: None,
+                build_id,
+                embedded: false,
+            })))
+        };
+        let mut bytes = Vec::new();
+        put_control(&mut bytes, &module(Some(Vec::new())));
+        let mut cursor = Cursor::new(&bytes);
+        let subtype = cursor.varint().unwrap() >> 2;
+        assert_eq!(get_control(&mut cursor, subtype).unwrap(), module(None));
     }
 
     #[test]
