@@ -366,13 +366,18 @@ pub fn file_name(profile: &Profile, file: Option<FileId>) -> String {
     }
 }
 
+/// Writes position `value` against the `last` one: relative when the
+/// difference fits in 31 bits, absolute otherwise (KCachegrind reads a
+/// difference into a 32-bit number, so a larger one would wrap; a function
+/// charged with code far from its own, such as unsymbolized code run in
+/// its frame, has such jumps).
 fn write_relative(out: &mut dyn Write, value: u64, last: u64) -> io::Result<()> {
-    if value == last {
-        write!(out, "*")
-    } else if value > last {
-        write!(out, "+{}", value - last)
-    } else {
-        write!(out, "-{}", last - value)
+    const NEAR: u64 = i32::MAX as u64;
+    match value.abs_diff(last) {
+        0 => write!(out, "*"),
+        far if far > NEAR => write!(out, "{value:#x}"),
+        near if value > last => write!(out, "+{near}"),
+        near => write!(out, "-{near}"),
     }
 }
 
@@ -382,6 +387,22 @@ mod tests {
     use crate::config::SimConfig;
     use crate::simulator::simulate;
     use crate::trace::TextReader;
+
+    #[test]
+    fn positions_far_apart_are_written_whole() {
+        let written = |value, last| {
+            let mut out = Vec::new();
+            write_relative(&mut out, value, last).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(written(0x1000, 0x1000), "*");
+        assert_eq!(written(0x1004, 0x1000), "+4");
+        assert_eq!(written(0x1000, 0x1004), "-4");
+        let near = 0x1000 + u64::from(i32::MAX.unsigned_abs());
+        assert_eq!(written(near, 0x1000), format!("+{}", i32::MAX));
+        assert_eq!(written(near + 1, 0x1000), "0x80001000");
+        assert_eq!(written(0x1000, 0x7fff_f7a0_0000), "0x1000");
+    }
 
     #[test]
     fn functions_of_one_name_in_two_files_get_two_ids() {

@@ -310,15 +310,16 @@ impl fmt::Display for BeyondRange {
 impl std::error::Error for BeyondRange {}
 
 /// B minus A as a callgrind file holds it: each function's self cost
-/// difference and each call's inclusive difference (with B's call count),
-/// over the events both files have.
+/// difference and each call's inclusive difference (with B's call count,
+/// or A's for a call only A made: callgrind_annotate reads the cost after
+/// a count of 0 as the caller's own), over the events both files have.
 pub struct DiffFile {
     events: Vec<String>,
     /// Per function: its key, its object (B's when in both), its self cost.
     functions: Vec<(Key, String, Vec<i128>)>,
-    /// Per call: caller, callee (indices into `functions`), B's count, the
-    /// inclusive cost.
-    calls: Vec<(usize, usize, u64, Vec<i128>)>,
+    /// Per call: caller, callee (indices into `functions`), A's and B's
+    /// counts, the inclusive cost.
+    calls: Vec<(usize, usize, [u64; 2], Vec<i128>)>,
     totals: Vec<i128>,
 }
 
@@ -339,9 +340,9 @@ impl DiffFile {
         };
         let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
         let mut function_at: HashMap<Key, usize> = HashMap::new();
-        let mut calls: Vec<(usize, usize, u64, Vec<i128>)> = Vec::new();
+        let mut calls: Vec<(usize, usize, [u64; 2], Vec<i128>)> = Vec::new();
         let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
-        for (sign, file) in [(-1i128, a), (1, b)] {
+        for (side, (sign, file)) in [(-1i128, a), (1, b)].into_iter().enumerate() {
             let mut ids = Vec::with_capacity(file.functions.len());
             for function in &file.functions {
                 let key = renames.key(&function.key.file, &function.key.name);
@@ -364,12 +365,11 @@ impl DiffFile {
             for call in &file.calls {
                 let key = (ids[call.caller], ids[call.callee]);
                 let at = *call_at.entry(key).or_insert_with(|| {
-                    calls.push((key.0, key.1, 0, vec![0; events.len()]));
+                    calls.push((key.0, key.1, [0; 2], vec![0; events.len()]));
                     calls.len() - 1
                 });
-                if sign > 0 {
-                    calls[at].2 = call.count;
-                }
+                // Calls that the rewrites made one add up.
+                calls[at].2[side] = calls[at].2[side].saturating_add(call.count);
                 for (sum, value) in calls[at].3.iter_mut().zip(pick(file, &call.inclusive)) {
                     *sum += sign * value;
                 }
@@ -424,8 +424,8 @@ impl DiffFile {
     }
 
     /// Writes the difference as a callgrind file, at line 0.
-    /// callgrind_annotate and KCachegrind read it; negative costs are
-    /// improvements.
+    /// callgrind_annotate reads it; negative costs are improvements (which
+    /// KCachegrind, reading costs as unsigned numbers, does not take).
     pub fn write(&self, out: &mut dyn Write, cmd: &str) -> io::Result<()> {
         let costs =
             |values: &[i128]| -> String { values.iter().map(|v| format!(" {v}")).collect() };
@@ -463,7 +463,8 @@ impl DiffFile {
             names.write(out, "fn", "fn", identity(key, object), &key.1)?;
             writeln!(out, "0{}", costs(self_delta))?;
             for call in changed_calls {
-                let (_, callee, count, inclusive) = &self.calls[call];
+                let (_, callee, [count_a, count_b], inclusive) = &self.calls[call];
+                let count = if *count_b > 0 { count_b } else { count_a };
                 let (callee_key, callee_object, _) = &self.functions[*callee];
                 if !callee_object.is_empty() {
                     names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;

@@ -397,6 +397,39 @@ fn a_diff_file_holds_only_what_readers_take_back() {
     );
 }
 
+#[test]
+fn a_call_only_the_first_run_made_keeps_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let called = "events: Ir\nfl=a.c\nfn=f\n1 1\ncfn=g\ncalls=3 2\n1 5\nfn=g\n2 5\n";
+    write(dir.path(), "called.out", called);
+    write(dir.path(), "inlined.out", "events: Ir\nfl=a.c\nfn=f\n1 1\n");
+    success(linegrind(
+        dir.path(),
+        &["diff", "called.out", "inlined.out", "--out", "d.out"],
+    ));
+    let text = fs::read_to_string(dir.path().join("d.out")).unwrap();
+    assert!(text.contains("calls=3 0\n0 -5\n"), "{text}");
+    // After a count of 0, callgrind_annotate would take the call's cost
+    // for f's own.
+    let Ok(annotated) = Command::new("callgrind_annotate")
+        .args(["--inclusive=no", "--auto=no", "d.out"])
+        .current_dir(dir.path())
+        .output()
+    else {
+        crate::support::skip!("callgrind_annotate is not installed (install valgrind)");
+        return;
+    };
+    let rows = String::from_utf8(annotated.stdout).unwrap();
+    let own = |function: &str| {
+        rows.lines()
+            .find(|line| line.ends_with(&format!("a.c:{function}")))
+            .and_then(|line| line.split_whitespace().next())
+            .map(str::to_string)
+    };
+    assert_eq!(own("f").as_deref(), Some("0"), "{rows}");
+    assert_eq!(own("g").as_deref(), Some("-5"), "{rows}");
+}
+
 /// Simulates traces/call_chain.lgt in `dir` with its summary in `a.json`;
 /// the summary's text.
 fn call_chain_summary(dir: &Path) -> String {
