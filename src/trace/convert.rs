@@ -5,7 +5,9 @@ use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::binary::{Control, MAX_BLOCK_INSTRS, MAX_INSTR_ACCESSES, TraceWriter};
+use super::binary::{
+    Control, MAX_BLOCK_ACCESSES, MAX_BLOCK_INSTRS, MAX_INSTR_ACCESSES, TraceWriter,
+};
 use super::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use super::{Access, Event, MarkEdge};
 
@@ -98,10 +100,6 @@ fn escape(text: &str) -> String {
     }
     out
 }
-
-/// Most accesses in one block: its description (a few bytes each) and a
-/// run's addresses (at most ten each) stay far below the 64 MiB of a chunk.
-const MAX_BLOCK_ACCESSES: usize = 1 << 20;
 
 /// Groups a stream of events into blocks for the binary format: runs of
 /// sequential instructions with their data accesses. A block ends at a

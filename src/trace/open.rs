@@ -309,7 +309,7 @@ impl AnyReader {
         match self {
             AnyReader::Binary(reader) => reader
                 .summary()
-                .map(|summary| summary.instructions + summary.accesses),
+                .map(|summary| summary.instructions.saturating_add(summary.accesses)),
             _ => None,
         }
     }

@@ -275,6 +275,14 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
         )),
         "{err}"
     );
+    // A damaged byte inside the end chunk of a whole file: corruption
+    // where that chunk starts, not a file cut short.
+    let mut damaged = binary.clone();
+    damaged[end_at + 16] ^= 0x40;
+    assert_eq!(
+        open_error(&damaged),
+        format!("byte offset {end_at}: a chunk's checksum does not match: the trace is corrupt")
+    );
     // A byte between the end chunk and the trailer: no valid end.
     let trailer = binary.len() - 8;
     let gap = [&binary[..trailer], &[0], &binary[trailer..]].concat();

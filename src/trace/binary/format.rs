@@ -28,6 +28,10 @@ pub const MAX_CHUNK: u32 = 64 << 20;
 pub const MAX_BLOCK_INSTRS: usize = 1 << 16;
 /// Most accesses of one instruction of a block description.
 pub const MAX_INSTR_ACCESSES: usize = 1 << 16;
+/// Most accesses of one block description: its description (a few bytes
+/// each) and a run's addresses (at most ten bytes each) stay far below a
+/// chunk's 64 MiB, and a run's addresses in a batch at 8 MiB.
+pub const MAX_BLOCK_ACCESSES: usize = 1 << 20;
 
 /// What a chunk holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -530,6 +534,7 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
         items: Vec::new(),
         end,
     };
+    let mut accesses = 0;
     for _ in 0..count {
         let addr = cursor.delta(next)?;
         let len = cursor.byte()?;
@@ -551,6 +556,13 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
             check_item(cursor, byte)?;
             let item = match access_from(byte) {
                 Some(access) => {
+                    accesses += 1;
+                    if accesses > MAX_BLOCK_ACCESSES {
+                        return Err(corrupt(
+                            cursor,
+                            format!("a block of more than {MAX_BLOCK_ACCESSES} accesses"),
+                        ));
+                    }
                     let size = cursor.varint()?;
                     let size = u16::try_from(size)
                         .ok()
@@ -605,6 +617,32 @@ mod tests {
         assert_eq!(err.what, "an instruction of 0 bytes");
         // Just past the length byte, as the other errors point.
         assert_eq!(err.pos, 6);
+    }
+
+    #[test]
+    fn a_block_of_more_accesses_than_a_writer_makes_is_corruption() {
+        let read = Item::Access {
+            access: Access::Read,
+            size: 8,
+            guarded: false,
+        };
+        let per_instr = MAX_INSTR_ACCESSES;
+        let instrs = MAX_BLOCK_ACCESSES / per_instr + 1;
+        let big = BlockDef {
+            instrs: (0..instrs)
+                .map(|at| BlockInstr {
+                    addr: 0x1000 + at as u64,
+                    len: 1,
+                    items: at * per_instr..(at + 1) * per_instr,
+                })
+                .collect(),
+            items: vec![read; instrs * per_instr],
+            end: JumpKind::Boring,
+        };
+        let mut bytes = Vec::new();
+        put_block(&mut bytes, &big);
+        let err = get_block(&mut Cursor::new(&bytes)).unwrap_err();
+        assert_eq!(err.what, "a block of more than 1048576 accesses");
     }
 
     #[test]

@@ -190,6 +190,9 @@ impl<R: Read + Seek> BinaryReader<R> {
         }
         let (kind, payload) = match self.read_chunk_at(end_at) {
             Ok(chunk) => chunk,
+            // The trailer and the END chunk's header agree: the file is
+            // whole, and the chunk damaged.
+            Err(err) if self.end_header_reaches(end_at, at) => return Err(err),
             Err(_) => return self.no_end(),
         };
         // The end chunk ends where the trailer starts.
@@ -277,6 +280,18 @@ impl<R: Read + Seek> BinaryReader<R> {
         self.chunk_at = at;
         self.symbols_next = (self.next < self.end_at).then_some(self.next);
         Ok(())
+    }
+
+    /// Whether the chunk header at `chunk_at` is an END chunk's that ends
+    /// at `trailer_at`.
+    fn end_header_reaches(&mut self, chunk_at: u64, trailer_at: u64) -> bool {
+        let mut header = [0u8; CHUNK_HEADER_LEN];
+        if self.seek(chunk_at).is_err() || self.input.read_exact(&mut header).is_err() {
+            return false;
+        }
+        let header = ChunkHeader::decode(&header);
+        let end = chunk_at + (CHUNK_HEADER_LEN as u64) + u64::from(header.stored_len);
+        ChunkKind::from_code(header.kind) == Some(ChunkKind::End) && end == trailer_at
     }
 
     /// The file does not end in a trailer that points at an END chunk: the
