@@ -112,6 +112,15 @@ fn output_file(text: &str) -> Result<std::path::PathBuf, String> {
     }
 }
 
+/// A trace for `record` to write: a file, since the program's own output
+/// goes to standard output.
+fn trace_file(text: &str) -> Result<std::path::PathBuf, String> {
+    match text {
+        "-" => Err("`-` is not standard output here: name a file".into()),
+        _ => output_file(text),
+    }
+}
+
 fn yes_no(text: &str) -> Result<bool, String> {
     match text {
         "yes" => Ok(true),

@@ -8,7 +8,7 @@ use linegrind::commands::{ConvertJob, TraceInput};
 use linegrind::record::RecordJob;
 use linegrind::trace::{Binary, Format};
 
-use super::{output_file, yes_no};
+use super::{output_file, trace_file, yes_no};
 
 pub const RECORD_EXAMPLES: &str = "\
 Examples:
@@ -28,7 +28,7 @@ Examples:
 pub struct RecordArgs {
     /// Write the trace here [default: <program file stem>.lgt]
     /// (example: -o app.lgt).
-    #[arg(short, long, value_name = "FILE", value_parser = output_file)]
+    #[arg(short, long, value_name = "FILE", value_parser = trace_file)]
     output: Option<PathBuf>,
 
     /// Record from the start, or only from the program's

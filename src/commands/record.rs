@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
-use crate::output::{Progress, bytes_per_event, grouped};
+use crate::output::{Progress, bytes_per_event, grouped, is_open_as};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
@@ -77,10 +77,23 @@ pub fn print_valgrind_lib(stdout: &mut dyn Write) -> Result<(), Failure> {
         .other("cannot print the folder")
 }
 
-/// Checks, before the program runs, that the trace can be written and
-/// would not replace the program.
+/// Checks, before the program runs, that the trace can be written, would
+/// not replace the program, and would not mix with its output.
 fn check_output(job: &RecordJob) -> Result<(), Failure> {
+    use std::os::fd::AsFd;
     let output = &job.output;
+    for (fd, stream) in [
+        (std::io::stdout().as_fd(), "output"),
+        (std::io::stderr().as_fd(), "error"),
+    ] {
+        if is_open_as(output, fd) && !is_null_device(output) {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "the trace {} is where the program's standard {stream} goes, and the two \
+                 would mix: name a file (-o)",
+                output.display()
+            )));
+        }
+    }
     if let Some(program) = job.program.first().and_then(|name| program_file(name))
         && same_path(&program, output)
     {
@@ -90,6 +103,13 @@ fn check_output(job: &RecordJob) -> Result<(), Failure> {
         )));
     }
     writable(output)
+}
+
+/// Whether `path` is the null device, which takes anything.
+fn is_null_device(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let null = |path: &Path| std::fs::metadata(path).map(|meta| meta.rdev());
+    null(path).is_ok_and(|rdev| null(Path::new("/dev/null")).is_ok_and(|null| null == rdev))
 }
 
 /// The file Valgrind runs for the program `name`: the path itself if it

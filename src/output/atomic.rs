@@ -212,14 +212,19 @@ pub fn written_in_place(path: &Path) -> bool {
 /// (a terminal, `/dev/null`) takes both.
 pub fn is_stdout(path: &Path) -> bool {
     use std::os::fd::AsFd;
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(out) = io::stdout().as_fd().try_clone_to_owned() else {
+    use std::os::unix::fs::FileTypeExt;
+    is_open_as(path, io::stdout().as_fd())
+        && fs::metadata(path).is_ok_and(|file| !file.file_type().is_char_device())
+}
+
+/// Whether `path` is the file, pipe or device open as `fd`.
+pub fn is_open_as(path: &Path, fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(open) = fd.try_clone_to_owned() else {
         return false;
     };
-    match (File::from(out).metadata(), fs::metadata(path)) {
-        (Ok(out), Ok(file)) => {
-            (out.dev(), out.ino()) == (file.dev(), file.ino()) && !file.file_type().is_char_device()
-        }
+    match (File::from(open).metadata(), fs::metadata(path)) {
+        (Ok(open), Ok(file)) => (open.dev(), open.ino()) == (file.dev(), file.ino()),
         _ => false,
     }
 }

@@ -691,4 +691,20 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
         "{stderr}"
     );
     assert!(!dir.path().join("ran").exists(), "the program ran");
+
+    // Where the program's output goes (here pipes to this test), the
+    // trace would mix with it; the null device takes anything.
+    for (output, stream) in [("/dev/stdout", "output"), ("/dev/stderr", "error")] {
+        let args = ["record", "-q", "-o", output, "--", "/bin/sh", "-c", "touch ran"];
+        let run = linegrind(dir.path(), &args);
+        assert_eq!(run.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "the trace {output} is where the program's standard {stream} goes"
+            )),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("ran").exists(), "the program ran");
+    }
 }
