@@ -36,7 +36,7 @@ pub struct RecordArgs {
     #[arg(long = "instr-atstart", value_name = "yes|no", default_value = "yes", value_parser = yes_no, action = ArgAction::Set)]
     instr_atstart: bool,
 
-    /// No progress display and no report line at the end (example: -q).
+    /// No report line at the end (example: -q).
     #[arg(short, long)]
     quiet: bool,
 

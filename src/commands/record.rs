@@ -7,18 +7,16 @@ use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
-use crate::output::{Progress, bytes_per_event, grouped, is_open_as};
+use crate::output::{bytes_per_event, grouped, is_open_as};
 use crate::record::{self, RecordError, RecordJob};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
 pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     check_output(job)?;
-    let progress = Progress::new("recording", None, !job.quiet);
-    let shown = progress.clone();
-    let recorded = record::record(job, move |events| shown.set(events));
-    progress.finish();
-    let recording = match recorded {
+    // No progress line: the program's output goes to the same terminal,
+    // and a line redrawn under it would garble it.
+    let recording = match record::record(job) {
         Ok(recording) => recording,
         Err(err @ (RecordError::Tool(_) | RecordError::NotStarted(_))) => {
             return Err(Failure::Input(err.into()));

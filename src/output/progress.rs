@@ -16,7 +16,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Shows progress of `what` (`simulating`, `recording`) over `total`
+    /// Shows progress of `what` (`simulating`) over `total`
     /// events if known, when `wanted` and standard error is a terminal.
     pub fn new(what: &str, total: Option<u64>, wanted: bool) -> Progress {
         if !wanted || !std::io::stderr().is_terminal() {

@@ -46,7 +46,7 @@ pub struct RecordJob {
     /// Record from the start, or only once the program asks
     /// (CALLGRIND_START_INSTRUMENTATION).
     pub instr_atstart: bool,
-    /// No progress display and no report line.
+    /// No report line.
     pub quiet: bool,
 }
 
@@ -110,12 +110,7 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 }
 
 /// Runs `job`: the program's stdin, stdout and stderr are its own.
-/// `progress` hears the number of instructions and accesses recorded now
-/// and then.
-pub fn record(
-    job: &RecordJob,
-    progress: impl FnMut(u64) + Send + 'static,
-) -> Result<Recording, RecordError> {
+pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
     let fifo = scratch.path().join("events");
@@ -157,11 +152,10 @@ pub fn record(
         let converted = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true, &meta)
             .map_err(io_error(&writer_cannot_write))
             .and_then(|mut writer| {
-                let recorded =
-                    raw::convert(&mut reader, &mut writer, progress).map_err(|err| match err {
-                        RawError::Write(err) => RecordError::Io(writer_cannot_write, err),
-                        err => RecordError::Raw(err),
-                    })?;
+                let recorded = raw::convert(&mut reader, &mut writer).map_err(|err| match err {
+                    RawError::Write(err) => RecordError::Io(writer_cannot_write, err),
+                    err => RecordError::Raw(err),
+                })?;
                 Ok((writer, recorded))
             });
         if converted.is_err() {

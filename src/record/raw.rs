@@ -94,15 +94,10 @@ struct Described {
     unguarded: usize,
 }
 
-/// Block runs between two progress reports.
-const PROGRESS_STEP: u64 = 1 << 18;
-
-/// Reads the tool's stream from `input` and writes it to `writer`, telling
-/// `progress` the instructions and accesses written so far now and then.
+/// Reads the tool's stream from `input` and writes it to `writer`.
 pub fn convert<R: Read, W: Write>(
     input: R,
     writer: &mut TraceWriter<W>,
-    mut progress: impl FnMut(u64),
 ) -> Result<Recorded, RawError> {
     let mut stream = Stream::new(input);
     let mut recorded = Recorded::default();
@@ -188,10 +183,6 @@ pub fn convert<R: Read, W: Write>(
             let fault = stop.map(|(signo, ip)| (signo.is_none_or(fault::is_fault), ip));
             wrote(run_at, end_run(writer, block, &run, fault))?;
             run.clear();
-            let totals = writer.totals();
-            if totals.block_runs.is_multiple_of(PROGRESS_STEP) {
-                progress(totals.instructions + totals.accesses);
-            }
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
         }
@@ -561,7 +552,7 @@ mod tests {
 
     fn convert_stream(bytes: &[u8]) -> Result<Recorded, RawError> {
         let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
-        convert(bytes, &mut writer, |_| {})
+        convert(bytes, &mut writer)
     }
 
     /// A `D` record: block `id` at `addr`, instructions of 4 bytes with
@@ -650,7 +641,7 @@ mod tests {
     /// The events of the trace that `stream` converts into.
     fn converted_events(stream: &[u8]) -> Vec<Event> {
         let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
-        convert(stream, &mut writer, |_| {}).unwrap();
+        convert(stream, &mut writer).unwrap();
         let trace = writer.finish(&[], None).unwrap();
         let mut reader =
             crate::trace::binary::BinaryReader::new(io::Cursor::new(trace), false).unwrap();
@@ -753,7 +744,7 @@ mod tests {
         bytes.extend(run_record(0, 0x7000, &[]));
         bytes.extend(mark_record(false, "paint"));
         let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
-        let recorded = convert(&bytes[..], &mut writer, |_| {}).unwrap();
+        let recorded = convert(&bytes[..], &mut writer).unwrap();
         assert_eq!(
             recorded.left_out,
             Some((
