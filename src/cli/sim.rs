@@ -165,14 +165,19 @@ impl SimArgs {
             .map(|hierarchy| {
                 let Levels { i1, d1, ll } = hierarchy.levels;
                 let config = SimConfig::new(i1, d1, ll, self.cache_use, self.backdate)
+                    // The levels a sweep or a file leaves as they are may
+                    // be the ones at fault.
                     .map_err(|err| match (&self.sweep, &self.hierarchies) {
-                        (Some(spec), _) => {
-                            ConfigError::new(format!("--sweep {spec}: {}: {err}", hierarchy.name))
-                        }
+                        (Some(spec), _) => ConfigError::new(format!(
+                            "--sweep {spec}: {}: {err} (the levels it does not sweep are \
+                             --I1, --D1 and --LL's)",
+                            hierarchy.name
+                        )),
                         (None, Some(path)) => {
                             let line = hierarchy.line.map(|line| format!("line {line}: "));
                             ConfigError::new(format!(
-                                "{}: {}hierarchy `{}`: {err}",
+                                "{}: {}hierarchy `{}`: {err} (the levels it does not give are \
+                                 --I1, --D1 and --LL's)",
                                 path.display(),
                                 line.unwrap_or_default(),
                                 hierarchy.name

@@ -105,6 +105,17 @@ fn a_configuration_file_names_its_hierarchies() {
         stderr.starts_with("linegrind: bad.conf: line 3: hierarchy `odd`: with --cacheuse=yes"),
         "{stderr}"
     );
+    // A level from the command line may be the one at fault.
+    std::fs::write(dir.path().join("bad.conf"), "plain\n").unwrap();
+    let args = ["sim", &trace(), "--config", "bad.conf", "--LL=1M,16,128"];
+    let output = linegrind(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("linegrind: bad.conf: line 1: hierarchy `plain`: with --cacheuse=yes")
+            && stderr.contains("(the levels it does not give are --I1, --D1 and --LL's)"),
+        "{stderr}"
+    );
     let output = linegrind(
         dir.path(),
         &[
