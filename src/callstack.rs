@@ -45,6 +45,10 @@ pub struct Call {
     /// The call site it is counted from: the call instruction, or for a
     /// call made inside a skipped function, the nearest shown caller's.
     pub site: InstrId,
+    /// The instruction that made the call or the jump, which a jump back
+    /// into its function returns to (`site` is another function's when it
+    /// ran in a skipped one).
+    pub from: InstrId,
     /// The arc called along; `None` when the callee is skipped.
     pub arc: Option<ArcId>,
     /// Address of the instruction after the call site.
@@ -328,8 +332,8 @@ impl<C> Context<C> {
     }
 
     /// Leaves the innermost frames entered by jumps (with no return address
-    /// of their own), down to and with the innermost of them whose call
-    /// site `returns_to` accepts, and the frames of inlined code above
+    /// of their own), down to and with the innermost of them whose jumping
+    /// instruction (`Call::from`) `returns_to` accepts, and the frames of inlined code above
     /// them: a jump back into the function whose jump entered the frame (a
     /// function's `.cold` part jumping back into it) returns there. Whether
     /// there was such a frame.
@@ -348,7 +352,7 @@ impl<C> Context<C> {
             if !frame.tail && frame.call.return_addr != 0 {
                 break;
             }
-            if returns_to(frame.call.site) {
+            if returns_to(frame.call.from) {
                 found = Some(index);
                 break;
             }
@@ -478,6 +482,7 @@ impl<C> Context<C> {
     ) {
         let call = Call {
             site,
+            from: site,
             arc,
             return_addr: u64::MAX,
             entry,
@@ -733,6 +738,7 @@ mod tests {
     fn call_to(entry: u64) -> Call {
         Call {
             site: InstrId(0),
+            from: InstrId(0),
             arc: None,
             return_addr: 0,
             entry,

@@ -35,7 +35,11 @@ impl<B: Backdate> Simulator<B> {
                 let left = sp.map_or(0, |sp| {
                     context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
                 });
-                if left == 0 {
+                if left > 0 {
+                    // Not a call, so not counted (Callgrind counts a call
+                    // as it enters it).
+                    uncount(&mut self.arcs, &call);
+                } else {
                     if call.entry != addr {
                         call = retarget(&mut self.program, &mut self.arcs, call, addr);
                     }
@@ -85,7 +89,7 @@ impl<B: Backdate> Simulator<B> {
                     // return; else into it as a call.
                     Entered::Middle(func) => {
                         let program = &self.program;
-                        let returns_to = |site| program.outer_function(site) == func;
+                        let returns_to = |from| program.outer_function(from) == func;
                         let arcs = &mut self.arcs;
                         let backdate = &mut self.charges.backdate;
                         (!context.return_by_jump(returns_to, arcs, backdate, now)).then_some(func)
@@ -110,6 +114,7 @@ impl<B: Backdate> Simulator<B> {
                 let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
                 let call = Call {
                     site,
+                    from: last,
                     arc,
                     // Callgrind gives calls made by jumps no return address,
                     // and the stack pointer of the frame they run in, so
@@ -189,6 +194,7 @@ impl<B: Backdate> Simulator<B> {
         // (the same address may have run with another length before).
         context.mark_call(Call {
             site,
+            from: instr,
             arc,
             return_addr,
             entry: target,
@@ -273,9 +279,7 @@ fn entered_by_jump(
 ///
 /// [`Profile::called_arcs`]: crate::profile::Profile::called_arcs
 fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Call {
-    if let Some(arc) = call.arc {
-        arcs.get_mut(arc).calls -= 1;
-    }
+    uncount(arcs, &call);
     let callee = program.callee(addr);
     let (arc, charge_to) = enter(program, arcs, call.site, callee, addr);
     Call {
@@ -283,6 +287,13 @@ fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Ca
         charge_to,
         entry: addr,
         ..call
+    }
+}
+
+/// Takes back the count of `call`, which entered nothing.
+fn uncount(arcs: &mut Arcs, call: &Call) {
+    if let Some(arc) = call.arc {
+        arcs.get_mut(arc).calls -= 1;
     }
 }
 

@@ -144,6 +144,66 @@ fn a_jump_into_another_functions_middle_keeps_inclusive_costs_whole() {
     }
 }
 
+/// A skipped function's jump back from its `.cold` part returns there, so
+/// its code after that is its caller's again, not the `.cold` part's.
+#[test]
+fn a_skipped_functions_jump_back_from_its_cold_part_returns() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 2000 2040 work
+         fn 3000 3040 work.cold
+         sp 7000
+         i 1000 5     # main: call work
+         call 2000
+         sp 6ff8
+         i 2000 4     # work: jmp into work.cold
+         sp 6ff8
+         i 3010 4     # work.cold: jmp back into work
+         sp 6ff8
+         i 2010 4     # work
+         i 2014 1     # work: ret
+         ret
+         sp 7000
+         i 1005 1     # main";
+    let skip = SkipRules {
+        patterns: vec!["work".into()],
+        plt: true,
+    };
+    for trace in with_and_without_sp(trace) {
+        let profile = simulate_text(&trace, SimConfig::default().with_skip(skip.clone()));
+        // work's four instructions are main's, at the call; work.cold's
+        // one is its own, called from there.
+        assert_eq!(self_cost(&profile, "main")[Ir], 5, "{trace}");
+        assert_eq!(self_cost(&profile, "work.cold")[Ir], 1, "{trace}");
+        assert_eq!(calls_and_ir(&profile, "main", "work.cold"), (1, 1), "{trace}");
+        assert_eq!(profile.arcs.len(), 1, "{trace}");
+    }
+}
+
+/// A call whose callee's first block runs with a stack pointer above its
+/// caller's frame leaves that frame: Callgrind takes it for a return, and
+/// neither enters nor counts the call.
+#[test]
+fn a_call_that_leaves_frames_is_not_counted() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 2000 2040 f
+         fn 3000 3040 g
+         sp 7000
+         i 1000 5     # main: call f
+         call 2000
+         sp 6ff8
+         i 2000 5     # f: call g, landing above f's frame
+         call 3000
+         sp 7000
+         i 3000 1     # g, in main's frame
+         i 3001 1";
+    let profile = simulate_text(trace, SimConfig::default());
+    assert_eq!(calls_and_ir(&profile, "main", "f"), (1, 1));
+    let called: Vec<_> = profile.called_arcs().collect();
+    assert_eq!(called.len(), 1, "{called:?}");
+}
+
 /// Code that runs on, without a jump, into another function's code
 /// (`__memcpy_chk` into `memcpy`, inside one block) calls it, as a jump
 /// there would, and returns with the frame it ran in.

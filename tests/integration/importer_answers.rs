@@ -200,13 +200,13 @@ fn formats_are_detected_noise_is_counted_and_bad_records_named() {
     );
     assert!(stderr.contains("the first at line 1"), "{stderr}");
 
-    // Invalidate records are not supported: an error naming the line.
+    // Invalidating a range is not supported: an error naming the line.
     let bad = dir.path().join("bad.xdin");
     std::fs::write(&bad, "i 400000 3\nv 7000 4\n").unwrap();
     let (code, _, stderr) = run(&["sim", "-o", "/dev/null", bad.to_str().unwrap()]);
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("bad.xdin: line 2: invalidate records are not supported"),
+        stderr.contains("bad.xdin: line 2: invalidating a range is not supported"),
         "{stderr}"
     );
     // Forcing a format that does not fit is an error too, not a guess.
