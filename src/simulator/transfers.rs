@@ -291,6 +291,8 @@ fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Ca
 }
 
 /// Takes back the count of `call`, which entered nothing.
+#[cold]
+#[inline(never)]
 fn uncount(arcs: &mut Arcs, call: &Call) {
     if let Some(arc) = call.arc {
         arcs.get_mut(arc).calls -= 1;
