@@ -437,7 +437,10 @@ mod tests {
         assert_eq!(detect(b"2 0\n0 1000\n"), Format::Din);
         assert_eq!(detect(b"i 400 4\nr 7ff0 8\n"), Format::ExtendedDin);
         assert_eq!(detect(b"I 400 4\nR 7ff0 8\n"), Format::ExtendedDin);
-        assert_eq!(detect(b"==1== Lackey\nI am the program\nI  400,4\n"), Format::Lackey);
+        assert_eq!(
+            detect(b"==1== Lackey\nI am the program\nI  400,4\n"),
+            Format::Lackey
+        );
         assert_eq!(detect(b"something else\n"), Format::Text);
         assert_eq!(detect(b"LGTRACE\0\x01\0\0\0"), Format::Binary);
         // A binary trace cut within its magic.

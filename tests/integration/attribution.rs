@@ -175,7 +175,11 @@ fn a_skipped_functions_jump_back_from_its_cold_part_returns() {
         // one is its own, called from there.
         assert_eq!(self_cost(&profile, "main")[Ir], 5, "{trace}");
         assert_eq!(self_cost(&profile, "work.cold")[Ir], 1, "{trace}");
-        assert_eq!(calls_and_ir(&profile, "main", "work.cold"), (1, 1), "{trace}");
+        assert_eq!(
+            calls_and_ir(&profile, "main", "work.cold"),
+            (1, 1),
+            "{trace}"
+        );
         assert_eq!(profile.arcs.len(), 1, "{trace}");
     }
 }

@@ -695,7 +695,16 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
     // Where the program's output goes (here pipes to this test), the
     // trace would mix with it; the null device takes anything.
     for (output, stream) in [("/dev/stdout", "output"), ("/dev/stderr", "error")] {
-        let args = ["record", "-q", "-o", output, "--", "/bin/sh", "-c", "touch ran"];
+        let args = [
+            "record",
+            "-q",
+            "-o",
+            output,
+            "--",
+            "/bin/sh",
+            "-c",
+            "touch ran",
+        ];
         let run = linegrind(dir.path(), &args);
         assert_eq!(run.status.code(), Some(2));
         let stderr = String::from_utf8_lossy(&run.stderr);
