@@ -34,7 +34,13 @@ pub struct Hierarchy {
     pub levels: Levels,
     /// The line of the configuration file that names it, for errors.
     pub line: Option<u64>,
+    /// The levels it keeps from the command line (or its defaults), for
+    /// errors.
+    pub kept: Vec<&'static str>,
 }
+
+/// The levels' names, as options and lines give them.
+pub const LEVEL_NAMES: [&str; 3] = ["I1", "D1", "LL"];
 
 /// Why a sweep or a configuration file was rejected, with where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +108,10 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
             name: format!("{name}={}", size_name(bytes)),
             levels,
             line: None,
+            kept: LEVEL_NAMES
+                .into_iter()
+                .filter(|&kept| kept != name)
+                .collect(),
         });
         last = bytes;
         bytes = bytes.saturating_mul(2);
@@ -200,6 +210,10 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
             name: name.to_string(),
             levels,
             line: Some(number as u64 + 1),
+            kept: LEVEL_NAMES
+                .into_iter()
+                .filter(|kept| !given.contains(kept))
+                .collect(),
         });
     }
     if hierarchies.is_empty() {

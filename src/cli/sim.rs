@@ -6,7 +6,7 @@ use clap::ArgAction;
 use linegrind::cache::CacheGeometry;
 use linegrind::commands::{SimJob, SimRun};
 use linegrind::config::{ConfigError, SimConfig};
-use linegrind::hierarchies::{Hierarchy, Levels, read_file, sweep};
+use linegrind::hierarchies::{Hierarchy, LEVEL_NAMES, Levels, read_file, sweep};
 use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
@@ -152,6 +152,7 @@ impl SimArgs {
                 name: String::new(),
                 levels: given,
                 line: None,
+                kept: LEVEL_NAMES.to_vec(),
             }],
         };
         let several = self.sweep.is_some() || self.hierarchies.is_some();
@@ -165,25 +166,35 @@ impl SimArgs {
             .map(|hierarchy| {
                 let Levels { i1, d1, ll } = hierarchy.levels;
                 let config = SimConfig::new(i1, d1, ll, self.cache_use, self.backdate)
-                    // The levels a sweep or a file leaves as they are may
-                    // be the ones at fault.
-                    .map_err(|err| match (&self.sweep, &self.hierarchies) {
-                        (Some(spec), _) => ConfigError::new(format!(
-                            "--sweep {spec}: {}: {err} (the levels it does not sweep are \
-                             --I1, --D1 and --LL's)",
-                            hierarchy.name
-                        )),
-                        (None, Some(path)) => {
-                            let line = hierarchy.line.map(|line| format!("line {line}: "));
-                            ConfigError::new(format!(
-                                "{}: {}hierarchy `{}`: {err} (the levels it does not give are \
-                                 --I1, --D1 and --LL's)",
-                                path.display(),
-                                line.unwrap_or_default(),
+                    .map_err(|err| {
+                        // The levels a sweep or a file keeps may be the ones
+                        // at fault.
+                        let kept = match hierarchy.kept.as_slice() {
+                            [] => String::new(),
+                            kept => format!(
+                                " ({} from the command line or its defaults)",
+                                kept.iter()
+                                    .map(|level| format!("--{level}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        };
+                        match (&self.sweep, &self.hierarchies) {
+                            (Some(spec), _) => ConfigError::new(format!(
+                                "--sweep {spec}: {}: {err}{kept}",
                                 hierarchy.name
-                            ))
+                            )),
+                            (None, Some(path)) => {
+                                let line = hierarchy.line.map(|line| format!("line {line}: "));
+                                ConfigError::new(format!(
+                                    "{}: {}hierarchy `{}`: {err}{kept}",
+                                    path.display(),
+                                    line.unwrap_or_default(),
+                                    hierarchy.name
+                                ))
+                            }
+                            (None, None) => err,
                         }
-                        (None, None) => err,
                     })?
                     .with_skip(skip.clone())
                     .with_inline_functions(self.show_inlined)

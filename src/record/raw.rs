@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 
 use super::fault;
 use crate::symbols::ElfObject;
-use crate::trace::binary::{Control, TraceWriter};
+use crate::trace::binary::{Control, MAX_BLOCK_ACCESSES, TraceWriter};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use crate::trace::{Access, Event, MarkEdge, ModuleMapping};
 
@@ -381,6 +381,9 @@ fn describe<R: Read>(stream: &mut Stream<R>) -> Result<(u32, BlockDef), RawError
         }
         let items = stream.u16()?;
         let first = def.items.len();
+        if first + usize::from(items) > MAX_BLOCK_ACCESSES {
+            return Err(stream.malformed("a block of more items than a trace's block holds"));
+        }
         for _ in 0..items {
             let kind = stream.u8()?;
             let size = stream.u16()?;

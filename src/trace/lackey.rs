@@ -77,23 +77,23 @@ impl<R: BufRead> LackeyReader<R> {
 }
 
 /// Whether `line` looks like a Lackey trace line, and which. An
-/// instruction's line must start `I`, blanks, hex digits and a comma: a
-/// line of the program's output that starts with `I ` (Lackey writes to
-/// the program's standard error by default) is not one, nor is a Dinero
-/// IV record in capitals (`I 400 4`). A data access's leading blank makes
-/// its line Lackey's already.
+/// instruction's line starts `I`, blanks and a hex digit, and holds a
+/// comma: a line of the program's output that starts with `I ` (Lackey
+/// writes to the program's standard error by default) is not one, nor is
+/// a Dinero IV record in capitals (`I 400 4`), while a malformed address
+/// or size is still an error. A data access's leading blank makes its line
+/// Lackey's already.
 pub fn shape(line: &[u8]) -> Option<char> {
     match line {
-        [b'I', b' ', rest @ ..] if hex_then_comma(rest.trim_ascii_start()) => Some('I'),
+        [b'I', b' ', rest @ ..] if address_like(rest.trim_ascii_start()) => Some('I'),
         [b' ', kind @ (b'L' | b'S' | b'M'), b' ', ..] => Some(*kind as char),
         _ => None,
     }
 }
 
-/// Whether `text` starts with hex digits followed by a comma.
-fn hex_then_comma(text: &[u8]) -> bool {
-    let digits = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    digits > 0 && text.get(digits) == Some(&b',')
+/// Whether `text` starts with a hex digit and holds a comma.
+fn address_like(text: &[u8]) -> bool {
+    text.first().is_some_and(u8::is_ascii_hexdigit) && text.contains(&b',')
 }
 
 /// What `line` says, at `at`: an event, or `None` for a line that is not
@@ -327,6 +327,7 @@ mod tests {
         let error = |text: &str| events(text).unwrap_err().to_string();
         assert!(error("I  40,3\n L zz,4\n").starts_with("line 2: a bad address"));
         assert!(error("I  40,3\n M 40,4x\n").starts_with("line 2: a bad size"));
+        assert!(error("I  40,3\nI  40zz,3\n").starts_with("line 2: a bad address"));
         assert!(error(" S 40;4\n").contains("no comma"));
         assert!(error(" S 40,x\n").contains("a bad size"));
         assert!(error("I  40,0\n").contains("size 0"));

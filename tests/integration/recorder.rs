@@ -716,4 +716,27 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
         );
         assert!(!dir.path().join("ran").exists(), "the program ran");
     }
+    // Where standard output is the null device, a trace there is refused
+    // nothing.
+    if let Err(err) = linegrind::record::valgrind_lib() {
+        crate::support::skip!("{err}");
+        return;
+    }
+    let run = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir.path())
+        .args([
+            "record",
+            "-q",
+            "-o",
+            "/dev/stdout",
+            "--",
+            "/bin/sh",
+            "-c",
+            "touch ran",
+        ])
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(dir.path().join("ran").exists(), "the program did not run");
 }

@@ -113,7 +113,25 @@ fn a_configuration_file_names_its_hierarchies() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.starts_with("linegrind: bad.conf: line 1: hierarchy `plain`: with --cacheuse=yes")
-            && stderr.contains("(the levels it does not give are --I1, --D1 and --LL's)"),
+            && stderr.contains("(--I1, --D1, --LL from the command line or its defaults)"),
+        "{stderr}"
+    );
+    // A hierarchy that gives every level is at fault by itself.
+    let odd = "odd I1=32K,8,64 D1=32K,8,64 LL=1M,16,128\n";
+    std::fs::write(dir.path().join("bad.conf"), odd).unwrap();
+    let output = linegrind(dir.path(), &["sim", &trace(), "--config", "bad.conf"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("(got 64, 64 and 128)") && !stderr.contains("command line"),
+        "{stderr}"
+    );
+    // A sweep keeps the levels it does not sweep.
+    let args = ["sim", &trace(), "--sweep", "D1=16K..32K", "--LL=1M,16,128"];
+    let output = linegrind(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("linegrind: --sweep D1=16K..32K: D1=16K: ")
+            && stderr.ends_with(" (--I1, --LL from the command line or its defaults)\n"),
         "{stderr}"
     );
     let output = linegrind(
