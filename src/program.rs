@@ -602,13 +602,14 @@ impl Program {
         }
         self.unresolved.insert(entry);
         let module = self.symbolizer.module_at(entry).or(module);
-        // In an object, Callgrind's name: the ELF address, 16 digits.
+        // Callgrind's name: the address (in an object, its ELF address), 16
+        // digits.
         let name = |program: &Program| match module {
             Some(id) => format!(
                 "0x{:016x}",
                 program.symbolizer.modules().get(id).svma(entry)
             ),
-            None => format!("0x{entry:x}"),
+            None => format!("0x{entry:016x}"),
         };
         self.function_id(FnKey::Unnamed(module, entry), name, module, plt)
     }
@@ -739,7 +740,7 @@ mod tests {
         p.add_function(0x1000, 0x1040, "main".into(), None, 0)
             .unwrap();
         let callee = p.callee(0x2000);
-        assert_eq!(p.function(callee).name, "0x2000");
+        assert_eq!(p.function(callee).name, "0x0000000000002000");
         let inside = p.intern(0x2010, 2, 0x2000);
         assert_eq!(p.instr(inside).func, callee);
         // Unnamed code in a frame entered at a named function is that
@@ -748,7 +749,7 @@ mod tests {
         assert_eq!(p.function(p.instr(cold).func).name, "main");
         // Named after the frame's entry only when that entry is unnamed.
         let stray = p.intern(0x3008, 1, 0x3008);
-        assert_eq!(p.function(p.instr(stray).func).name, "0x3008");
+        assert_eq!(p.function(p.instr(stray).func).name, "0x0000000000003008");
     }
 
     #[test]

@@ -518,7 +518,7 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
         .filter(|arc| arc.target == 0x1000)
         .map(|arc| program.function(arc.callee).name.as_str())
         .collect();
-    assert_eq!(callees, ["0x1000"]);
+    assert_eq!(callees, ["0x0000000000001000"]);
 }
 
 /// Functions `f` and `g`, side by side, of the two blocks below.
