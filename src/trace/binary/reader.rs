@@ -634,6 +634,10 @@ impl<R: Read + Seek> BinaryReader<R> {
                 Control::Recording(on) => {
                     if on {
                         self.expander.interrupt();
+                        // Callgrind empties its caches whenever it starts
+                        // (or stops) collecting: what ran between left
+                        // them as nothing in the trace can tell.
+                        self.queue.push_back(Event::Flush);
                     }
                 }
                 Control::Resume { thread } => {
