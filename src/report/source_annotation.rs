@@ -14,8 +14,10 @@ use crate::output::table::{Align, Cell, Style, Table};
 /// Lines shown around each line with a cost.
 const CONTEXT: u64 = 2;
 
-/// Annotates the files of the ranked functions that can be found; lists
-/// the ones that cannot.
+/// Annotates the files of the ranked functions that can be found, then
+/// those of code inlined into functions whose lines' costs pass the
+/// threshold (callgrind_annotate ranks a function's code per file); lists
+/// the ones that cannot be found.
 pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut files: Vec<&str> = Vec::new();
     for f in report.ranked() {
@@ -24,14 +26,27 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
             files.push(file);
         }
     }
+    let mut by_file: BTreeMap<&str, i64> = BTreeMap::new();
+    for ((file, _), cost) in &report.file.lines {
+        let total = by_file.entry(file.as_str()).or_default();
+        *total = total.saturating_add(cost[report.options.sort]);
+    }
+    let mut inlined: Vec<(&str, i64)> = by_file
+        .into_iter()
+        .filter(|&(file, total)| !files.contains(&file) && report.above_threshold(total))
+        .collect();
+    inlined.sort_by_key(|&(file, total)| (std::cmp::Reverse(total.unsigned_abs()), file));
+    files.extend(inlined.into_iter().map(|(file, _)| file));
     let mut missing = Vec::new();
     for name in files {
         if name == "???" {
             continue;
         }
         match find(name, &report.options.include) {
-            Some(path) => match fs::read_to_string(&path) {
-                Ok(text) => annotate(out, report, name, &path, &text)?,
+            // A file that is not UTF-8 (a comment in Latin-1) is shown with
+            // its odd bytes replaced.
+            Some(path) => match fs::read(&path) {
+                Ok(bytes) => annotate(out, report, name, &path, &String::from_utf8_lossy(&bytes))?,
                 Err(err) => missing.push(format!("{name} ({err})")),
             },
             None => missing.push(name.to_string()),

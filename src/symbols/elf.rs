@@ -304,7 +304,12 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     let mut candidates: Vec<(u64, u64, String)> = symbols
         .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
         .filter(|s| s.size() > 0)
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        // A name that is not UTF-8 (Latin-1 in an assembler label) is
+        // kept, its odd bytes replaced.
+        .filter_map(|s| {
+            let name = String::from_utf8_lossy(s.name_bytes().ok()?).into_owned();
+            Some((s.address(), s.size(), name))
+        })
         .collect();
     // Among aliases at one address, the name Valgrind shows.
     candidates.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));

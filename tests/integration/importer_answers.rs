@@ -96,7 +96,10 @@ fn a_lackey_trace_with_instructions_clamps_helper_accesses() {
     ]);
     assert_eq!(only(&profile.totals, &COUNTS), expected);
     // Without symbols, the code is one function named by its entry.
-    assert_eq!(only(&self_cost(&profile, "0x0000000000401000"), &COUNTS), expected);
+    assert_eq!(
+        only(&self_cost(&profile, "0x0000000000401000"), &COUNTS),
+        expected
+    );
 }
 
 #[test]

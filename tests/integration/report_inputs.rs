@@ -549,3 +549,31 @@ fn a_source_line_at_the_end_of_the_number_range_is_annotated() {
         "{report}"
     );
 }
+
+/// `--auto=yes` annotates the files of code inlined into the ranked
+/// functions (`fi=`) too, as callgrind_annotate does, and a source that is
+/// not UTF-8 (a Latin-1 comment) with its odd bytes replaced.
+#[test]
+fn inlined_files_and_latin_1_sources_are_annotated() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("hot.c"),
+        b"int work(void)\n{ /* caf\xe9 */\n}\n",
+    )
+    .unwrap();
+    write(
+        dir.path(),
+        "hdr.h",
+        "static inline int mix(int x)\n{ return x * 3; }\n",
+    );
+    let profile = "events: Ir\nfl=hot.c\nfn=work\n2 5\nfi=hdr.h\n2 6\nfe=hot.c\n3 1\n";
+    write(dir.path(), "p.out", profile);
+    let report = success(linegrind(
+        dir.path(),
+        &["report", "p.out", "--auto=yes", "--no-color"],
+    ));
+    assert!(report.contains("-- source: hdr.h"), "{report}");
+    assert!(report.contains("{ return x * 3; }"), "{report}");
+    assert!(report.contains("{ /* caf\u{fffd} */"), "{report}");
+    assert!(!report.contains("not found"), "{report}");
+}
