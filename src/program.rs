@@ -125,6 +125,8 @@ enum FnKey {
     Symbol(Option<ModuleId>, u64),
     /// A DWARF-only name in an object whose symbol table lacks it.
     Named(Option<ModuleId>, String),
+    /// An inlined function, by object, name and the file of its code.
+    Inlined(Option<ModuleId>, String, Option<FileId>),
     /// Code without symbols, by object and entry address.
     Unnamed(Option<ModuleId>, u64),
 }
@@ -484,7 +486,8 @@ impl Program {
                     site
                 }
             };
-            let key = FnKey::Named(object, frame.name.clone());
+            let own_file = frame.file.map(|file| self.file_id(file));
+            let key = FnKey::Inlined(object, frame.name.clone(), own_file);
             let func = self.function_id(key, |_| frame.name, object, false);
             chain.push(InlineCall { func, site });
             caller = func;

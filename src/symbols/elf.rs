@@ -33,6 +33,9 @@ pub struct SourceLine {
 pub struct InlineFrame {
     pub name: String,
     pub call: Option<SourceLine>,
+    /// The file of its own code there: two inlined functions of one name
+    /// in two files (C's `static inline` helpers) are two functions.
+    pub file: Option<String>,
 }
 
 /// A parsed ELF object.
@@ -224,6 +227,7 @@ impl ElfObject {
                     .clone()
                     .unwrap_or_else(|| "(inlined)".to_string()),
                 call: levels[k + 1].1.clone(),
+                file: levels[k].1.as_ref().map(|own| own.file.clone()),
             })
             .collect()
     }

@@ -149,6 +149,53 @@ fn position(profile: &Profile, addr: u64) -> (String, String, u32) {
     )
 }
 
+/// Two `static inline` functions of one name in two files, each inlined
+/// into its file's caller, are two functions, as Callgrind's files of
+/// their callers keep them apart.
+#[test]
+fn inlined_functions_of_one_name_in_two_files_are_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = root().join("tests/programs/inline_other.c");
+    let Some(binary) = compile("inline_twice.c", dir.path(), &[other.to_str().unwrap()]) else {
+        return;
+    };
+    let Some(rows) = line_table(&binary) else {
+        return;
+    };
+    let here = address_of(
+        &rows,
+        "inline_twice.c",
+        marker("inline_twice.c", "mix-here"),
+    );
+    let there = address_of(
+        &rows,
+        "inline_other.c",
+        marker("inline_other.c", "mix-other"),
+    );
+    let trace = format!(
+        "linegrind-trace text 1
+         object {} bias={BIAS:x}
+         i {:x} 1
+         i {:x} 1",
+        binary.display(),
+        here + BIAS,
+        there + BIAS,
+    );
+    let profile = run_showing_inlined(&trace);
+    let program = &profile.program;
+    let function_at = |addr: u64| {
+        let instr = program
+            .instrs()
+            .iter()
+            .find(|i| i.addr == addr && i.len > 0);
+        instr.expect("the instruction ran").func
+    };
+    let (a, b) = (function_at(here + BIAS), function_at(there + BIAS));
+    assert_eq!(program.function(a).name, "mix");
+    assert_eq!(program.function(b).name, "mix");
+    assert_ne!(a, b);
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
