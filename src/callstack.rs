@@ -333,10 +333,10 @@ impl<C> Context<C> {
 
     /// Leaves the innermost frames entered by jumps (with no return address
     /// of their own), down to and with the innermost of them whose jumping
-    /// instruction (`Call::from`) `returns_to` accepts, and the frames of inlined code above
-    /// them: a jump back into the function whose jump entered the frame (a
-    /// function's `.cold` part jumping back into it) returns there. Whether
-    /// there was such a frame.
+    /// instruction (`Call::from`) `returns_to` accepts, and the frames of
+    /// inlined code above them: a jump back into the function whose jump
+    /// entered the frame (a function's `.cold` part jumping back into it)
+    /// returns there. Whether there was such a frame.
     pub fn return_by_jump<B: Backdate<Cursor = C>>(
         &mut self,
         returns_to: impl Fn(InstrId) -> bool,

@@ -129,6 +129,19 @@ pub struct SimArgs {
     quiet: bool,
 }
 
+/// For an error in a hierarchy of a sweep or a file: the levels it keeps
+/// from the command line, which may be the ones at fault.
+fn kept_levels(kept: &[&str]) -> String {
+    if kept.is_empty() {
+        return String::new();
+    }
+    let options: Vec<String> = kept.iter().map(|level| format!("--{level}")).collect();
+    format!(
+        " ({} from the command line or its defaults)",
+        options.join(", ")
+    )
+}
+
 impl SimArgs {
     /// Checks the combination of options and builds the job.
     pub fn into_job(self) -> Result<SimJob, ConfigError> {
@@ -167,18 +180,7 @@ impl SimArgs {
                 let Levels { i1, d1, ll } = hierarchy.levels;
                 let config = SimConfig::new(i1, d1, ll, self.cache_use, self.backdate)
                     .map_err(|err| {
-                        // The levels a sweep or a file keeps may be the ones
-                        // at fault.
-                        let kept = match hierarchy.kept.as_slice() {
-                            [] => String::new(),
-                            kept => format!(
-                                " ({} from the command line or its defaults)",
-                                kept.iter()
-                                    .map(|level| format!("--{level}"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        };
+                        let kept = kept_levels(&hierarchy.kept);
                         match (&self.sweep, &self.hierarchies) {
                             (Some(spec), _) => ConfigError::new(format!(
                                 "--sweep {spec}: {}: {err}{kept}",

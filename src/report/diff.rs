@@ -342,7 +342,9 @@ impl DiffFile {
         let mut function_at: HashMap<Key, usize> = HashMap::new();
         let mut calls: Vec<(usize, usize, [u64; 2], Vec<i128>)> = Vec::new();
         let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
-        for (side, (sign, file)) in [(-1i128, a), (1, b)].into_iter().enumerate() {
+        for (side, file) in [a, b].into_iter().enumerate() {
+            // B minus A.
+            let sign: i128 = if side == 0 { -1 } else { 1 };
             let mut ids = Vec::with_capacity(file.functions.len());
             for function in &file.functions {
                 let key = renames.key(&function.key.file, &function.key.name);
@@ -350,7 +352,7 @@ impl DiffFile {
                     functions.push((key, function.key.object.clone(), vec![0; events.len()]));
                     functions.len() - 1
                 });
-                if sign > 0 {
+                if side == 1 {
                     functions[at].1 = function.key.object.clone();
                 }
                 for (sum, value) in functions[at]

@@ -15,9 +15,9 @@ use crate::output::table::{Align, Cell, Style, Table};
 const CONTEXT: u64 = 2;
 
 /// Annotates the files of the ranked functions that can be found, then
-/// those of code inlined into functions whose lines' costs pass the
-/// threshold (callgrind_annotate ranks a function's code per file); lists
-/// the ones that cannot be found.
+/// every other file whose lines' costs together pass the threshold (a
+/// header's inlined code, which callgrind_annotate ranks as a function of
+/// that file); lists the ones that cannot be found.
 pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut files: Vec<&str> = Vec::new();
     for f in report.ranked() {

@@ -236,12 +236,17 @@ mod tests {
     use super::*;
 
     fn events(text: &str) -> Result<Vec<Event>, TraceError> {
+        read(text).map(|(events, _)| events)
+    }
+
+    /// The events of `text`, and the lines skipped (how many, the first).
+    fn read(text: &str) -> Result<(Vec<Event>, Option<(u64, u64)>), TraceError> {
         let mut reader = LackeyReader::new(text.as_bytes());
         let mut out = Vec::new();
         while let Some(event) = reader.next_event()? {
             out.push(event);
         }
-        Ok(out)
+        Ok((out, reader.skipped()))
     }
 
     #[test]
@@ -253,11 +258,7 @@ mod tests {
                     M 0421d568,2\n\
                     ==123== \n \
                     L 10,512\n";
-        let mut reader = LackeyReader::new(text.as_bytes());
-        let mut read = Vec::new();
-        while let Some(event) = reader.next_event().unwrap() {
-            read.push(event);
-        }
+        let (read, skipped) = read(text).unwrap();
         assert_eq!(
             read,
             [
@@ -288,17 +289,13 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(reader.skipped(), Some((2, 1)));
+        assert_eq!(skipped, Some((2, 1)));
     }
 
     #[test]
     fn program_output_that_starts_with_an_i_is_skipped() {
         let text = "I am the program's output\nI  40,3\nI 41,1\n";
-        let mut reader = LackeyReader::new(text.as_bytes());
-        let mut read = Vec::new();
-        while let Some(event) = reader.next_event().unwrap() {
-            read.push(event);
-        }
+        let (read, skipped) = read(text).unwrap();
         assert_eq!(
             read,
             [
@@ -306,7 +303,7 @@ mod tests {
                 Event::Instr { addr: 0x41, len: 1 }
             ]
         );
-        assert_eq!(reader.skipped(), Some((1, 1)));
+        assert_eq!(skipped, Some((1, 1)));
         assert_eq!(shape(b"I 400 4"), None);
     }
 
