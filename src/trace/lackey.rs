@@ -239,8 +239,11 @@ mod tests {
         read(text).map(|(events, _)| events)
     }
 
-    /// The events of `text`, and the lines skipped (how many, the first).
-    fn read(text: &str) -> Result<(Vec<Event>, Option<(u64, u64)>), TraceError> {
+    /// Lines skipped: how many, and the first.
+    type Skipped = Option<(u64, u64)>;
+
+    /// The events of `text`, and the lines skipped.
+    fn read(text: &str) -> Result<(Vec<Event>, Skipped), TraceError> {
         let mut reader = LackeyReader::new(text.as_bytes());
         let mut out = Vec::new();
         while let Some(event) = reader.next_event()? {
