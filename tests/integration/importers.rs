@@ -2,7 +2,8 @@
 //! Lackey (`--trace-mem=yes --vex-guest-chase=no`) and under
 //! `linegrind record` simulate to the same totals and misses; with the
 //! program given as `--binary`, the Lackey trace gets the same functions
-//! and call arcs for the program's own code.
+//! and call arcs, with their counts and inclusive costs, for the
+//! program's own code.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,16 +22,27 @@ struct Program {
     source: &'static str,
     /// The program's own functions, whose arcs must match.
     functions: &'static [&'static str],
+    /// How it is compiled.
+    flags: &'static [&'static str],
 }
 
 const PROGRAMS: &[Program] = &[
     Program {
         source: "fidelity/recursion.c",
         functions: &["main", "fib", "is_even", "is_odd"],
+        flags: &["-O1"],
     },
     Program {
         source: "importers/calls.c",
         functions: &["main", "fill", "compare", "sum"],
+        flags: &["-O1"],
+    },
+    // With -O2, gcc branches over the first recursive call to that call's
+    // return address: a jump there, not a return.
+    Program {
+        source: "importers/merge_sort.c",
+        functions: &["main", "merge_sort"],
+        flags: &["-O2"],
     },
 ];
 
@@ -77,11 +89,12 @@ fn totals(file: &ProfileFile) -> BTreeMap<&'static str, u64> {
         .collect()
 }
 
-/// Self Ir of the functions named, and calls between them with counts.
+/// Self Ir of the functions named, and calls between them with counts
+/// and inclusive Ir.
 fn user_code(
     file: &ProfileFile,
     functions: &[&str],
-) -> (BTreeMap<String, u64>, BTreeMap<(String, String), u64>) {
+) -> (BTreeMap<String, u64>, BTreeMap<(String, String), (u64, u64)>) {
     let ir = file.event("Ir").unwrap();
     let mut costs = BTreeMap::new();
     for function in &file.functions {
@@ -94,7 +107,9 @@ fn user_code(
         let caller = &file.functions[call.caller].key.name;
         let callee = &file.functions[call.callee].key.name;
         if functions.contains(&caller.as_str()) && functions.contains(&callee.as_str()) {
-            *arcs.entry((caller.clone(), callee.clone())).or_insert(0) += call.count;
+            let arc = arcs.entry((caller.clone(), callee.clone())).or_insert((0, 0));
+            arc.0 += call.count;
+            arc.1 += call.inclusive[ir];
         }
     }
     (costs, arcs)
@@ -109,7 +124,7 @@ fn lackey_traces_simulate_like_recordings() {
     for program in PROGRAMS {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
-        let binary = compile_program(program.source, &["-O1"], dir);
+        let binary = compile_program(program.source, program.flags, dir);
         let log = lackey(&binary, dir);
         let trace = record(&binary, dir);
 
