@@ -66,6 +66,12 @@ impl SimJob {
         PathBuf::from(format!("callgrind.out.{stem}"))
     }
 
+    /// Whether each hierarchy's outputs carry its name (`--sweep`,
+    /// `--config`), even a list of one.
+    fn named_runs(&self) -> bool {
+        self.runs.iter().any(|run| run.name.is_some())
+    }
+
     /// Which of the files the run reads `path` is, if it is one: the trace,
     /// a `--binary` or the `--config` file.
     fn input_named(&self, path: &Path) -> Option<String> {
@@ -188,10 +194,10 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             };
             writeln!(out, "read as a {} trace{told}", format.describe())?;
         }
-        if job.runs.len() == 1 {
-            write_summary(out, &profiles[0], job.top)?;
-        } else {
+        if job.named_runs() {
             write_comparison(out, &job.runs, &profiles)?;
+        } else {
+            write_summary(out, &profiles[0], job.top)?;
         }
         writeln!(out)?;
         for path in &written {
@@ -218,7 +224,7 @@ fn outputs(job: &SimJob) -> Vec<(PathBuf, &'static str)> {
 /// or one another (usage errors), and outputs whose folder cannot take a
 /// file, so that a long run does not end in a write that fails.
 fn check_outputs(job: &SimJob) -> Result<(), Failure> {
-    if job.runs.len() > 1 {
+    if job.named_runs() {
         let bases = [
             Some((&job.output, "-o")),
             job.json.as_ref().map(|j| (j, "--json")),
@@ -249,7 +255,7 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Refuses as the name each of several hierarchies' outputs is made from
+/// Refuses as the name each named hierarchy's outputs are made from
 /// (`BASE.NAME`) a folder, which would take hidden files (`od/.LL=1M`), and
 /// a device or a pipe, next to which the files would be made.
 fn check_base(base: &Path, option: &str) -> Result<(), Failure> {
@@ -262,7 +268,7 @@ fn check_base(base: &Path, option: &str) -> Result<(), Failure> {
     };
     match what {
         Some(what) => Err(Failure::Input(anyhow::anyhow!(
-            "{option} {} is {what}: with several hierarchies, each output is named \
+            "{option} {} is {what}: with --sweep or --config, each output is named \
              {option}'s name and the hierarchy's (FILE.LL=1M); give a file name",
             base.display()
         ))),
@@ -326,10 +332,11 @@ fn write_comparison(
     let first = &profiles[0].totals;
     writeln!(
         out,
-        "{} instructions, {} data accesses, {} hierarchies:\n",
+        "{} instructions, {} data accesses, {} {}:\n",
         grouped(first[Ir]),
         grouped(first[Dr] + first[Dw]),
-        runs.len()
+        runs.len(),
+        if runs.len() == 1 { "hierarchy" } else { "hierarchies" }
     )?;
     table.write(out, false)
 }

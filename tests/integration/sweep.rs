@@ -66,6 +66,23 @@ fn a_sweep_writes_what_separate_runs_write() {
     }
 }
 
+/// A sweep of one size is still a sweep: its output is named after its
+/// hierarchy, and the summary is the table of hierarchies.
+#[test]
+fn a_sweep_of_one_size_summarises_its_hierarchy_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["sim", &trace(), "--sweep", "LL=1M..1M", "-o", "one.out"];
+    let output = linegrind(dir.path(), &args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("data accesses, 1 hierarchy:"), "{stdout}");
+    assert!(
+        stdout.lines().any(|line| line.starts_with("LL=1M ")),
+        "{stdout}"
+    );
+    assert!(dir.path().join("one.out.LL=1M").exists());
+}
+
 #[test]
 fn a_configuration_file_names_its_hierarchies() {
     let dir = tempfile::tempdir().unwrap();
@@ -154,18 +171,22 @@ fn a_configuration_file_names_its_hierarchies() {
     );
 }
 
+/// Hierarchies named by `--sweep` or `--config`, even a list of one, need
+/// a file name to name their outputs after.
 #[test]
-fn several_hierarchies_need_a_file_name_to_name_their_outputs_after() {
+fn named_hierarchies_need_a_file_name_to_name_their_outputs_after() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("od")).unwrap();
     let trace = trace();
-    for (option, base, what) in [
-        ("-o", "od", "a folder"),
-        ("-o", "new/", "a folder"),
-        ("-o", "/dev/null", "a device or a pipe"),
-        ("--json", "od", "a folder"),
+    for (option, base, what, sweep) in [
+        ("-o", "od", "a folder", "LL=1M..2M"),
+        ("-o", "new/", "a folder", "LL=1M..2M"),
+        ("-o", "/dev/null", "a device or a pipe", "LL=1M..2M"),
+        ("--json", "od", "a folder", "LL=1M..2M"),
+        ("-o", "od", "a folder", "LL=1M..1M"),
+        ("-o", "/dev/null", "a device or a pipe", "LL=1M..1M"),
     ] {
-        let args = ["sim", "-q", "--sweep", "LL=1M..2M", &trace, option, base];
+        let args = ["sim", "-q", "--sweep", sweep, &trace, option, base];
         let output = linegrind(dir.path(), &args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{base}: {stderr}");
