@@ -230,7 +230,7 @@ impl Summary {
                 path: source.trace.to_string(),
                 command: source.command.map(str::to_string),
                 threads: profile.threads,
-                functions: profile.program.functions().len() as u64,
+                functions: profile.entered_functions() as u64,
                 call_arcs: profile.called_arcs().count() as u64,
             },
             caches: Caches {

@@ -226,6 +226,27 @@ fn the_json_summary_agrees_with_the_callgrind_file() {
     }
 }
 
+/// The summary's trace figures count what the run did: a function the
+/// trace declares but never enters is not among its functions.
+#[test]
+fn the_summary_counts_the_functions_and_arcs_the_run_entered() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("declared.txt");
+    fs::write(
+        &trace,
+        "linegrind-trace text 1\n\
+         fn 1000 1100 main m.c 1\nfn 2000 2010 helper m.c 9\nfn 3000 3010 unused m.c 20\n\
+         i 1000 5\ncall 2000\ni 2000 1\nret\ni 1005 5\ncall 2000\ni 2000 1\nret\ni 100a 1\n",
+    )
+    .unwrap();
+    let trace = trace.to_str().unwrap();
+    let profile = simulate_file(Path::new(trace), SimConfig::default());
+    let summary = Summary::new(&profile, &Source::trace(trace));
+    assert_eq!(summary.trace.threads, 1);
+    assert_eq!(summary.trace.functions, 2);
+    assert_eq!(summary.trace.call_arcs, 2);
+}
+
 #[test]
 fn the_json_schema_matches_its_golden_file() {
     let trace = "traces/stream_hot_table.lgt";
