@@ -198,7 +198,7 @@ fn write_comparison(
             Cell::styled(relative_change(a, b), change_style(delta(a, b))),
             Cell::styled(change(self_change), change_style(self_change)),
             Cell::plain(&function.name),
-            Cell::styled(&function.file, Style::Dim),
+            Cell::styled(function.place(), Style::Dim),
         ]);
     }
     table.write(out, job.color)

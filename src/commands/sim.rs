@@ -336,7 +336,11 @@ fn write_comparison(
         grouped(first[Ir]),
         grouped(first[Dr] + first[Dw]),
         runs.len(),
-        if runs.len() == 1 { "hierarchy" } else { "hierarchies" }
+        if runs.len() == 1 {
+            "hierarchy"
+        } else {
+            "hierarchies"
+        }
     )?;
     table.write(out, false)
 }

@@ -96,6 +96,10 @@ pub struct Summary {
     pub tree: Option<Tree>,
     /// Every function with a cost, by object, file and name.
     pub functions: Vec<FunctionSummary>,
+    /// Every call arc between them, by caller and callee (absent from
+    /// summaries of earlier linegrinds).
+    #[serde(default)]
+    pub calls: Vec<CallSummary>,
 }
 
 /// What was simulated.
@@ -186,6 +190,17 @@ pub struct FunctionSummary {
     pub inclusive: EventValues<u64>,
 }
 
+/// The calls from one function to another, as the callgrind file's
+/// `calls=` lines of that pair add up: both given as indices into
+/// `functions`; events with zero cost are left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallSummary {
+    pub caller: usize,
+    pub callee: usize,
+    pub count: u64,
+    pub inclusive: EventValues<u64>,
+}
+
 impl Summary {
     /// The summary of `profile`, simulated from `source`.
     pub fn new(profile: &Profile, source: &Source) -> Summary {
@@ -202,26 +217,53 @@ impl Summary {
             )
         };
         let inclusive = file.inclusive();
-        let mut functions: Vec<FunctionSummary> = file
+        // The functions with a cost, each with its index in the file.
+        let mut kept: Vec<(usize, FunctionSummary)> = file
             .functions
             .iter()
             .zip(&inclusive)
-            .filter(|(function, inclusive)| {
+            .enumerate()
+            .filter(|(_, (function, inclusive))| {
                 function
                     .self_cost
                     .iter()
                     .chain(inclusive.iter())
                     .any(|&v| v != 0)
             })
-            .map(|(function, inclusive)| FunctionSummary {
-                name: function.key.name.clone(),
-                file: function.key.file.clone(),
-                object: function.key.object.clone(),
-                self_cost: values(&function.self_cost),
-                inclusive: values(inclusive),
+            .map(|(index, (function, inclusive))| {
+                let summary = FunctionSummary {
+                    name: function.key.name.clone(),
+                    file: function.key.file.clone(),
+                    object: function.key.object.clone(),
+                    self_cost: values(&function.self_cost),
+                    inclusive: values(inclusive),
+                };
+                (index, summary)
             })
             .collect();
-        functions.sort_by(|a, b| (&a.object, &a.file, &a.name).cmp(&(&b.object, &b.file, &b.name)));
+        kept.sort_by(|(_, a), (_, b)| {
+            (&a.object, &a.file, &a.name).cmp(&(&b.object, &b.file, &b.name))
+        });
+        let mut listed_at = vec![None; file.functions.len()];
+        for (at, (index, _)) in kept.iter().enumerate() {
+            listed_at[*index] = Some(at);
+        }
+        // A call's ends have costs (the callee's instructions ran while it
+        // was open), so both are listed.
+        let mut calls: Vec<CallSummary> = file
+            .calls
+            .iter()
+            .filter_map(|call| {
+                Some(CallSummary {
+                    caller: listed_at[call.caller]?,
+                    callee: listed_at[call.callee]?,
+                    count: call.count,
+                    inclusive: values(&call.inclusive),
+                })
+            })
+            .collect();
+        calls.sort_by_key(|call| (call.caller, call.callee));
+        let functions = kept.into_iter().map(|(_, function)| function).collect();
         Summary {
             schema: SCHEMA.to_string(),
             version: VERSION,
@@ -255,6 +297,7 @@ impl Summary {
                 nodes_created: tree.created_nodes,
             }),
             functions,
+            calls,
         }
     }
 
@@ -333,6 +376,20 @@ impl Summary {
                 }
             }
         }
+        let functions = summary.functions.len();
+        for (at, call) in summary.calls.iter().enumerate() {
+            if call.caller >= functions || call.callee >= functions {
+                return Err(format!(
+                    "call {at} is between functions {} and {}: `functions` lists {functions}",
+                    call.caller, call.callee
+                ));
+            }
+            if let Some(event) = unlisted(&call.inclusive) {
+                return Err(format!(
+                    "call {at} has `{event}` in `inclusive`, which `events` does not list"
+                ));
+            }
+        }
         Ok(summary)
     }
 
@@ -349,7 +406,8 @@ impl Summary {
         let values = self
             .functions
             .iter_mut()
-            .flat_map(|function| [&mut function.self_cost, &mut function.inclusive]);
+            .flat_map(|function| [&mut function.self_cost, &mut function.inclusive])
+            .chain(self.calls.iter_mut().map(|call| &mut call.inclusive));
         for values in std::iter::once(&mut self.totals).chain(values) {
             values.0.iter_mut().for_each(|(event, _)| escape(event));
         }

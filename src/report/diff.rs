@@ -3,7 +3,7 @@
 //! function renamed between builds, a file moved), and the difference can
 //! be written as a callgrind file of its own (B minus A).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
@@ -13,7 +13,7 @@ use regex::Regex;
 use crate::output::{NameIds, function_identity, one_line};
 use crate::printable::printable;
 
-use super::callgrind_file::ProfileFile;
+use super::callgrind_file::{FunctionKey, ProfileFile};
 use super::run_costs::RunCosts;
 
 /// A `s/REGEX/REPLACEMENT/` rewrite of names, with a trailing `g` to
@@ -166,9 +166,8 @@ pub struct Renames {
 }
 
 impl Renames {
-    /// The name functions line up by: `(file, function)` after the
-    /// rewrites. Objects are left out: a rebuilt program lives elsewhere.
-    fn key(&self, file: &str, name: &str) -> (String, String) {
+    /// A function's file and name after the rewrites.
+    fn rename(&self, file: &str, name: &str) -> (String, String) {
         let file = self.files.iter().fold(file.to_string(), |f, r| r.apply(&f));
         let name = self
             .functions
@@ -178,11 +177,80 @@ impl Renames {
     }
 }
 
+/// Where a function lines up: its file and name after the rewrites, and
+/// the file name of its object where those are not enough.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    file: String,
+    name: String,
+    object: Option<String>,
+}
+
+/// How the functions of two runs line up: by file and name after the
+/// rewrites, objects left out (a rebuilt program lives elsewhere); and by
+/// the file name of their object too where one run has that file and name
+/// in objects of different names (`(below main)` in file `???` of both an
+/// executable and the C library, without debug information), which would
+/// otherwise be one function calling itself through others, its inclusive
+/// cost counted twice.
+struct LineUp<'r> {
+    renames: &'r Renames,
+    /// The files and names lined up by object too.
+    by_object: HashSet<(String, String)>,
+}
+
+impl<'r> LineUp<'r> {
+    fn new<'k>(renames: &'r Renames, runs: [Vec<&'k FunctionKey>; 2]) -> LineUp<'r> {
+        let mut by_object = HashSet::new();
+        for run in runs {
+            let mut objects: HashMap<(String, String), &str> = HashMap::new();
+            for key in run {
+                let renamed = renames.rename(&key.file, &key.name);
+                let object = object_name(&key.object);
+                if *objects.entry(renamed.clone()).or_insert(object) != object {
+                    by_object.insert(renamed);
+                }
+            }
+        }
+        LineUp { renames, by_object }
+    }
+
+    fn key(&self, key: &FunctionKey) -> Key {
+        let (file, name) = self.renames.rename(&key.file, &key.name);
+        let pair = (file, name);
+        let object = self
+            .by_object
+            .contains(&pair)
+            .then(|| object_name(&key.object).to_string());
+        let (file, name) = pair;
+        Key { file, name, object }
+    }
+}
+
+/// An object's file name, without its folder.
+fn object_name(object: &str) -> &str {
+    object.rsplit('/').next().unwrap_or(object)
+}
+
+impl FunctionDelta {
+    /// Its file, and its object's file name where it is lined up by it:
+    /// `file [object]`, as `report` gives a function's file.
+    pub fn place(&self) -> String {
+        match &self.object {
+            Some(object) => format!("{} [{object}]", self.file),
+            None => self.file.clone(),
+        }
+    }
+}
+
 /// One function in either run; costs are zero in a run without it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionDelta {
     pub file: String,
     pub name: String,
+    /// Its object's file name, where another function of either run has
+    /// the same file and name in another object.
+    pub object: Option<String>,
     pub self_cost: [Vec<i128>; 2],
     pub inclusive: [Vec<i128>; 2],
 }
@@ -227,16 +295,23 @@ impl Diff {
         let pick = |side: usize, costs: &[i128]| -> Vec<i128> {
             columns[side].iter().map(|&at| costs[at]).collect()
         };
+        let line_up = LineUp::new(
+            renames,
+            runs.map(|run| run.functions.iter().map(|f| &f.key).collect()),
+        );
         let mut functions: Vec<FunctionDelta> = Vec::new();
-        let mut index: HashMap<(String, String), usize> = HashMap::new();
+        let mut index: HashMap<Key, usize> = HashMap::new();
         for (side, run) in runs.iter().enumerate() {
+            // Where each function of the run is lined up.
+            let mut lined_up = Vec::with_capacity(run.functions.len());
             for function in &run.functions {
-                let key = renames.key(&function.key.file, &function.key.name);
+                let key = line_up.key(&function.key);
                 let at = *index.entry(key.clone()).or_insert_with(|| {
                     let zero = vec![0; events.len()];
                     functions.push(FunctionDelta {
-                        file: key.0,
-                        name: key.1,
+                        file: key.file,
+                        name: key.name,
+                        object: key.object,
                         self_cost: [zero.clone(), zero.clone()],
                         inclusive: [zero.clone(), zero],
                     });
@@ -245,6 +320,19 @@ impl Diff {
                 let entry = &mut functions[at];
                 add(&mut entry.self_cost[side], &pick(side, &function.self_cost));
                 add(&mut entry.inclusive[side], &pick(side, &function.inclusive));
+                lined_up.push(at);
+            }
+            // Functions lined up as one (renamed alike, as `fib'2` and
+            // `fib`) are one: the cost of calls from one to another, which
+            // both inclusive costs hold, counts once.
+            for call in &run.calls {
+                let at = lined_up[call.caller];
+                if call.caller != call.callee && at == lined_up[call.callee] {
+                    subtract(
+                        &mut functions[at].inclusive[side],
+                        &pick(side, &call.inclusive),
+                    );
+                }
             }
         }
         Ok(Diff {
@@ -274,13 +362,17 @@ fn add(into: &mut [i128], costs: &[i128]) {
     }
 }
 
+/// Takes `costs` from `from`.
+fn subtract(from: &mut [i128], costs: &[i128]) {
+    for (from, cost) in from.iter_mut().zip(costs) {
+        *from -= cost;
+    }
+}
+
 /// `b - a`.
 pub fn delta(a: i128, b: i128) -> i128 {
     b - a
 }
-
-/// A function's file and name, after the rewrites.
-type Key = (String, String);
 
 /// Whose cost a difference is.
 enum Holder<'a> {
@@ -338,6 +430,10 @@ impl DiffFile {
                 .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))
                 .collect()
         };
+        let line_up = LineUp::new(
+            renames,
+            [a, b].map(|file| file.functions.iter().map(|f| &f.key).collect()),
+        );
         let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
         let mut function_at: HashMap<Key, usize> = HashMap::new();
         let mut calls: Vec<(usize, usize, [u64; 2], Vec<i128>)> = Vec::new();
@@ -347,7 +443,7 @@ impl DiffFile {
             let sign: i128 = if side == 0 { -1 } else { 1 };
             let mut ids = Vec::with_capacity(file.functions.len());
             for function in &file.functions {
-                let key = renames.key(&function.key.file, &function.key.name);
+                let key = line_up.key(&function.key);
                 let at = *function_at.entry(key.clone()).or_insert_with(|| {
                     functions.push((key, function.key.object.clone(), vec![0; events.len()]));
                     functions.len() - 1
@@ -395,12 +491,12 @@ impl DiffFile {
     /// Fails on the first difference outside the signed 64-bit range.
     fn check_range(&self) -> Result<(), BeyondRange> {
         let beyond = |costs: &[i128]| costs.iter().position(|&v| i64::try_from(v).is_err());
-        let name = |at: usize| &self.functions[at].0.1;
+        let name = |at: usize| &self.functions[at].0.name;
         let named = std::iter::once((Holder::Total, &self.totals))
             .chain(
                 self.functions
                     .iter()
-                    .map(|(key, _, costs)| (Holder::Function(&key.1), costs)),
+                    .map(|(key, _, costs)| (Holder::Function(&key.name), costs)),
             )
             .chain(
                 self.calls
@@ -447,7 +543,7 @@ impl DiffFile {
             calls_from[call.0].push(at);
         }
         let mut names = NameIds::default();
-        let identity = |(file, name): &Key, object: &str| function_identity(name, file, object);
+        let identity = |key: &Key, object: &str| function_identity(&key.name, &key.file, object);
         for (at, (key, object, self_delta)) in self.functions.iter().enumerate() {
             let changed_calls: Vec<usize> = calls_from[at]
                 .iter()
@@ -461,8 +557,8 @@ impl DiffFile {
             if !object.is_empty() {
                 names.write(out, "ob", "ob", object.clone(), object)?;
             }
-            names.write(out, "fl", "fl", key.0.clone(), &key.0)?;
-            names.write(out, "fn", "fn", identity(key, object), &key.1)?;
+            names.write(out, "fl", "fl", key.file.clone(), &key.file)?;
+            names.write(out, "fn", "fn", identity(key, object), &key.name)?;
             writeln!(out, "0{}", costs(self_delta))?;
             for call in changed_calls {
                 let (_, callee, [count_a, count_b], inclusive) = &self.calls[call];
@@ -471,9 +567,9 @@ impl DiffFile {
                 if !callee_object.is_empty() {
                     names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;
                 }
-                names.write(out, "cfi", "fl", callee_key.0.clone(), &callee_key.0)?;
+                names.write(out, "cfi", "fl", callee_key.file.clone(), &callee_key.file)?;
                 let callee_identity = identity(callee_key, callee_object);
-                names.write(out, "cfn", "fn", callee_identity, &callee_key.1)?;
+                names.write(out, "cfn", "fn", callee_identity, &callee_key.name)?;
                 writeln!(out, "calls={count} 0")?;
                 writeln!(out, "0{}", costs(inclusive))?;
             }

@@ -25,12 +25,23 @@ pub struct FunctionCosts {
     pub inclusive: Vec<i128>,
 }
 
-/// The events, totals and functions of one run.
+/// The calls from one function to another: indices into the run's
+/// functions, and the calls' inclusive cost, one value per event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallCosts {
+    pub caller: usize,
+    pub callee: usize,
+    pub inclusive: Vec<i128>,
+}
+
+/// The events, totals, functions and calls of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunCosts {
     pub events: Vec<String>,
     pub totals: Vec<i128>,
     pub functions: Vec<FunctionCosts>,
+    /// Empty for a summary of a linegrind that did not list calls.
+    pub calls: Vec<CallCosts>,
     /// The parsed callgrind file, when the run came from one (it also has
     /// the call arcs).
     pub file: Option<ProfileFile<i64>>,
@@ -97,10 +108,20 @@ impl RunCosts {
                 inclusive: wide(&inclusive),
             })
             .collect();
+        let calls = file
+            .calls
+            .iter()
+            .map(|call| CallCosts {
+                caller: call.caller,
+                callee: call.callee,
+                inclusive: wide(&call.inclusive),
+            })
+            .collect();
         RunCosts {
             events: file.events.clone(),
             totals: wide(&file.totals),
             functions,
+            calls,
             file: Some(file),
         }
     }
@@ -131,6 +152,15 @@ impl RunCosts {
                     },
                     self_cost: costs(&function.self_cost),
                     inclusive: costs(&function.inclusive),
+                })
+                .collect(),
+            calls: summary
+                .calls
+                .iter()
+                .map(|call| CallCosts {
+                    caller: call.caller,
+                    callee: call.callee,
+                    inclusive: costs(&call.inclusive),
                 })
                 .collect(),
             file: None,

@@ -72,11 +72,13 @@ impl<R: TraceRead> CallInference<R> {
         // Only a return, or a jump in code no binary covers, can come back
         // to a return address as a return: a decoded jump that lands on
         // one (a branch over the call, in a recursive function) is a jump.
-        let returned = self.previous.is_some_and(|previous| match previous.transfer {
-            Transfer::Return => true,
-            Transfer::Unknown => previous.end != addr,
-            Transfer::Call | Transfer::Other => false,
-        });
+        let returned = self
+            .previous
+            .is_some_and(|previous| match previous.transfer {
+                Transfer::Return => true,
+                Transfer::Unknown => previous.end != addr,
+                Transfer::Call | Transfer::Other => false,
+            });
         let open = match returned {
             true => self.returns.iter().rposition(|&ra| ra == addr),
             false => None,

@@ -89,12 +89,12 @@ fn totals(file: &ProfileFile) -> BTreeMap<&'static str, u64> {
         .collect()
 }
 
-/// Self Ir of the functions named, and calls between them with counts
-/// and inclusive Ir.
-fn user_code(
-    file: &ProfileFile,
-    functions: &[&str],
-) -> (BTreeMap<String, u64>, BTreeMap<(String, String), (u64, u64)>) {
+/// Calls from one function to another, by name: their count and
+/// inclusive Ir.
+type Arcs = BTreeMap<(String, String), (u64, u64)>;
+
+/// Self Ir of the functions named, and the calls between them.
+fn user_code(file: &ProfileFile, functions: &[&str]) -> (BTreeMap<String, u64>, Arcs) {
     let ir = file.event("Ir").unwrap();
     let mut costs = BTreeMap::new();
     for function in &file.functions {
@@ -107,7 +107,9 @@ fn user_code(
         let caller = &file.functions[call.caller].key.name;
         let callee = &file.functions[call.callee].key.name;
         if functions.contains(&caller.as_str()) && functions.contains(&callee.as_str()) {
-            let arc = arcs.entry((caller.clone(), callee.clone())).or_insert((0, 0));
+            let arc = arcs
+                .entry((caller.clone(), callee.clone()))
+                .or_insert((0, 0));
             arc.0 += call.count;
             arc.1 += call.inclusive[ir];
         }

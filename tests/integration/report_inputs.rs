@@ -483,6 +483,14 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         serde_json::to_string(&value).unwrap(),
         &format!("function `{name}` of file "),
     );
+    // A call between functions the summary does not list.
+    let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    value["calls"][0]["callee"] = 99.into();
+    check(
+        "call_outside.json",
+        serde_json::to_string(&value).unwrap(),
+        "call 0 is between functions",
+    );
 }
 
 /// A summary an editor saved with a UTF-8 byte-order mark is still JSON:
@@ -576,4 +584,172 @@ fn inlined_files_and_latin_1_sources_are_annotated() {
     assert!(report.contains("{ return x * 3; }"), "{report}");
     assert!(report.contains("{ /* caf\u{fffd} */"), "{report}");
     assert!(!report.contains("not found"), "{report}");
+}
+
+/// The five numbers of `diff`'s row of a function, told by its name and
+/// what follows it (`fib`, `(below main) ??? [app]`), blanks between words
+/// taken as one.
+fn row(compared: &str, function: &str) -> Vec<String> {
+    let line = compared
+        .lines()
+        .find(|line| {
+            let named = line
+                .split_whitespace()
+                .skip(5)
+                .collect::<Vec<_>>()
+                .join(" ");
+            named == function || named.starts_with(&format!("{function} "))
+        })
+        .unwrap_or_else(|| panic!("no row of {function}"));
+    line.split_whitespace()
+        .take(5)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run whose executable and C library each have a `(below main)` in
+/// file `???` (no debug information), one under the other; `main` costs
+/// `main` Ir.
+fn below_main_twice(main: u64) -> String {
+    let start = 10 + main;
+    format!(
+        "events: Ir
+ob=/usr/bin/app
+fl=???
+fn=(below main)
+0 5
+cob=/lib/libc.so.6
+cfi=???
+cfn=__libc_start_main
+calls=1 0
+0 {}
+ob=/lib/libc.so.6
+fn=__libc_start_main
+0 5
+cfn=(below main)
+calls=1 0
+0 {start}
+fn=(below main)
+0 10
+cob=/usr/bin/app
+cfi=a.c
+cfn=main
+calls=1 0
+0 {main}
+ob=/usr/bin/app
+fl=a.c
+fn=main
+0 {main}
+totals: {}
+",
+        start + 5,
+        20 + main
+    )
+}
+
+/// Functions of one file and name in two objects line up each with its
+/// own: merged, the outer one's inclusive cost would hold the inner one's
+/// twice.
+#[test]
+fn functions_of_one_name_in_two_objects_line_up_by_object() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.out", &below_main_twice(100));
+    write(dir.path(), "b.out", &below_main_twice(110));
+    let compared = success(linegrind(dir.path(), &["diff", "a.out", "b.out"]));
+    let app = row(&compared, "(below main) ??? [app]");
+    assert_eq!(app, ["120", "130", "+10", "+8.33%", "0"], "{compared}");
+    let libc = row(&compared, "(below main) ??? [libc.so.6]");
+    assert_eq!(libc, ["110", "120", "+10", "+9.09%", "0"], "{compared}");
+    let checked = linegrind(
+        dir.path(),
+        &[
+            "check",
+            "--baseline",
+            "a.out",
+            "b.out",
+            "--limit",
+            "Ir=+10",
+            "--function",
+            "(below main)",
+        ],
+    );
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{text}");
+    assert!(text.contains("???:(below main) [libc.so.6]"), "{text}");
+}
+
+/// A run in which `fib` calls `fib'2`, Callgrind's name for its second
+/// level of recursion with `--separate-recs=2`.
+const RECURSION: &str = "events: Ir
+fl=a.c
+fn=main
+0 5
+cfn=fib
+calls=1 0
+0 30
+fn=fib
+0 10
+cfn=fib'2
+calls=1 0
+0 20
+fn=fib'2
+0 20
+totals: 35
+";
+
+/// Functions that a rewrite makes one count their calls to one another
+/// once, from callgrind files and from JSON summaries alike.
+#[test]
+fn functions_renamed_alike_count_their_calls_to_one_another_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.out", RECURSION);
+    let deeper = RECURSION
+        .replace("0 20\n", "0 25\n")
+        .replace("0 30\n", "0 35\n")
+        .replace("totals: 35", "totals: 40");
+    write(dir.path(), "b.out", &deeper);
+    let compared = success(linegrind(
+        dir.path(),
+        &["diff", "a.out", "b.out", "--mod-funcname", "s/'[0-9]+$//"],
+    ));
+    assert_eq!(
+        row(&compared, "fib"),
+        ["30", "35", "+5", "+16.67%", "+5"],
+        "{compared}"
+    );
+
+    // The same from summaries: `fib` calls `fib_2`, which is renamed.
+    let trace = |name: &str, work: u32| {
+        let text = format!(
+            "linegrind-trace text 1\n\
+             fn 1000 1100 main a.c 1\nfn 2000 2100 fib a.c 5\nfn 3000 3100 fib_2 a.c 5\n\
+             i 1000 5\ncall 2000\ni 2000 2\ncall 3000\n{}ret\ni 2002 1\nret\ni 1005 1\n",
+            "i 3000 1\n".repeat(work as usize)
+        );
+        write(dir.path(), name, &text);
+    };
+    trace("a.txt", 3);
+    trace("b.txt", 5);
+    for run in ["a", "b"] {
+        let args = [
+            "sim",
+            "-q",
+            &format!("{run}.txt"),
+            "-o",
+            &format!("{run}.cg"),
+        ];
+        success(linegrind(
+            dir.path(),
+            &[&args[..], &["--json", &format!("{run}.json")]].concat(),
+        ));
+    }
+    let compared = success(linegrind(
+        dir.path(),
+        &["diff", "a.json", "b.json", "--mod-funcname", "s/_2$//"],
+    ));
+    assert_eq!(
+        row(&compared, "fib"),
+        ["5", "7", "+2", "+40.00%", "+2"],
+        "{compared}"
+    );
 }

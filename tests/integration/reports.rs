@@ -223,6 +223,24 @@ fn the_json_summary_agrees_with_the_callgrind_file() {
             assert_eq!(twin.self_cost, function.self_cost, "{:?}", function.key);
             assert_eq!(twin.inclusive, function.inclusive, "{:?}", function.key);
         }
+        // Every call, between the same functions, with the same cost.
+        let calls = |run: &RunCosts| {
+            let mut calls: Vec<_> = run
+                .calls
+                .iter()
+                .map(|call| {
+                    let key = |at: usize| {
+                        let key = &run.functions[at].key;
+                        (key.object.clone(), key.file.clone(), key.name.clone())
+                    };
+                    (key(call.caller), key(call.callee), call.inclusive.clone())
+                })
+                .collect();
+            calls.sort();
+            calls
+        };
+        assert!(!from_json.calls.is_empty(), "{trace}");
+        assert_eq!(calls(&from_json), calls(&from_file), "{trace}: calls");
     }
 }
 
