@@ -105,9 +105,12 @@ struct Parser<C> {
     fn_file: String,
     line_file: String,
     function: Option<FunctionIndex>,
+    /// `cob=` and `cfi=` given for the next `cfn=`.
     callee_object: Option<String>,
     callee_file: Option<String>,
-    callee: Option<String>,
+    /// The function the next `calls=` goes to: its name, and the object
+    /// and file given before it.
+    callee: Option<(String, Option<String>, Option<String>)>,
     /// A `calls=` line waits for its cost line: (callee, count).
     pending_call: Option<(FunctionIndex, u64)>,
     last: Vec<u64>,
@@ -338,10 +341,21 @@ impl<C: CostValue> Parser<C> {
                 };
                 self.function = Some(self.function_index(key));
                 self.line_file = self.fn_file.clone();
+                // A callee left without its call ends with the function.
+                self.callee_object = None;
+                self.callee_file = None;
+                self.callee = None;
             }
             "cob" => self.callee_object = Some(self.names.resolve(OBJECTS, value, number)?),
             "cfi" | "cfl" => self.callee_file = Some(self.names.resolve(FILES, value, number)?),
-            "cfn" => self.callee = Some(self.names.resolve(FUNCTIONS, value, number)?),
+            "cfn" => {
+                // The object and file given before a callee's name are its
+                // own, as callgrind_annotate reads them, not the next
+                // callee's too when no `calls=` follows.
+                let name = self.names.resolve(FUNCTIONS, value, number)?;
+                let (object, file) = (self.callee_object.take(), self.callee_file.take());
+                self.callee = Some((name, object, file));
+            }
             "calls" => {
                 let count = value
                     .split_ascii_whitespace()
@@ -353,22 +367,16 @@ impl<C: CostValue> Parser<C> {
                             shown(value.as_bytes())
                         ))
                     })?;
-                let name = self
+                let (name, object, file) = self
                     .callee
                     .take()
                     .ok_or_else(|| error("`calls=` without a `cfn=` before it".into()))?;
                 let key = FunctionKey {
-                    object: self
-                        .callee_object
-                        .take()
-                        .unwrap_or_else(|| self.object.clone()),
+                    object: object.unwrap_or_else(|| self.object.clone()),
                     // Without `cfi=`, the file the cost lines are in now
                     // (`fi=` and `fe=` included), as KCachegrind and
                     // callgrind_annotate read it.
-                    file: self
-                        .callee_file
-                        .take()
-                        .unwrap_or_else(|| self.line_file.clone()),
+                    file: file.unwrap_or_else(|| self.line_file.clone()),
                     name,
                 };
                 let callee = self.function_index(key);
@@ -590,6 +598,43 @@ fn=(2)
             .collect();
         assert_eq!(names, [("main", "a.c"), ("helper", "h.h")]);
         assert_eq!((file.calls[0].caller, file.calls[0].callee), (0, 1));
+    }
+
+    /// A callee's object and file go with its name: a `cfn=` not followed
+    /// by `calls=` does not hand them to the next callee, and a callee
+    /// left without its call ends with its function.
+    #[test]
+    fn a_callee_named_without_its_call_keeps_its_object_and_file() {
+        let text = "events: Ir
+ob=(1) /bin/x
+fl=(1) a.c
+fn=(1) main
+1 10
+cob=(2) /lib/libc.so
+cfi=(2) libc.c
+cfn=(2) memcpy
+cfn=(3) helper
+calls=1 5
+2 7
+cob=(2)
+cfn=(2)
+fn=(3)
+5 7
+calls=1 5
+";
+        let err = signed_error(text);
+        assert_eq!(err, "line 16: `calls=` without a `cfn=` before it");
+        let file = ProfileFile::<u64>::parse(text.rsplit_once("calls").unwrap().0.as_bytes());
+        let file = file.unwrap();
+        let callee = &file.functions[file.calls[0].callee].key;
+        assert_eq!(
+            (
+                callee.object.as_str(),
+                callee.file.as_str(),
+                callee.name.as_str()
+            ),
+            ("/bin/x", "a.c", "helper")
+        );
     }
 
     #[test]
