@@ -110,8 +110,9 @@ pub struct StackSamples {
     /// Interned stacks, indexed by the numbers in `weights`.
     pub stacks: Vec<LoadStack>,
     index: FxHashMap<LoadStack, u32>,
-    /// Per figure: bytes per (time bucket, stack).
-    weights: [FxHashMap<(u64, u32), u64>; 6],
+    /// Per figure and (time bucket, stack): the bytes, and the latest end
+    /// of the residencies they come from.
+    weights: [FxHashMap<(u64, u32), (u64, u64)>; 6],
     /// Instructions per time bucket.
     pub bucket_width: u64,
     pub marks: Vec<MarkAt>,
@@ -148,7 +149,9 @@ impl StackSamples {
         for (figure, &(of, kind, _)) in FIGURES.iter().enumerate() {
             let bytes = cost.get(kind);
             if of == level && bytes > 0 {
-                *self.weights[figure].entry((bucket, stack)).or_insert(0) += bytes;
+                let weight = self.weights[figure].entry((bucket, stack)).or_default();
+                weight.0 += bytes;
+                weight.1 = weight.1.max(now);
             }
         }
     }
@@ -162,18 +165,22 @@ impl StackSamples {
         self.bucket_width *= 2;
         for weights in &mut self.weights {
             let old = std::mem::take(weights);
-            for ((bucket, stack), bytes) in old {
-                *weights.entry((bucket / 2, stack)).or_insert(0) += bytes;
+            for ((bucket, stack), (bytes, last)) in old {
+                let weight = weights.entry((bucket / 2, stack)).or_default();
+                weight.0 += bytes;
+                weight.1 = weight.1.max(last);
             }
         }
     }
 
-    /// The samples of `figure` (an index into [`FIGURES`]): (time bucket,
-    /// stack, bytes), in time then stack order.
+    /// The samples of `figure` (an index into [`FIGURES`]), one per stack
+    /// and time bucket: (time, stack, bytes), in time then stack order; the
+    /// time is the latest end of the residencies the bytes come from, so a
+    /// sample lies within the marked sections they ended in when all did.
     pub fn samples(&self, figure: usize) -> Vec<(u64, u32, u64)> {
         let mut samples: Vec<(u64, u32, u64)> = self.weights[figure]
             .iter()
-            .map(|(&(bucket, stack), &bytes)| (bucket, stack, bytes))
+            .map(|(&(_, stack), &(bytes, last))| (last, stack, bytes))
             .collect();
         samples.sort_unstable();
         samples
@@ -211,8 +218,8 @@ mod tests {
         samples.add(Level::L1, path, InstrId(7), &cost(64, 64), 20);
         samples.add(Level::L1, None, InstrId(3), &cost(64, 60), 2000);
         assert_eq!(samples.stacks.len(), 2);
-        assert_eq!(samples.samples(0), [(0, 0, 128), (1, 1, 64)]);
-        assert_eq!(samples.samples(2), [(0, 0, 56), (1, 1, 4)]);
+        assert_eq!(samples.samples(0), [(20, 0, 128), (2000, 1, 64)]);
+        assert_eq!(samples.samples(2), [(10, 0, 56), (2000, 1, 4)]);
         assert!(samples.samples(3).is_empty());
         // Far later: buckets double until the time fits.
         samples.add(
@@ -225,6 +232,6 @@ mod tests {
         assert_eq!(samples.bucket_width, 4096);
         let wasted: u64 = samples.samples(2).iter().map(|s| s.2).sum();
         assert_eq!(wasted, 56 + 4 + 64);
-        assert_eq!(samples.samples(2)[0], (0, 0, 56));
+        assert_eq!(samples.samples(2)[0], (10, 0, 56));
     }
 }

@@ -7,7 +7,8 @@
 //! tool did.
 //!
 //! Time is the instruction count: one nanosecond per simulated
-//! instruction. A sample sits at the time its lines' residencies ended.
+//! instruction. A sample adds up the residencies one stack's lines ended
+//! within one time bucket, and sits at the latest of their ends.
 
 use std::io::{self, Write};
 
@@ -176,9 +177,9 @@ pub fn write_firefox_profile(
         fx.set_thread_name(track, title);
         fx.set_thread_samples_weight_type(track, WeightType::Bytes);
         let mut interned = Interned::new(&tree);
-        for (bucket, stack, bytes) in samples.samples(figure) {
+        for (time, stack, bytes) in samples.samples(figure) {
             let handle = interned.stack(&mut fx, track, profile, tree.leaves[stack as usize]);
-            let time = at(bucket * samples.bucket_width);
+            let time = at(time);
             // Sample weights are 32-bit.
             let mut left = bytes;
             while left > 0 {

@@ -574,7 +574,14 @@ mark end phase
             (vec!["main".to_string(), "load".to_string()], 60 + 56)
         ]
     );
-    // The section, on every track, from instruction 1 to 4 (1 ns each).
+    // Every line's residency ends with the run, at instruction 4 (1 ns
+    // each), inside the section: so do the samples.
+    let mut time = 0.0;
+    for delta in wasted["samples"]["timeDeltas"].as_array().unwrap() {
+        time += delta.as_f64().unwrap();
+        assert_eq!(time, 0.000004);
+    }
+    // The section, on every track, from instruction 1 to 4.
     for thread in threads {
         let markers = &thread["markers"];
         assert_eq!(markers["length"], 1);
