@@ -8,7 +8,7 @@ use super::failure::{Failure, InputContext};
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::report::check::{Limit, check as check_limits};
 use crate::report::diff::{Diff, Renames, delta};
-use crate::report::{RunCosts, change as signed_change, grouped_signed, relative_change};
+use crate::report::{RunCosts, change as signed_change, checked_change, grouped_signed};
 
 /// The exit code when a limit is exceeded.
 pub const EXCEEDED: u8 = 3;
@@ -48,7 +48,7 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
     let mut exceeded = 0;
     for row in &rows {
         let change = delta(row.baseline, row.current);
-        let percent = relative_change(row.baseline, row.current);
+        let percent = checked_change(row.baseline, row.current, row.exceeded);
         let (status, style) = if row.exceeded {
             exceeded += 1;
             ("FAIL", Style::Red)
@@ -67,9 +67,11 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
         ]);
     }
     let verdict = if exceeded == 0 { 0 } else { EXCEEDED };
-    let summary = match exceeded {
-        0 => format!("all {} checks within their limits", rows.len()),
-        _ => format!("{exceeded} of {} checks exceeded their limits", rows.len()),
+    let summary = match (exceeded, rows.len()) {
+        (0, 1) => "the check is within its limit".to_string(),
+        (_, 1) => "the check exceeded its limit".to_string(),
+        (0, checks) => format!("all {checks} checks within their limits"),
+        (_, checks) => format!("{exceeded} of {checks} checks exceeded their limits"),
     };
     let written = (|| {
         writeln!(out, "baseline: {}", job.baseline.display())?;

@@ -18,7 +18,8 @@ use crate::trace::{AnyReader, Event, Feed, Format, ModuleMapping, ThreadCount, T
 struct Counts {
     instrs: u64,
     accesses: u64,
-    transfers: u64,
+    calls: u64,
+    returns: u64,
     others: u64,
     functions: u64,
     /// A data access came before any instruction (as an imported
@@ -36,7 +37,8 @@ impl Counts {
         Counts {
             instrs: 0,
             accesses: 0,
-            transfers: 0,
+            calls: 0,
+            returns: 0,
             others: 0,
             functions: 0,
             data_first: false,
@@ -53,7 +55,8 @@ impl Counts {
                 self.accesses += 1;
                 self.data_first |= self.instrs == 0;
             }
-            Event::Call { .. } | Event::Return => self.transfers += 1,
+            Event::Call { .. } => self.calls += 1,
+            Event::Return => self.returns += 1,
             Event::Thread { tid } => self.threads.run(*tid),
             Event::ThreadExit { tid } => self.threads.end(*tid),
             Event::Module(module) => self.modules.push((**module).clone()),
@@ -78,8 +81,8 @@ impl Counts {
         let exit = run.run.exit.and_then(|exit| exit_instrs.get(exit as usize));
         self.instrs += times * exit.copied().unwrap_or(def.instrs.len() as u64);
         self.accesses += times * run.run.addrs.len() as u64;
-        self.transfers +=
-            u64::from(run.call.is_some()) + times * u64::from(run.leaving == JumpKind::Return);
+        self.calls += u64::from(run.call.is_some());
+        self.returns += times * u64::from(run.leaving == JumpKind::Return);
         self.others += times * u64::from(run.run.sp.is_some());
     }
 }
@@ -122,7 +125,8 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
     let Counts {
         instrs,
         accesses,
-        transfers,
+        calls,
+        returns,
         others,
         functions,
         data_first,
@@ -195,7 +199,8 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
         }
         writeln!(out, "instructions:   {}", grouped(instrs))?;
         writeln!(out, "data accesses:  {}", grouped(accesses))?;
-        writeln!(out, "calls, returns: {}", grouped(transfers))?;
+        writeln!(out, "calls:          {}", grouped(calls))?;
+        writeln!(out, "returns:        {}", grouped(returns))?;
         writeln!(out, "other events:   {}", grouped(others))?;
         match file_len {
             Some(len) => writeln!(

@@ -16,5 +16,5 @@ pub use callgrind_file::{
     CallEntry, CostValue, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
 };
 pub use run_costs::{FunctionCosts, LoadError, RunCosts};
-pub use signed_number::{change, grouped_signed, relative_change};
+pub use signed_number::{change, checked_change, grouped_signed, relative_change};
 pub use text_report::{ReportOptions, TreeDirection, write_report};

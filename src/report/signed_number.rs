@@ -39,9 +39,44 @@ pub fn relative_change(a: i128, b: i128) -> String {
     }
 }
 
+/// [`relative_change`] of a rise that was checked against a limit: in
+/// hundredths of a percent rounded up when it exceeded the limit and down
+/// when it did not, so that the figure shown never seems to contradict the
+/// verdict (a rise of 1.004% past a limit of 1% shows `+1.01%`, one of
+/// 0.996% within it `+0.99%`).
+pub fn checked_change(a: i128, b: i128, exceeded: bool) -> String {
+    let rise = b - a;
+    let whole = a.unsigned_abs();
+    if a == 0 || rise <= 0 {
+        return relative_change(a, b);
+    }
+    // A rise and a baseline below 2^65: times 10^4 stays far below 2^128.
+    let scaled = rise.unsigned_abs() * 10_000;
+    let hundredths = match exceeded {
+        true => scaled.div_ceil(whole),
+        false => scaled / whole,
+    };
+    match hundredths {
+        0 => "+<0.01%".to_string(),
+        _ => format!("+{}.{:02}%", hundredths / 100, hundredths % 100),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checked_rise_rounds_toward_its_verdict() {
+        // 1.0000085% of 11,700,176.
+        assert_eq!(checked_change(11_700_176, 11_817_178, true), "+1.01%");
+        assert_eq!(checked_change(100, 101, false), "+1.00%");
+        assert_eq!(checked_change(1000, 1009, false), "+0.90%");
+        assert_eq!(checked_change(1_000_000, 1_000_001, true), "+0.01%");
+        assert_eq!(checked_change(1_000_000, 1_000_001, false), "+<0.01%");
+        assert_eq!(checked_change(100, 90, false), "-10.00%");
+        assert_eq!(checked_change(0, 5, true), "new");
+    }
 
     #[test]
     fn signs_and_groups() {
