@@ -4,9 +4,10 @@
 //! An instruction decoded as a call makes the next instruction a `call`
 //! to its address; one decoded as a return makes a `ret`. Code the binaries
 //! do not cover (a library not given) cannot be decoded: there an
-//! instruction that stores 8 bytes and continues elsewhere is a call, and
-//! when the trace comes back to the return address of a call still open,
-//! that call returns. Jumps into other functions' entries (tail calls) and
+//! instruction that stores 8 bytes and continues elsewhere is a call (the
+//! 8 bytes its return address, stored in its slot on the stack), and one
+//! that loads 8 bytes from the slot of a call still open and continues at
+//! that call's return address returns from it. Jumps into other functions' entries (tail calls) and
 //! from PLT stubs into code of no binary are calls already by the
 //! simulator's rules. Without binaries the events pass through unchanged.
 
@@ -21,8 +22,16 @@ pub struct CallInference<R> {
     code: Option<CodeObjects>,
     out: VecDeque<Event>,
     previous: Option<Previous>,
-    /// Return addresses of the calls still open, innermost last.
-    returns: Vec<u64>,
+    /// The calls still open, innermost last.
+    returns: Vec<OpenCall>,
+}
+
+/// A call still open: where it returns to, and the stack slot its return
+/// address was stored in, when the trace showed the store.
+#[derive(Clone, Copy)]
+struct OpenCall {
+    to: u64,
+    slot: Option<u64>,
 }
 
 /// The previous instruction, and what it did.
@@ -31,8 +40,10 @@ struct Previous {
     addr: u64,
     end: u64,
     transfer: Transfer,
-    /// Whether it stored 8 bytes (a return address, if it was a call).
-    stored_word: bool,
+    /// Where it stored 8 bytes (a return address, if it was a call).
+    stored_word: Option<u64>,
+    /// Where it loaded 8 bytes from (a return address, if it returned).
+    loaded_word: Option<u64>,
 }
 
 impl Previous {
@@ -43,7 +54,9 @@ impl Previous {
     fn called(&self, next: u64) -> bool {
         match self.transfer {
             Transfer::Call => true,
-            Transfer::Unknown => self.stored_word && next != self.end && next != self.addr,
+            Transfer::Unknown => {
+                self.stored_word.is_some() && next != self.end && next != self.addr
+            }
             Transfer::Return | Transfer::Other => false,
         }
     }
@@ -69,24 +82,16 @@ impl<R: TraceRead> CallInference<R> {
     }
 
     fn instruction(&mut self, addr: u64, len: u32, code: &mut CodeObjects) {
-        // Only a return, or a jump in code no binary covers, can come back
-        // to a return address as a return: a decoded jump that lands on
-        // one (a branch over the call, in a recursive function) is a jump.
-        let returned = self
+        let open = self
             .previous
-            .is_some_and(|previous| match previous.transfer {
-                Transfer::Return => true,
-                Transfer::Unknown => previous.end != addr,
-                Transfer::Call | Transfer::Other => false,
-            });
-        let open = match returned {
-            true => self.returns.iter().rposition(|&ra| ra == addr),
-            false => None,
-        };
+            .and_then(|previous| self.returned_from(previous, addr));
         match self.previous {
             Some(previous) if previous.called(addr) => {
                 self.out.push_back(Event::Call { target: addr });
-                self.returns.push(previous.end);
+                self.returns.push(OpenCall {
+                    to: previous.end,
+                    slot: previous.stored_word,
+                });
             }
             Some(previous) if previous.transfer == Transfer::Return || open.is_some() => {
                 self.out.push_back(Event::Return);
@@ -100,9 +105,31 @@ impl<R: TraceRead> CallInference<R> {
             addr,
             end: addr.wrapping_add(u64::from(len)),
             transfer: code.transfer(addr),
-            stored_word: false,
+            stored_word: None,
+            loaded_word: None,
         });
         self.out.push_back(Event::Instr { addr, len });
+    }
+
+    /// The open call that `previous` returned from by going on at `next`,
+    /// if it did: a decoded `ret` to an open call's return address, or in
+    /// code no binary covers an instruction that loaded a return address
+    /// from the slot an open call stored it in and went to it. A decoded
+    /// jump that lands on a return address (a branch over the call, in a
+    /// recursive function) is a jump, and so is one of code no binary
+    /// covers, however it lands there, that did not load it.
+    fn returned_from(&self, previous: Previous, next: u64) -> Option<usize> {
+        match previous.transfer {
+            Transfer::Return => self.returns.iter().rposition(|call| call.to == next),
+            Transfer::Unknown if previous.end != next => {
+                let slot = previous.loaded_word?;
+                // From the innermost call: most returns are its.
+                self.returns
+                    .iter()
+                    .rposition(|call| call.to == next && call.slot.is_none_or(|at| at == slot))
+            }
+            Transfer::Unknown | Transfer::Call | Transfer::Other => None,
+        }
     }
 }
 
@@ -121,12 +148,16 @@ impl<R: TraceRead> TraceRead for CallInference<R> {
                 self.out.pop_front()
             }
             Some(Event::Data {
-                access: Access::Write,
+                access,
                 size: 8,
-                ..
+                addr,
             }) => {
                 if let Some(previous) = &mut self.previous {
-                    previous.stored_word = true;
+                    match access {
+                        Access::Write => previous.stored_word = Some(addr),
+                        Access::Read => previous.loaded_word = Some(addr),
+                        Access::Modify => {}
+                    }
                 }
                 event
             }
@@ -163,29 +194,53 @@ mod tests {
         Event::Instr { addr, len }
     }
 
+    fn word(access: Access, addr: u64) -> Event {
+        Event::Data {
+            access,
+            addr,
+            size: 8,
+        }
+    }
+
     #[test]
-    fn a_word_stored_before_going_elsewhere_is_a_call_and_its_return_address_a_return() {
+    fn a_word_stored_before_going_elsewhere_is_a_call_and_loading_it_back_a_return() {
         let events = inferred(
             "i 1000 5\nw 7ff8 8\n\
-             i 2000 1\n\
+             i 2000 1\nr 7ff8 8\n\
              i 1005 2\n",
         );
-        let store = Event::Data {
-            access: Access::Write,
-            addr: 0x7ff8,
-            size: 8,
-        };
         assert_eq!(
             events,
             [
                 instr(0x1000, 5),
-                store,
+                word(Access::Write, 0x7ff8),
                 Event::Call { target: 0x2000 },
                 instr(0x2000, 1),
+                word(Access::Read, 0x7ff8),
                 Event::Return,
                 instr(0x1005, 2),
             ]
         );
+    }
+
+    /// In nested calls of one recursive function (a sort called from its
+    /// own callback), a branch over a call lands on the return address
+    /// of the outer call still open: no return, as it loaded no return
+    /// address; nor is a load from another slot one.
+    #[test]
+    fn reaching_a_return_address_without_loading_it_from_its_slot_is_no_return() {
+        let events = inferred(
+            "i 1000 5\nw 7ff8 8\n\
+             i 2000 1\n\
+             i 1005 2\n\
+             i 3000 1\nr 7000 8\n\
+             i 1005 2\n",
+        );
+        let transfers: Vec<&Event> = events
+            .iter()
+            .filter(|event| matches!(event, Event::Call { .. } | Event::Return))
+            .collect();
+        assert_eq!(transfers, [&Event::Call { target: 0x2000 }]);
     }
 
     #[test]
