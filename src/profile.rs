@@ -5,7 +5,7 @@ use std::rc::Rc;
 use crate::arcs::Arc;
 use crate::backdate::TreeStats;
 use crate::config::SimConfig;
-use crate::cost::{Cost, EventKind, EventSet};
+use crate::cost::{Cost, EventSet};
 use crate::program::{FnId, InstrId, Program};
 use crate::stack_samples::StackSamples;
 
@@ -97,24 +97,18 @@ impl Profile {
         costs
     }
 
-    /// How many functions the run entered: those an instruction that ran
-    /// lies in (inlined ones included), or a call went to (a skipped one,
-    /// whose instructions are its caller's). Functions a trace only
-    /// declares are left out.
+    /// How many functions the run entered: those it ran an instruction of
+    /// (inlined ones included), skipped ones too, whose instructions are
+    /// charged to their callers. Functions a trace only declares are left
+    /// out.
     pub fn entered_functions(&self) -> usize {
         let program = &self.program;
         let mut entered = vec![false; program.functions().len()];
-        for (id, cost) in self.self_cost.iter().enumerate() {
-            if cost[EventKind::Ir] > 0 {
-                let id = InstrId(id as u32);
-                entered[program.instr(id).func.0 as usize] = true;
-                for call in program.inlined(id) {
-                    entered[call.func.0 as usize] = true;
-                }
+        for (id, instr) in program.instrs().iter().enumerate() {
+            entered[instr.func.0 as usize] = true;
+            for call in program.inlined(InstrId(id as u32)) {
+                entered[call.func.0 as usize] = true;
             }
-        }
-        for (_, arc) in self.called_arcs() {
-            entered[arc.callee.0 as usize] = true;
         }
         entered.iter().filter(|&&entered| entered).count()
     }

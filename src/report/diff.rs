@@ -216,13 +216,12 @@ impl<'r> LineUp<'r> {
     }
 
     fn key(&self, key: &FunctionKey) -> Key {
-        let (file, name) = self.renames.rename(&key.file, &key.name);
-        let pair = (file, name);
+        let renamed = self.renames.rename(&key.file, &key.name);
         let object = self
             .by_object
-            .contains(&pair)
+            .contains(&renamed)
             .then(|| object_name(&key.object).to_string());
-        let (file, name) = pair;
+        let (file, name) = renamed;
         Key { file, name, object }
     }
 }
@@ -230,17 +229,6 @@ impl<'r> LineUp<'r> {
 /// An object's file name, without its folder.
 fn object_name(object: &str) -> &str {
     object.rsplit('/').next().unwrap_or(object)
-}
-
-impl FunctionDelta {
-    /// Its file, and its object's file name where it is lined up by it:
-    /// `file [object]`, as `report` gives a function's file.
-    pub fn place(&self) -> String {
-        match &self.object {
-            Some(object) => format!("{} [{object}]", self.file),
-            None => self.file.clone(),
-        }
-    }
 }
 
 /// One function in either run; costs are zero in a run without it.
@@ -253,6 +241,17 @@ pub struct FunctionDelta {
     pub object: Option<String>,
     pub self_cost: [Vec<i128>; 2],
     pub inclusive: [Vec<i128>; 2],
+}
+
+impl FunctionDelta {
+    /// Its file, and its object's file name where it is lined up by it:
+    /// `file [object]`, as `report` gives a function's file.
+    pub fn place(&self) -> String {
+        match &self.object {
+            Some(object) => format!("{} [{object}]", self.file),
+            None => self.file.clone(),
+        }
+    }
 }
 
 /// Two runs lined up, over the events both have.
