@@ -263,6 +263,21 @@ fn the_summary_counts_the_functions_and_arcs_the_run_entered() {
     assert_eq!(summary.trace.threads, 1);
     assert_eq!(summary.trace.functions, 2);
     assert_eq!(summary.trace.call_arcs, 2);
+
+    // Skipped functions (PLT stubs) count too: as many as the callgrind
+    // file lists without skipping.
+    let hydro = root().join("traces/hydro.lgt");
+    let hydro = hydro.to_str().unwrap();
+    let dir = dir.path();
+    let run = |args: &[&str]| assert!(linegrind(dir, args).status.success());
+    run(&["sim", "-q", hydro, "-o", "skipped.out", "--json", "h.json"]);
+    run(&["sim", "-q", hydro, "-o", "all.out", "--skip-plt=no"]);
+    let read = |name: &str| fs::read(dir.join(name)).unwrap();
+    let summary = Summary::read(&read("h.json")).unwrap();
+    let all = ProfileFile::<u64>::parse(&read("all.out")[..]).unwrap();
+    let skipped = ProfileFile::<u64>::parse(&read("skipped.out")[..]).unwrap();
+    assert!(skipped.functions.len() < all.functions.len());
+    assert_eq!(summary.trace.functions, all.functions.len() as u64);
 }
 
 #[test]
