@@ -184,7 +184,7 @@ fn defined(defs: &[Option<Arc<BlockDef>>], id: u32) -> &BlockDef {
 fn first_trace_error(walked: Vec<Result<Walked, RunError>>) -> Option<TraceError> {
     walked.into_iter().find_map(|walk| match walk {
         Err(RunError::Trace(err)) => Some(err),
-        Ok(_) | Err(RunError::Memory(_)) => None,
+        Ok(_) | Err(RunError::Memory(_) | RunError::NoThread(_)) => None,
     })
 }
 
@@ -324,7 +324,7 @@ fn simulate_walks<R: TraceRead + Send>(
     let (started, starts) = sync_channel(walks.len());
     let quiet = |_: u64| {};
     let (walked, refused) = thread::scope(|scope| {
-        let workers: Vec<_> = walks
+        let spawned: std::io::Result<Vec<_>> = walks
             .iter()
             .zip(receivers)
             .enumerate()
@@ -337,14 +337,19 @@ fn simulate_walks<R: TraceRead + Send>(
                     .spawn_scoped(scope, move || {
                         simulate_batches(configs, detached, started, batches, progress)
                     })
-                    .expect("a simulator thread starts")
             })
             .collect();
+        drop(started);
+        let workers = match spawned {
+            Ok(workers) => workers,
+            // The walks that started end when their queues close, as the
+            // senders go with this closure.
+            Err(err) => return Ok((Vec::new(), Some(RunError::NoThread(err.to_string())))),
+        };
         // Every walk's caches are made before the trace is read: if the
         // host refuses the memory of one, the run fails at once, not once
         // the others have simulated the whole trace.
-        drop(started);
-        let refused = starts.iter().flatten().next();
+        let refused = starts.iter().flatten().next().map(RunError::Memory);
         let mut feeder = Feeder {
             senders,
             feed: Feed::default(),
@@ -368,10 +373,7 @@ fn simulate_walks<R: TraceRead + Send>(
         }
     })?;
     if let Some(refused) = refused {
-        let profiles = configs
-            .iter()
-            .map(|_| Err(RunError::Memory(refused)))
-            .collect();
+        let profiles = configs.iter().map(|_| Err(refused.clone())).collect();
         return Ok((reader, profiles));
     }
     let mut profiles: Vec<Option<Result<Profile, RunError>>> =

@@ -83,6 +83,8 @@ pub enum RunError {
     Trace(TraceError),
     /// The host refused the memory of the simulated caches.
     Memory(NoMemory),
+    /// The host would not start a thread to simulate on (why, as it said).
+    NoThread(String),
 }
 
 impl From<TraceError> for RunError {
@@ -102,6 +104,7 @@ impl fmt::Display for RunError {
         match self {
             RunError::Trace(err) => err.fmt(f),
             RunError::Memory(err) => err.fmt(f),
+            RunError::NoThread(why) => write!(f, "the host would not start a thread: {why}"),
         }
     }
 }
@@ -110,7 +113,7 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::Trace(err) => err.source(),
-            RunError::Memory(_) => None,
+            RunError::Memory(_) | RunError::NoThread(_) => None,
         }
     }
 }

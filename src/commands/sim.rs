@@ -126,7 +126,7 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         .map(|profile| match profile {
             Ok(profile) => Ok(profile),
             Err(RunError::Trace(err)) => Err(err).input(&name),
-            Err(RunError::Memory(err)) => {
+            Err(err @ (RunError::Memory(_) | RunError::NoThread(_))) => {
                 Err(err).other(format!("cannot simulate {}", caches_of(&job.runs)))
             }
         })
