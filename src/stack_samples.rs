@@ -102,6 +102,21 @@ pub struct MarkAt {
     pub name: String,
 }
 
+/// The bytes of the residencies one stack's lines ended within one time
+/// bucket, and the latest of those ends.
+#[derive(Clone, Copy, Debug, Default)]
+struct Weight {
+    bytes: u64,
+    last: u64,
+}
+
+impl Weight {
+    fn add(&mut self, bytes: u64, last: u64) {
+        self.bytes += bytes;
+        self.last = self.last.max(last);
+    }
+}
+
 /// The samples of one run.
 #[derive(Clone, Debug, Default)]
 pub struct StackSamples {
@@ -110,9 +125,8 @@ pub struct StackSamples {
     /// Interned stacks, indexed by the numbers in `weights`.
     pub stacks: Vec<LoadStack>,
     index: FxHashMap<LoadStack, u32>,
-    /// Per figure and (time bucket, stack): the bytes, and the latest end
-    /// of the residencies they come from.
-    weights: [FxHashMap<(u64, u32), (u64, u64)>; 6],
+    /// Per figure and (time bucket, stack): the bytes.
+    weights: [FxHashMap<(u64, u32), Weight>; 6],
     /// Instructions per time bucket.
     pub bucket_width: u64,
     pub marks: Vec<MarkAt>,
@@ -150,8 +164,7 @@ impl StackSamples {
             let bytes = cost.get(kind);
             if of == level && bytes > 0 {
                 let weight = self.weights[figure].entry((bucket, stack)).or_default();
-                weight.0 += bytes;
-                weight.1 = weight.1.max(now);
+                weight.add(bytes, now);
             }
         }
     }
@@ -165,10 +178,11 @@ impl StackSamples {
         self.bucket_width *= 2;
         for weights in &mut self.weights {
             let old = std::mem::take(weights);
-            for ((bucket, stack), (bytes, last)) in old {
-                let weight = weights.entry((bucket / 2, stack)).or_default();
-                weight.0 += bytes;
-                weight.1 = weight.1.max(last);
+            for ((bucket, stack), Weight { bytes, last }) in old {
+                weights
+                    .entry((bucket / 2, stack))
+                    .or_default()
+                    .add(bytes, last);
             }
         }
     }
@@ -180,7 +194,7 @@ impl StackSamples {
     pub fn samples(&self, figure: usize) -> Vec<(u64, u32, u64)> {
         let mut samples: Vec<(u64, u32, u64)> = self.weights[figure]
             .iter()
-            .map(|(&(_, stack), &(bytes, last))| (last, stack, bytes))
+            .map(|(&(_, stack), weight)| (weight.last, stack, weight.bytes))
             .collect();
         samples.sort_unstable();
         samples

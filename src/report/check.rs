@@ -206,15 +206,8 @@ pub fn check(
         };
         push(None, diff.totals[0][at], diff.totals[1][at]);
         for function in &matched {
-            let object = function.object.as_ref();
-            let object = object.map(|object| format!(" [{object}]"));
             push(
-                Some(format!(
-                    "{}:{}{}",
-                    function.file,
-                    function.name,
-                    object.unwrap_or_default()
-                )),
+                Some(function.label()),
                 function.inclusive[0][at],
                 function.inclusive[1][at],
             );

@@ -186,44 +186,44 @@ struct Key {
     object: Option<String>,
 }
 
-/// How the functions of two runs line up: by file and name after the
-/// rewrites, objects left out (a rebuilt program lives elsewhere); and by
-/// the file name of their object too where one run has that file and name
-/// in objects of different names (`(below main)` in file `???` of both an
-/// executable and the C library, without debug information), which would
-/// otherwise be one function calling itself through others, its inclusive
-/// cost counted twice.
-struct LineUp<'r> {
-    renames: &'r Renames,
-    /// The files and names lined up by object too.
-    by_object: HashSet<(String, String)>,
-}
-
-impl<'r> LineUp<'r> {
-    fn new<'k>(renames: &'r Renames, runs: [Vec<&'k FunctionKey>; 2]) -> LineUp<'r> {
-        let mut by_object = HashSet::new();
-        for run in runs {
-            let mut objects: HashMap<(String, String), &str> = HashMap::new();
-            for key in run {
-                let renamed = renames.rename(&key.file, &key.name);
-                let object = object_name(&key.object);
-                if *objects.entry(renamed.clone()).or_insert(object) != object {
-                    by_object.insert(renamed);
-                }
+/// Where the functions of two runs (each run's function keys) line up, in
+/// the runs' order: by file and name after the rewrites, objects left out
+/// (a rebuilt program lives elsewhere); and by the file name of their
+/// object too where one run has that file and name in objects of
+/// different names (`(below main)` in file `???` of both an executable and
+/// the C library, without debug information), which would otherwise be one
+/// function calling itself through others, its inclusive cost counted
+/// twice.
+fn line_up(renames: &Renames, runs: [Vec<&FunctionKey>; 2]) -> [Vec<Key>; 2] {
+    let renamed = runs.map(|run| {
+        run.into_iter()
+            .map(|key| {
+                (
+                    renames.rename(&key.file, &key.name),
+                    object_name(&key.object),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    // The files and names lined up by object too.
+    let mut by_object = HashSet::new();
+    for run in &renamed {
+        let mut objects: HashMap<&(String, String), &str> = HashMap::new();
+        for (pair, object) in run {
+            if *objects.entry(pair).or_insert(object) != *object {
+                by_object.insert(pair.clone());
             }
         }
-        LineUp { renames, by_object }
     }
-
-    fn key(&self, key: &FunctionKey) -> Key {
-        let renamed = self.renames.rename(&key.file, &key.name);
-        let object = self
-            .by_object
-            .contains(&renamed)
-            .then(|| object_name(&key.object).to_string());
-        let (file, name) = renamed;
-        Key { file, name, object }
-    }
+    renamed.map(|run| {
+        run.into_iter()
+            .map(|(pair, object)| {
+                let object = by_object.contains(&pair).then(|| object.to_string());
+                let (file, name) = pair;
+                Key { file, name, object }
+            })
+            .collect()
+    })
 }
 
 /// An object's file name, without its folder.
@@ -247,10 +247,20 @@ impl FunctionDelta {
     /// Its file, and its object's file name where it is lined up by it:
     /// `file [object]`, as `report` gives a function's file.
     pub fn place(&self) -> String {
-        match &self.object {
-            Some(object) => format!("{} [{object}]", self.file),
-            None => self.file.clone(),
-        }
+        format!("{}{}", self.file, self.object_suffix())
+    }
+
+    /// `file:name`, and its object's file name where it is lined up by it.
+    pub fn label(&self) -> String {
+        format!("{}:{}{}", self.file, self.name, self.object_suffix())
+    }
+
+    /// ` [object]` where it is lined up by its object, else nothing.
+    fn object_suffix(&self) -> String {
+        self.object
+            .as_ref()
+            .map(|object| format!(" [{object}]"))
+            .unwrap_or_default()
     }
 }
 
@@ -294,17 +304,16 @@ impl Diff {
         let pick = |side: usize, costs: &[i128]| -> Vec<i128> {
             columns[side].iter().map(|&at| costs[at]).collect()
         };
-        let line_up = LineUp::new(
+        let keys = line_up(
             renames,
             runs.map(|run| run.functions.iter().map(|f| &f.key).collect()),
         );
         let mut functions: Vec<FunctionDelta> = Vec::new();
         let mut index: HashMap<Key, usize> = HashMap::new();
-        for (side, run) in runs.iter().enumerate() {
+        for (side, (run, keys)) in runs.iter().zip(keys).enumerate() {
             // Where each function of the run is lined up.
             let mut lined_up = Vec::with_capacity(run.functions.len());
-            for function in &run.functions {
-                let key = line_up.key(&function.key);
+            for (function, key) in run.functions.iter().zip(keys) {
                 let at = *index.entry(key.clone()).or_insert_with(|| {
                     let zero = vec![0; events.len()];
                     functions.push(FunctionDelta {
@@ -429,7 +438,7 @@ impl DiffFile {
                 .map(|event| file.event(event).map_or(0, |at| i128::from(costs[at])))
                 .collect()
         };
-        let line_up = LineUp::new(
+        let keys = line_up(
             renames,
             [a, b].map(|file| file.functions.iter().map(|f| &f.key).collect()),
         );
@@ -437,12 +446,11 @@ impl DiffFile {
         let mut function_at: HashMap<Key, usize> = HashMap::new();
         let mut calls: Vec<(usize, usize, [u64; 2], Vec<i128>)> = Vec::new();
         let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
-        for (side, file) in [a, b].into_iter().enumerate() {
+        for (side, (file, keys)) in [a, b].into_iter().zip(keys).enumerate() {
             // B minus A.
             let sign: i128 = if side == 0 { -1 } else { 1 };
             let mut ids = Vec::with_capacity(file.functions.len());
-            for function in &file.functions {
-                let key = line_up.key(&function.key);
+            for (function, key) in file.functions.iter().zip(keys) {
                 let at = *function_at.entry(key.clone()).or_insert_with(|| {
                     functions.push((key, function.key.object.clone(), vec![0; events.len()]));
                     functions.len() - 1

@@ -7,9 +7,10 @@
 //! instruction that stores 8 bytes and continues elsewhere is a call (the
 //! 8 bytes its return address, stored in its slot on the stack), and one
 //! that loads 8 bytes from the slot of a call still open and continues at
-//! that call's return address returns from it. Jumps into other functions' entries (tail calls) and
-//! from PLT stubs into code of no binary are calls already by the
-//! simulator's rules. Without binaries the events pass through unchanged.
+//! that call's return address returns from it. Jumps into other
+//! functions' entries (tail calls) and from PLT stubs into code of no
+//! binary are calls already by the simulator's rules. Without binaries the
+//! events pass through unchanged.
 
 use std::collections::VecDeque;
 
