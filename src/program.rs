@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::printable::printable;
 use crate::symbols::{FnRanges, InlineFrame, ModuleId, OverlapError, SkipRules, Symbolizer};
@@ -110,8 +110,9 @@ struct Resolved {
     func: FnId,
     source: Option<SourcePos>,
     inlined: Vec<InlineFrame>,
-    /// No symbol covers the code: `func` is the function of its frame.
-    framed: bool,
+    /// No symbol covers the code: `func` is the function of its frame, and
+    /// this is the region of the code itself.
+    framed: Option<Region>,
 }
 
 /// Names of glibc's lazy-binding resolvers (`_dl_runtime_resolve_xsavec`
@@ -167,8 +168,9 @@ pub struct Program {
     /// Every instruction of code no symbol covers, by address and the
     /// function of the frames that run it.
     framed: FxHashMap<(u64, FnId), InstrId>,
-    /// The instructions of code no symbol covers.
-    framed_ids: FxHashSet<InstrId>,
+    /// The instructions of code no symbol covers, each with the region of
+    /// its code (its function's is the frame's).
+    framed_ids: FxHashMap<InstrId, Region>,
     /// The function that code no symbol covers joins, by the entry of the
     /// frame that runs it.
     frame_functions: FxHashMap<u64, FnId>,
@@ -386,7 +388,7 @@ impl Program {
     #[inline]
     pub fn intern(&mut self, addr: u64, len: u32, entry: u64) -> InstrId {
         match self.by_addr.get(&addr) {
-            Some(&id) if !self.framed_ids.contains(&id) => id,
+            Some(&id) if !self.framed_ids.contains_key(&id) => id,
             Some(_) => self.framed_instr(addr, len, entry),
             None => {
                 let id = self.add_instr(addr, len, entry);
@@ -412,7 +414,18 @@ impl Program {
     /// Whether instruction `id` is code no symbol covers, charged to the
     /// function of the frame that runs it (see [`Program::intern`]).
     pub fn is_framed(&self, id: InstrId) -> bool {
-        self.framed_ids.contains(&id)
+        self.framed_ids.contains_key(&id)
+    }
+
+    /// Where the code of instruction `id` lies: its function's region, or
+    /// for code no symbol covers, which its frame's function is charged
+    /// with, the region of the code itself, as a jump into it or out of it
+    /// crosses Callgrind's sections wherever it runs.
+    pub fn region(&self, id: InstrId) -> Region {
+        match self.framed_ids.get(&id) {
+            Some(&region) => region,
+            None => self.function(self.instr(id).func).region(),
+        }
     }
 
     /// The function that code no symbol covers joins when the frame that
@@ -452,8 +465,8 @@ impl Program {
             line,
             inline,
         });
-        if framed {
-            self.framed_ids.insert(id);
+        if let Some(region) = framed {
+            self.framed_ids.insert(id, region);
             self.framed.insert((addr, frame_function), id);
         }
         id
@@ -548,7 +561,7 @@ impl Program {
                 func,
                 source: None,
                 inlined: Vec::new(),
-                framed: false,
+                framed: None,
             };
         }
         self.unresolved.insert(addr);
@@ -561,7 +574,7 @@ impl Program {
         let (func, framed) = match found.function {
             Some((Some(start), name)) => (
                 self.function_id(FnKey::Symbol(module, start), |_| name, module, found.plt),
-                false,
+                None,
             ),
             Some((None, name)) => (
                 self.function_id(
@@ -570,12 +583,20 @@ impl Program {
                     module,
                     found.plt,
                 ),
-                false,
+                None,
             ),
+            // The frame's function is the one its first code without a
+            // symbol joined, whatever object later code lies in.
             None => {
-                let func = self.unnamed_code_function(addr, entry, module, found.plt);
-                self.frame_functions.insert(entry, func);
-                (func, true)
+                let func = match self.frame_function(entry) {
+                    Some(func) => func,
+                    None => {
+                        let func = self.unnamed_code_function(addr, entry, module, found.plt);
+                        self.frame_functions.insert(entry, func);
+                        func
+                    }
+                };
+                (func, Some(Region::new(module, found.plt)))
             }
         };
         Resolved {
@@ -753,6 +774,30 @@ mod tests {
         // Named after the frame's entry only when that entry is unnamed.
         let stray = p.intern(0x3008, 1, 0x3008);
         assert_eq!(p.function(p.instr(stray).func).name, "0x0000000000003008");
+    }
+
+    /// Code without a symbol joins the function its frame's first such
+    /// code joined, whatever object it lies in, and keeps the region of
+    /// its own code: one instruction per address and frame function,
+    /// however often it runs.
+    #[test]
+    fn code_without_symbols_in_another_object_joins_its_frame_once() {
+        let mut p = Program::new();
+        p.add_module(&ModuleMapping {
+            path: "/x/b".into(),
+            bias: 0,
+            range: Some((0x3000, 0x4000)),
+            build_id: None,
+            embedded: true,
+        });
+        let first = p.intern(0x2004, 4, 0x2004);
+        let other = p.intern(0x3000, 5, 0x2004);
+        assert_eq!(p.instr(other).func, p.instr(first).func);
+        assert_ne!(p.region(other), p.region(first));
+        assert_eq!(p.region(first), p.function(p.instr(first).func).region());
+        assert_eq!(p.intern(0x2004, 4, 0x2004), first);
+        assert_eq!(p.intern(0x3000, 5, 0x2004), other);
+        assert_eq!(p.instrs().len(), 2);
     }
 
     #[test]

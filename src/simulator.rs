@@ -423,10 +423,10 @@ impl<B: Backdate> Simulator<B> {
             // A run that goes on into another function's code enters it
             // there (see `arrive`): such a block is walked instruction by
             // instruction.
-            if seen
-                .iter()
-                .any(|&instr| self.program.instr(instr).func != func)
-            {
+            let region = self.program.region(first);
+            if seen.iter().any(|&instr| {
+                self.program.instr(instr).func != func || self.program.region(instr) != region
+            }) {
                 return walked;
             }
             let arrival = Arrival {
@@ -477,7 +477,14 @@ impl<B: Backdate> Simulator<B> {
         item: &BlockItem,
     ) -> Result<(), SimError> {
         let len = u32::from(block.first_len);
-        if !self.plain_arrival(block) && !self.plain_transfer(block) {
+        // The code may lie in another region than the function of the
+        // frame it was known in, and a jump into another region is a call.
+        let in_region = self
+            .threads
+            .current()
+            .last_instr
+            .is_some_and(|last| self.program.region(last) == self.program.region(block.first));
+        if !(in_region && self.plain_arrival(block)) && !self.plain_transfer(block) {
             self.arrive(block.addr, len, Some(block.first));
         }
         let entry = self.threads.current().entry(block.addr);
@@ -547,10 +554,11 @@ impl<B: Backdate> Simulator<B> {
         if !context.keeps_frames() || block.arrival.enters {
             return false;
         }
-        let last_func = context
-            .last_func
-            .unwrap_or_else(|| self.program.instr(last).func);
-        if block.arrival.func != last_func {
+        let same = match context.last_func {
+            Some(func) => func == block.arrival.func,
+            None => looked_up_in_function(&self.program, last, block),
+        };
+        if !same {
             return false;
         }
         context.take_sp();
@@ -642,6 +650,16 @@ impl<B: Backdate> Simulator<B> {
 }
 
 /// The error a walk of a block run stopped at.
+/// Whether `last`, an instruction looked up on its own or code without a
+/// symbol (which may lie in another region than its function), is in the
+/// function and region of `block`'s first instruction.
+#[cold]
+#[inline(never)]
+fn looked_up_in_function(program: &Program, last: InstrId, block: &KnownBlock) -> bool {
+    program.instr(last).func == block.arrival.func
+        && program.region(last) == program.region(block.first)
+}
+
 fn walk_error(err: WalkError<SimError>) -> SimError {
     match err {
         WalkError::Step(err) => err,

@@ -27,15 +27,15 @@ use crate::trace::{Access, Event, FunctionSymbol};
 /// after the first time.
 /// Block runs come as the pipeline gives them: told of the call that enters
 /// them as a reader tells them, through a batch, which gives cycles of runs
-/// that repeat as their repeats. `functions` are the code's function
-/// symbols, each its start, end and name; code outside them has none.
+/// that repeat as their repeats. `code` is what the trace tells of the
+/// code: the rest has no symbol.
 fn runs_and_their_events(
     defs: &[BlockDef],
     runs: &[(usize, BlockRun)],
     config: SimConfig,
-    functions: &[(u64, u64, &str)],
+    code: &[Code],
 ) -> (Profile, Profile) {
-    let (blocks, events, _) = runs_events_and_plans(defs, runs, config, functions);
+    let (blocks, events, _) = runs_events_and_plans(defs, runs, config, code);
     (blocks, events)
 }
 
@@ -45,21 +45,23 @@ fn runs_events_and_plans(
     defs: &[BlockDef],
     runs: &[(usize, BlockRun)],
     config: SimConfig,
-    functions: &[(u64, u64, &str)],
+    code: &[Code],
 ) -> (Profile, Profile, u64) {
     let mut blocks = Simulator::new(config.clone(), CallTree::new()).unwrap();
     let mut events = Simulator::new(config, CallTree::new()).unwrap();
-    for &(start, end, name) in functions {
-        let symbol = FunctionSymbol {
-            start,
-            end,
-            name: name.to_string(),
-            file: None,
-            line: 0,
+    for symbol in code {
+        let event = match *symbol {
+            Function(start, end, name) => Event::Function(Box::new(FunctionSymbol {
+                start,
+                end,
+                name: name.to_string(),
+                file: None,
+                line: 0,
+            })),
+            Plt(start, end) => Event::Plt { start, end },
         };
         for simulator in [&mut blocks, &mut events] {
-            let event = Event::Function(Box::new(symbol.clone()));
-            simulator.apply(event).unwrap();
+            simulator.apply(event.clone()).unwrap();
         }
     }
     let mut expander = Expander::new();
@@ -107,11 +109,7 @@ fn runs_events_and_plans(
             }
         }
         if round == 0 {
-            let function_of = |addr| {
-                functions
-                    .iter()
-                    .position(|&(start, end, _)| (start..end).contains(&addr))
-            };
+            let function_of = |addr| code.iter().position(|code| code.holds(addr));
             for (id, def) in defs.iter().enumerate() {
                 let first = function_of(def.instrs[0].addr);
                 let one = def
@@ -127,6 +125,24 @@ fn runs_events_and_plans(
     }
     let planned = blocks.planned_walks;
     (blocks.finish(), events.finish(), planned)
+}
+
+/// Code a trace tells of.
+#[derive(Clone, Copy)]
+enum Code {
+    /// A function symbol: its start, end and name.
+    Function(u64, u64, &'static str),
+    /// PLT stubs without symbols, from start to end.
+    Plt(u64, u64),
+}
+
+use Code::{Function, Plt};
+
+impl Code {
+    fn holds(&self, addr: u64) -> bool {
+        let (Function(start, end, _) | Plt(start, end)) = *self;
+        (start..end).contains(&addr)
+    }
 }
 
 /// A run that goes through the whole of its block.
@@ -309,7 +325,10 @@ fn loops_in_registers_count_as_their_runs_one_by_one() {
     }
     runs.extend(std::iter::repeat_n((1, at(0x6ff8)), 200));
     runs.extend([(3, at(0x6ff8)), (4, at(0x7000))]);
-    let functions = [(0x1000, 0x2000, "main"), (0x2000, 0x3000, "spin")];
+    let functions = [
+        Function(0x1000, 0x2000, "main"),
+        Function(0x2000, 0x3000, "spin"),
+    ];
     let (i1, d1, ll) = SimConfig::default_caches();
     let tiny = CacheGeometry::new(128, 2, 64).unwrap();
     for (i1, cache_use, skip) in [
@@ -391,9 +410,9 @@ fn loops_over_memory_count_as_their_runs_one_by_one() {
     }
     runs.extend([(3, at(0x6ff8, &[])), (4, at(0x7000, &[]))]);
     let functions = [
-        (0x0fe0, 0x0ffc, "fill"),
-        (0x0ffc, 0x2000, "main"),
-        (0x2000, 0x3000, "sweep"),
+        Function(0x0fe0, 0x0ffc, "fill"),
+        Function(0x0ffc, 0x2000, "main"),
+        Function(0x2000, 0x3000, "sweep"),
     ];
     let (i1, d1, ll) = SimConfig::default_caches();
     let tiny_i1 = CacheGeometry::new(64, 1, 64).unwrap();
@@ -462,7 +481,10 @@ fn loops_over_memory_in_lines_of_128_kib_count_as_their_runs_one_by_one() {
     let mut runs = vec![(0, at(0x7000, &[]))];
     runs.extend((0..100).map(|round| (1, at(0x6ff8, &[0x100_0000 + 8 * round]))));
     runs.push((2, at(0x6ff8, &[])));
-    let functions = [(0x1000, 0x1100, "main"), (0xf000, 0x3_0000, "walk")];
+    let functions = [
+        Function(0x1000, 0x1100, "main"),
+        Function(0xf000, 0x3_0000, "walk"),
+    ];
     let l1 = CacheGeometry::new(256 << 10, 2, 128 << 10).unwrap();
     let ll = CacheGeometry::new(1 << 20, 2, 128 << 10).unwrap();
     let config = loop_config([l1, l1, ll], false, None);
@@ -522,7 +544,7 @@ fn a_jump_into_known_code_without_a_symbol_enters_the_function_of_its_target() {
 }
 
 /// Functions `f` and `g`, side by side, of the two blocks below.
-const F_AND_G: [(u64, u64, &str); 2] = [(0x1000, 0x1100, "f"), (0x1100, 0x1200, "g")];
+const F_AND_G: [Code; 2] = [Function(0x1000, 0x1100, "f"), Function(0x1100, 0x1200, "g")];
 
 /// Runs of `defs`, the block `first` then the other, five times, without
 /// stack pointers and with them: the block runs' profiles, which must be
@@ -598,6 +620,39 @@ fn a_block_that_runs_on_into_another_function_calls_it() {
             .collect();
         assert_eq!(calls, [(3 * 5, 2 * 3 * 5)]);
     }
+}
+
+/// A block of PLT stubs and code without a symbol after them, run again
+/// after a jump that left frames put the stubs' code in the frame of the
+/// other code's function: a jump from the other code to the stubs enters a
+/// function, as they lie in another region, whichever frame ran them.
+#[test]
+fn a_jump_into_plt_stubs_run_in_another_regions_frame_enters_them() {
+    let defs = [block(
+        false,
+        0x106,
+        vec![(0, 3, vec![]), (119, 1, vec![])],
+        JumpKind::Boring,
+    )];
+    let runs: Vec<(usize, BlockRun)> = [None, Some(0x6f78), Some(0x7000)]
+        .into_iter()
+        .map(|sp| {
+            (
+                0,
+                BlockRun {
+                    sp,
+                    ..full_run(&[])
+                },
+            )
+        })
+        .collect();
+    let code = [
+        Function(0x1000, 0x1100, "body"),
+        Plt(0x1100, 0x1180),
+        Function(0x1200, 0x1280, "other"),
+    ];
+    let (blocks, events) = runs_and_their_events(&defs, &runs, SimConfig::default(), &code);
+    assert_alike(&blocks, &events);
 }
 
 /// How a random block or side exit leaves: mostly by a jump.
@@ -747,7 +802,7 @@ proptest! {
         small_l1 in any::<bool>(),
         small_ll in any::<bool>(),
         cache_use in any::<bool>(),
-        named in any::<bool>(),
+        symbols in 0u8..3,
     ) {
         let defs: Vec<BlockDef> = blocks
             .into_iter()
@@ -788,9 +843,15 @@ proptest! {
         let ll_size = if small_ll { 4 * u64::from(line) } else { 1024 * u64::from(line) };
         let ll = CacheGeometry::new(ll_size, 4, line).unwrap();
         let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
-        // Code near the bottom of the address space named, or none.
-        let functions: &[_] = if named { &[(0x1000, 0x4000, "body")] } else { &[] };
-        let (blocks, events) = runs_and_their_events(&defs, &runs, config, functions);
+        // Code near the bottom of the address space: named, or not at
+        // all, or partly named with PLT stubs between, which a jump to or
+        // from enters a function.
+        let code: &[Code] = match symbols {
+            0 => &[],
+            1 => &[Function(0x1000, 0x4000, "body")],
+            _ => &[Function(0x1000, 0x1100, "body"), Plt(0x1100, 0x1180), Function(0x1200, 0x1280, "other")],
+        };
+        let (blocks, events) = runs_and_their_events(&defs, &runs, config, code);
         prop_assert_eq!(blocks.totals, events.totals);
         prop_assert!(blocks.self_cost == events.self_cost, "self costs differ");
         prop_assert_eq!(blocks.arcs, events.arcs);
@@ -876,7 +937,7 @@ proptest! {
         let ll = CacheGeometry::new(8 * u64::from(line), 2, line).unwrap();
         let config = SimConfig::new(l1, l1, ll, cache_use, true).unwrap();
         let config = skipping(config, skip.then_some("walk"));
-        let functions = [(0x1000, 0x8000, "walk"), (0x10000, 0x11000, "main")];
+        let functions = [Function(0x1000, 0x8000, "walk"), Function(0x10000, 0x11000, "main")];
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, &functions);
         prop_assert_eq!(blocks.totals, events.totals);
         prop_assert!(blocks.self_cost == events.self_cost, "self costs differ");

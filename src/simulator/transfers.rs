@@ -238,13 +238,12 @@ fn entered_by_jump(
     let from = program.instr(last).func;
     let (func, region, outer) = match known.or_else(|| program.instr_at(addr)) {
         Some(instr) => {
-            let func = program.instr(instr).func;
             // Code without a symbol runs as its frame's function's.
             let named = !program.is_framed(instr);
             let outer = program.outer_function(instr);
             (
-                named.then_some(func),
-                program.function(func).region(),
+                named.then_some(program.instr(instr).func),
+                program.region(instr),
                 Some(outer),
             )
         }
@@ -253,7 +252,7 @@ fn entered_by_jump(
             (func, region, func)
         }
     };
-    let crosses = region != program.function(from).region();
+    let crosses = region != program.region(last);
     let Some(func) = func else {
         return if forced || crosses {
             Entered::Call(program.callee(addr))
