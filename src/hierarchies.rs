@@ -85,6 +85,8 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
     let (name, range) = spec
         .split_once('=')
         .ok_or_else(|| bad("expected LEVEL=FROM..TO, for example LL=256K..64M".into()))?;
+    // Blanks around the parts, as a shell script may quote them.
+    let (name, range) = (name.trim(), range.trim());
     let (from, to) = range
         .split_once("..")
         .ok_or_else(|| bad(format!("`{range}` is not FROM..TO")))?;
@@ -295,6 +297,8 @@ mod tests {
             "--sweep LL=1M..48M: doubling 1M does not reach 48M: its sizes end at 32M"
         );
         assert_eq!(super::sweep("LL=1M..1M", base()).unwrap().len(), 1);
+        let blanks = super::sweep(" LL = 1M .. 2M ", base()).unwrap();
+        assert_eq!(blanks[1].name, "LL=2M");
         assert!(
             super::sweep("LL=1000..4000", base())
                 .unwrap_err()
