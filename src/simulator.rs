@@ -484,7 +484,8 @@ impl<B: Backdate> Simulator<B> {
             .current()
             .last_instr
             .is_some_and(|last| self.program.region(last) == self.program.region(block.first));
-        if !(in_region && self.plain_arrival(block)) && !self.plain_transfer(block) {
+        let plain = in_region && self.plain_arrival(block) || self.plain_transfer(block);
+        if !plain {
             self.arrive(block.addr, len, Some(block.first));
         }
         let entry = self.threads.current().entry(block.addr);
