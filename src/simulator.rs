@@ -650,7 +650,6 @@ impl<B: Backdate> Simulator<B> {
     }
 }
 
-/// The error a walk of a block run stopped at.
 /// Whether `last`, an instruction looked up on its own or code without a
 /// symbol (which may lie in another region than its function), is in the
 /// function and region of `block`'s first instruction.
@@ -661,6 +660,7 @@ fn looked_up_in_function(program: &Program, last: InstrId, block: &KnownBlock) -
         && program.region(last) == program.region(block.first)
 }
 
+/// The error a walk of a block run stopped at.
 fn walk_error(err: WalkError<SimError>) -> SimError {
     match err {
         WalkError::Step(err) => err,

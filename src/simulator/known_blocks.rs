@@ -145,9 +145,10 @@ pub(super) struct KnownBlock {
     /// Where the last instruction ends.
     end: u64,
     /// Every instruction's function (`arrival.func`), as the run's end
-    /// hands it on; none for code without a symbol. Derivable, but the block without it made the batch loop
-    /// compile differently: 3.4% more host instructions on
-    /// `traces/sort.lgt` and 2.2% on `traces/mandelbrot.lgt`.
+    /// hands it on; none for code without a symbol. Derivable, but the
+    /// block without it made the batch loop compile differently: 3.4% more
+    /// host instructions on `traces/sort.lgt` and 2.2% on
+    /// `traces/mandelbrot.lgt`.
     pub func: Option<FnId>,
 }
 
