@@ -58,6 +58,12 @@ impl TraceInput {
                 reader.format().name()
             )));
         }
+        if !self.binaries.is_empty() && reader.format() == Format::Din {
+            return Err(Failure::Input(anyhow!(
+                "--binary needs the addresses of instructions: {name} is a din trace, whose \
+                 addresses are 4-byte words (write it as xdin, or give the Lackey log)"
+            )));
+        }
         Ok(reader)
     }
 }

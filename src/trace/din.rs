@@ -15,12 +15,17 @@
 //! copybacks and invalidations only, means the whole cache: `v` with size
 //! 0 flushes every cache; `v` of a range is not supported.
 //!
-//! Addresses and sizes are hex, with an optional `0x`. Accesses before any
-//! instruction fetch are charged to the `(unknown)` instruction.
+//! Fields are separated by spaces and tabs, as Dinero IV separates them:
+//! any other control byte is part of a field; a carriage return within a
+//! line (old Mac OS line ends) is an error of its own. Addresses and
+//! sizes are hex, with an optional `0x`. Lines that start with `#` are
+//! comments, as in linegrind's text format (format detection skips them
+//! too); Dinero itself has none. Accesses before any instruction fetch are
+//! charged to the `(unknown)` instruction.
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, shown};
+use super::error::{CR_LINES, Location, TraceError, shown};
 use super::hex::parse_hex;
 use super::lines::{LineCount, parse_line};
 use super::valid::within;
@@ -66,9 +71,10 @@ impl<R: BufRead> DinReader<R> {
 /// Whether `line` has the shape of a traditional (`LABEL ADDRESS`) or an
 /// extended (`TYPE ADDRESS SIZE`) din record.
 pub fn form_of(line: &[u8]) -> Option<DinForm> {
-    let mut tokens = line
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty());
+    // Up to a carriage return: lines of old Mac OS text read as one are
+    // told by the first (and then refused by the reader).
+    let first_line = line.split(|&b| b == b'\r').next().unwrap_or(line);
+    let mut tokens = fields(first_line);
     let first = tokens.next()?;
     tokens.next().and_then(parse_hex)?;
     match first {
@@ -84,12 +90,14 @@ pub fn form_of(line: &[u8]) -> Option<DinForm> {
 /// What `line`, a record of the `form` at `at`, says: an event, or `None`
 /// for an empty line or a copyback.
 fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
-    let mut tokens = line
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty());
+    // Lines of old Mac OS text, read as one, would hide all but the first.
+    if line.contains(&b'\r') {
+        return Err(TraceError::syntax(at, CR_LINES));
+    }
+    let mut tokens = fields(line);
     // The line as an error shows it, worked out only for an error.
     let show = || shown(line);
-    let Some(first) = tokens.next() else {
+    let Some(first) = tokens.next().filter(|first| !first.starts_with(b"#")) else {
         return Ok(None);
     };
     let address = |token: Option<&[u8]>, what: &str| {
@@ -124,47 +132,78 @@ fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, Tra
             }))
         }
         DinForm::Extended => {
+            let kind = match first {
+                b"r" | b"R" | b"m" | b"M" => Kind::Data(Access::Read),
+                b"w" | b"W" => Kind::Data(Access::Write),
+                b"i" | b"I" => Kind::Instr,
+                b"c" | b"C" => Kind::Copyback,
+                b"v" | b"V" => Kind::Invalidate,
+                _ => {
+                    return Err(TraceError::syntax(
+                        at,
+                        format!(
+                            "unknown access type in `{}`: expected r, w, i, m, c or v \
+                             (for the traditional `LABEL ADDRESS` form, use --format din)",
+                            show()
+                        ),
+                    ));
+                }
+            };
             let addr = address(tokens.next(), "address")?;
             let size = address(tokens.next(), "size")?;
-            match first {
-                b"c" | b"C" => return Ok(None),
-                b"v" | b"V" if size == 0 => return Ok(Some(Event::Flush)),
-                _ => {}
-            }
-            let size = u32::try_from(size)
-                .ok()
-                .filter(|&size| size > 0)
-                .ok_or_else(|| {
-                    TraceError::syntax(
+            let sized = |size: u64| {
+                let size = u32::try_from(size)
+                    .ok()
+                    .filter(|&size| size > 0)
+                    .ok_or_else(|| {
+                        TraceError::syntax(
+                            at,
+                            format!("size {size:#x} in `{}` is out of range", show()),
+                        )
+                    })?;
+                within(addr, u64::from(size))
+                    .map_err(|why| TraceError::syntax(at, format!("`{}`: {why}", show())))?;
+                Ok(size)
+            };
+            Ok(match kind {
+                Kind::Data(access) => Some(Event::Data {
+                    access,
+                    addr,
+                    size: sized(size)?,
+                }),
+                Kind::Instr => Some(Event::Instr {
+                    addr,
+                    len: sized(size)?,
+                }),
+                Kind::Copyback => None,
+                Kind::Invalidate if size == 0 => Some(Event::Flush),
+                Kind::Invalidate => {
+                    return Err(TraceError::syntax(
                         at,
-                        format!("size {size:#x} in `{}` is out of range", show()),
-                    )
-                })?;
-            within(addr, u64::from(size))
-                .map_err(|why| TraceError::syntax(at, format!("`{}`: {why}", show())))?;
-            match first {
-                b"r" | b"R" | b"m" | b"M" => Ok(Some(read(addr, size))),
-                b"w" | b"W" => Ok(Some(write(addr, size))),
-                b"i" | b"I" => Ok(Some(Event::Instr { addr, len: size })),
-                b"v" | b"V" => Err(TraceError::syntax(
-                    at,
-                    format!(
-                        "invalidating a range is not supported, only the whole cache \
-                         (size 0): `{}`",
-                        show()
-                    ),
-                )),
-                _ => Err(TraceError::syntax(
-                    at,
-                    format!(
-                        "unknown access type in `{}`: expected r, w, i, m, c or v \
-                             (for the traditional `LABEL ADDRESS` form, use --format din)",
-                        show()
-                    ),
-                )),
-            }
+                        format!(
+                            "invalidating a range is not supported, only the whole cache \
+                             (size 0): `{}`",
+                            show()
+                        ),
+                    ));
+                }
+            })
         }
     }
+}
+
+/// What an extended record's type letter asks for.
+enum Kind {
+    Data(Access),
+    Instr,
+    Copyback,
+    Invalidate,
+}
+
+/// The fields of a line: separated by spaces and tabs only.
+fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|&b| b == b' ' || b == b'\t')
+        .filter(|field| !field.is_empty())
 }
 
 fn read(addr: u64, size: u32) -> Event {
@@ -194,7 +233,7 @@ impl<R: BufRead> TraceRead for DinReader<R> {
                 " (is this a binary file?)",
                 |line, at| {
                     let line = line.trim_ascii();
-                    *records |= !line.is_empty();
+                    *records |= !line.is_empty() && !line.starts_with(b"#");
                     record(form, line, at)
                 },
             )?;
@@ -237,7 +276,7 @@ mod tests {
     #[test]
     fn traditional_records_are_words_and_label_4_flushes() {
         let read = events(
-            "2 0 comment\n0 1003\n\n1 0x70f60892\n3 10\n4 0\n",
+            "# made by hand\n2 0 comment\n0 1003\n\n1 0x70f60892\t# tabbed\n3 10\n  #\n4 0\r\n",
             DinForm::Traditional,
         )
         .unwrap();
@@ -308,7 +347,20 @@ mod tests {
         assert!(error("r 10\n", DinForm::Extended).contains("bad size"));
         assert!(error("r 10 0\n", DinForm::Extended).contains("out of range"));
         assert!(error("x 10 4\n", DinForm::Extended).contains("unknown access type"));
-        for blank in ["", "\n \n"] {
+        // Dinero IV's separators only: a carriage return within a line
+        // is no line break.
+        assert_eq!(
+            error("2 0\r1 10\n", DinForm::Traditional),
+            format!("line 1: {CR_LINES}")
+        );
+        assert_eq!(
+            error("i 0 4\n\ni 4 4\rw 10 4\r", DinForm::Extended),
+            format!("line 3: {CR_LINES}")
+        );
+        assert!(error("0 10\x0b1 20\n", DinForm::Traditional).contains("bad address"));
+        // The type first, whatever follows it.
+        assert!(error("2 0\n", DinForm::Extended).contains("use --format din"));
+        for blank in ["", "\n \n", "# only a comment\n"] {
             assert_eq!(
                 error(blank, DinForm::Traditional),
                 "line 1: the file holds no Dinero record: it is empty or blank"
@@ -330,6 +382,7 @@ mod tests {
         assert_eq!(form_of(b"2 400"), Some(DinForm::Traditional));
         assert_eq!(form_of(b"0 70f60888 ignored"), Some(DinForm::Traditional));
         assert_eq!(form_of(b"r 7ff0 8"), Some(DinForm::Extended));
+        assert_eq!(form_of(b"2 0\r0 10\r"), Some(DinForm::Traditional));
         assert_eq!(form_of(b"9 400"), None);
         assert_eq!(form_of(b"I  04001234,3"), None);
         assert_eq!(form_of(b"linegrind-trace text 1"), None);

@@ -95,6 +95,10 @@ impl std::error::Error for TraceError {
 /// Characters of a trace's text an error message shows at most.
 const SHOWN_CHARS: usize = 80;
 
+/// Why lines that end in a carriage return alone are refused.
+pub(super) const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
+     are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
+
 /// Text of a trace as an error message shows it: control characters (a
 /// NUL, a tab inside a token, a binary file read as text) escaped, so that
 /// what is wrong can be seen and the terminal is left alone, and cut after

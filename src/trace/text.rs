@@ -7,7 +7,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, shown};
+use super::error::{CR_LINES, Location, TraceError, shown};
 use super::hex::{hex_digit, parse_hex};
 use super::lines::{LineCount, parse_line};
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
@@ -105,9 +105,6 @@ impl<R: BufRead> TraceRead for TextReader<R> {
 }
 
 /// Why a file whose lines end in a carriage return alone is one line.
-const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
-     are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
-
 /// Where `text`, the end of a line, holds its first carriage return before
 /// those that end it.
 fn inner_cr(text: &[u8]) -> Option<usize> {
@@ -151,11 +148,16 @@ fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
             shown(found[2])
         )));
     }
-    let found: Vec<String> = found.iter().map(|t| shown(t)).collect();
+    if first.starts_with(b"\x7fELF") {
+        return Err(tokens.error(
+            "an ELF file, not a trace: `linegrind record -- PROGRAM` records a program's trace"
+                .to_string(),
+        ));
+    }
     Err(tokens.error(format!(
         "expected the header `linegrind-trace text 1` as the first line, found `{}` \
          (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)",
-        found.join(" ")
+        shown(&found.join(&b' '))
     )))
 }
 
@@ -733,7 +735,8 @@ mod tests {
             assert!(matches!(event, Ok(Some(Event::Instr { .. }))), "{event:?}");
         }
         // What is not text with such lines is told what it is not.
-        assert!(error("\u{7f}ELF\u{2}\r\u{1}x\n").contains("--format chooses"));
+        assert!(error("junk\u{2}\r\u{1}x\n").contains("--format chooses"));
+        assert!(error("\u{7f}ELF\u{2}\r\u{1}x\n").contains("an ELF file, not a trace"));
     }
 
     #[test]

@@ -225,6 +225,38 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
     assert!(stderr(&output).starts_with("linegrind: cannot open missing.lgt: "));
 }
 
+/// `--binary` finds calls in Lackey and extended din traces only: the
+/// others carry their own, or (traditional din) round instruction
+/// addresses down to 4-byte words.
+#[test]
+fn binary_is_refused_for_traces_it_cannot_read_calls_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = env!("CARGO_BIN_EXE_linegrind");
+    fs::write(dir.path().join("t.din"), "2 400\n0 7ff0\n").unwrap();
+    fs::write(dir.path().join("t.xdin"), "i 400 4\nr 7ff0 8\n").unwrap();
+    fs::write(
+        dir.path().join("t.lgt"),
+        "linegrind-trace text 1\ni 400 4\n",
+    )
+    .unwrap();
+    for (trace, expected) in [
+        (
+            "t.din",
+            "t.din is a din trace, whose addresses are 4-byte words",
+        ),
+        (
+            "t.lgt",
+            "t.lgt is a text trace, which carries its own calls",
+        ),
+    ] {
+        let output = linegrind(dir.path(), &["sim", trace, "--binary", program]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+    }
+    let output = linegrind(dir.path(), &["sim", "-q", "t.xdin", "--binary", program]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
 #[test]
 fn bad_options_exit_2() {
     let dir = tempfile::tempdir().unwrap();
