@@ -88,7 +88,7 @@ pub fn form_of(line: &[u8]) -> Option<DinForm> {
 }
 
 /// What `line`, a record of the `form` at `at`, says: an event, or `None`
-/// for an empty line or a copyback.
+/// for an empty line, a comment or a copyback.
 fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, TraceError> {
     // Lines of old Mac OS text, read as one, would hide all but the first.
     if line.contains(&b'\r') {
