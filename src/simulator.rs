@@ -477,15 +477,7 @@ impl<B: Backdate> Simulator<B> {
         item: &BlockItem,
     ) -> Result<(), SimError> {
         let len = u32::from(block.first_len);
-        // The code may lie in another region than the function of the
-        // frame it was known in, and a jump into another region is a call.
-        let in_region = self
-            .threads
-            .current()
-            .last_instr
-            .is_some_and(|last| self.program.region(last) == self.program.region(block.first));
-        let plain = in_region && self.plain_arrival(block) || self.plain_transfer(block);
-        if !plain {
+        if !self.plain_arrival(block) && !self.plain_transfer(block) {
             self.arrive(block.addr, len, Some(block.first));
         }
         let entry = self.threads.current().entry(block.addr);
@@ -543,7 +535,7 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// Whether control reaches the first instruction of `block` the way most
-    /// blocks are reached: by a jump within its function, not to its entry,
+    /// blocks are reached: by a jump within its function and region, not to its entry,
     /// with a stack pointer that leaves no frame. Then [`Simulator::arrive`] would change
     /// nothing but take the stack pointer, which this does.
     #[inline]
@@ -555,9 +547,12 @@ impl<B: Backdate> Simulator<B> {
         if !context.keeps_frames() || block.arrival.enters {
             return false;
         }
+        // The last instruction's function is at hand after a known block
+        // of named code, whose region is its function's; code without a
+        // symbol may lie in another region than its function.
         let same = match context.last_func {
-            Some(func) => func == block.arrival.func,
-            None => looked_up_in_function(&self.program, last, block),
+            Some(func) if !block.arrival.framed => func == block.arrival.func,
+            _ => same_function_and_region(&self.program, last, block),
         };
         if !same {
             return false;
@@ -650,12 +645,11 @@ impl<B: Backdate> Simulator<B> {
     }
 }
 
-/// Whether `last`, an instruction looked up on its own or code without a
-/// symbol (which may lie in another region than its function), is in the
-/// function and region of `block`'s first instruction.
+/// Whether `last` is in the function and the region of `block`'s first
+/// instruction: a jump from one region to another is a call.
 #[cold]
 #[inline(never)]
-fn looked_up_in_function(program: &Program, last: InstrId, block: &KnownBlock) -> bool {
+fn same_function_and_region(program: &Program, last: InstrId, block: &KnownBlock) -> bool {
     program.instr(last).func == block.arrival.func
         && program.region(last) == program.region(block.first)
 }
