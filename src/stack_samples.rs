@@ -125,7 +125,8 @@ pub struct StackSamples {
     /// Interned stacks, indexed by the numbers in `weights`.
     pub stacks: Vec<LoadStack>,
     index: FxHashMap<LoadStack, u32>,
-    /// Per figure and (time bucket, stack): the bytes.
+    /// Per figure and (time bucket, stack): the bytes and their latest
+    /// end.
     weights: [FxHashMap<(u64, u32), Weight>; 6],
     /// Instructions per time bucket.
     pub bucket_width: u64,

@@ -21,6 +21,8 @@ use crate::trace::batch::{Feed, Replayed, RunHead};
 use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Expander, Item, JumpKind};
 use crate::trace::{Access, Event, FunctionSymbol};
 
+use Code::{Function, Plt};
+
 /// Profiles of `runs` (each a block number, an index into `defs`, and its
 /// run), three times over, simulated with `config` as block runs and as
 /// the events they expand to; every block of one function's code is known
@@ -135,8 +137,6 @@ enum Code {
     /// PLT stubs without symbols, from start to end.
     Plt(u64, u64),
 }
-
-use Code::{Function, Plt};
 
 impl Code {
     fn holds(&self, addr: u64) -> bool {
@@ -849,7 +849,11 @@ proptest! {
         let code: &[Code] = match symbols {
             0 => &[],
             1 => &[Function(0x1000, 0x4000, "body")],
-            _ => &[Function(0x1000, 0x1100, "body"), Plt(0x1100, 0x1180), Function(0x1200, 0x1280, "other")],
+            _ => &[
+                Function(0x1000, 0x1100, "body"),
+                Plt(0x1100, 0x1180),
+                Function(0x1200, 0x1280, "other"),
+            ],
         };
         let (blocks, events) = runs_and_their_events(&defs, &runs, config, code);
         prop_assert_eq!(blocks.totals, events.totals);

@@ -95,7 +95,8 @@ impl std::error::Error for TraceError {
 /// Characters of a trace's text an error message shows at most.
 const SHOWN_CHARS: usize = 80;
 
-/// Why lines that end in a carriage return alone are refused.
+/// Why a file whose lines end in a carriage return alone is refused: it
+/// reads as one line.
 pub(super) const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
      are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
 

@@ -104,7 +104,6 @@ impl<R: BufRead> TraceRead for TextReader<R> {
     }
 }
 
-/// Why a file whose lines end in a carriage return alone is one line.
 /// Where `text`, the end of a line, holds its first carriage return before
 /// those that end it.
 fn inner_cr(text: &[u8]) -> Option<usize> {
