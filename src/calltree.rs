@@ -116,7 +116,12 @@ impl CallTree {
         &mut self.nodes[id.index()]
     }
 
+    /// Counts `delta` more nodes alive from `now` on. An access is timed
+    /// at its instruction, and a trace may give a call or a thread switch
+    /// between an instruction and its data: such an access counts as made
+    /// when the call was.
     fn count_live(&mut self, now: u64, delta: i64) {
+        let now = now.max(self.last_change);
         self.live_instructions += u128::from(self.live) * u128::from(now - self.last_change);
         self.last_change = now;
         self.live = self.live.wrapping_add_signed(delta);

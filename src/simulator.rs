@@ -575,7 +575,8 @@ impl<B: Backdate> Simulator<B> {
 
     /// A data access outside a block run.
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
-        let now = self.instructions;
+        // At the index of the instruction that made it, as its fetch.
+        let now = self.instructions.saturating_sub(1);
         let context = self.threads.current();
         let id = match context.last_instr {
             Some(instr) => context.charged(instr),
@@ -606,6 +607,9 @@ impl<B: Backdate> Simulator<B> {
         self.threads
             .finish(&mut self.arcs, &mut self.charges.backdate, now);
         self.caches.flush(&mut self.charges.charger(now));
+        if let Some(samples) = &mut self.charges.samples {
+            samples.end = now;
+        }
         self.known.add_counts(&mut self.charges.self_cost);
         threads
     }

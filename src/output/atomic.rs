@@ -60,8 +60,7 @@ impl OutputFile {
                 _interrupt: None,
             });
         };
-        let temp = temp_file_beside(&path)?;
-        let interrupt = remove_on_interrupt(temp.path());
+        let (temp, interrupt) = temp_file_beside(&path)?;
         keep_permissions(&path, temp.as_file())?;
         Ok(OutputFile {
             path,
@@ -108,17 +107,30 @@ impl OutputFile {
 }
 
 /// A new temporary file in the folder of `path`, readable by others as a
-/// finished output should be.
-fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// finished output should be, and removed on an interrupt until the
+/// registration returned is dropped. Its name is registered before the
+/// file is made, so that no interrupt comes between the two.
+fn temp_file_beside(path: &Path) -> io::Result<(tempfile::NamedTempFile, Registered)> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = folder_of(path);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".linegrind-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o644));
-    }
-    builder.tempfile_in(dir).map_err(|err| {
+    let mut registered = None;
+    let made = tempfile::Builder::new()
+        .prefix(".linegrind-")
+        .suffix(".tmp")
+        .make_in(dir, |name| {
+            // A name taken already (tried again under another) is no
+            // longer registered once the attempt fails.
+            let interrupt = remove_on_interrupt(name);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .open(name)?;
+            registered = Some(interrupt);
+            Ok(file)
+        });
+    let temp = made.map_err(|err| {
         // Named after the folder, not after the temporary file, which the
         // user never asked for and which `tempfile` appends to the reason.
         let text = err.to_string();
@@ -127,7 +139,9 @@ fn temp_file_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
             err.kind(),
             format!("cannot create a file in {}: {reason}", dir.display()),
         )
-    })
+    })?;
+    let registered = registered.expect("the name of the file made was registered");
+    Ok((temp, registered))
 }
 
 /// Gives `new`, which will replace the file at `path`, that file's

@@ -7,15 +7,16 @@
 //! tool did.
 //!
 //! Time is the instruction count: one nanosecond per simulated
-//! instruction. A sample adds up the residencies one stack's lines ended
-//! within one time bucket, and sits at the latest of their ends.
+//! instruction, from 0 to the run's end. A sample adds up the residencies
+//! one stack's lines ended within one time bucket, and sits at the latest
+//! of their ends.
 
 use std::io::{self, Write};
 
 use fxprof_processed_profile::{
-    CategoryHandle, CpuDelta, Frame, FrameFlags, FrameHandle, FrameInfo, MarkerTiming,
-    Profile as FxProfile, ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker,
-    StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
+    CategoryHandle, CpuDelta, Frame, FrameFlags, FrameHandle, FrameInfo, MarkerLocations,
+    MarkerTiming, Profile as FxProfile, ReferenceTimestamp, SamplingInterval, StackHandle,
+    StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
 };
 use rustc_hash::FxHashMap;
 
@@ -31,6 +32,9 @@ struct Section {
 impl StaticSchemaMarker for Section {
     const UNIQUE_MARKER_TYPE_NAME: &'static str = "LinegrindSection";
     const DESCRIPTION: Option<&'static str> = Some("A section marked in the trace");
+    const LOCATIONS: MarkerLocations = MarkerLocations::MARKER_CHART
+        .union(MarkerLocations::MARKER_TABLE)
+        .union(MarkerLocations::TIMELINE_OVERVIEW);
     const CHART_LABEL: Option<&'static str> = Some("{marker.name}");
     const FIELDS: &'static [StaticSchemaMarkerField] = &[];
 
@@ -97,30 +101,68 @@ impl StackTree {
     }
 }
 
+/// The frame label of every function in `functions`: its name, and
+/// where another function there has the same name, its object's file name
+/// too (`bcmp [libc.so.6]`), and then its source file's where that is
+/// not enough, so that the profile does not merge them.
+fn function_labels(profile: &Profile, functions: &PrefixTree<FnId>) -> FxHashMap<FnId, String> {
+    let program = &profile.program;
+    let object = |func: FnId| match program.function(func).object {
+        Some(id) => {
+            let path = &program.symbolizer().modules().get(id).path;
+            path.rsplit('/').next().unwrap_or(path).to_string()
+        }
+        None => "???".to_string(),
+    };
+    let mut labels: FxHashMap<FnId, String> = (0..functions.len())
+        .map(|node| functions.get(PathId(node as u32)).1)
+        .map(|func| (func, program.function(func).name.clone()))
+        .collect();
+    let widenings: [&dyn Fn(FnId) -> String; 2] = [
+        &|func| format!("{} [{}]", program.function(func).name, object(func)),
+        &|func| {
+            let function = program.function(func);
+            let file = function.file.map_or("???", |id| program.file(id));
+            format!("{} ({file}) [{}]", function.name, object(func))
+        },
+    ];
+    for widen in widenings {
+        let mut uses: FxHashMap<&str, u32> = FxHashMap::default();
+        for label in labels.values() {
+            *uses.entry(label).or_default() += 1;
+        }
+        let shared: Vec<FnId> = labels
+            .iter()
+            .filter(|(_, label)| uses[label.as_str()] > 1)
+            .map(|(&func, _)| func)
+            .collect();
+        for func in shared {
+            labels.insert(func, widen(func));
+        }
+    }
+    labels
+}
+
 /// One track's stacks and frames, interned as samples need them.
 struct Interned<'a> {
     tree: &'a StackTree,
+    labels: &'a FxHashMap<FnId, String>,
     stacks: Vec<Option<StackHandle>>,
     frames: FxHashMap<FnId, FrameHandle>,
 }
 
 impl<'a> Interned<'a> {
-    fn new(tree: &'a StackTree) -> Interned<'a> {
+    fn new(tree: &'a StackTree, labels: &'a FxHashMap<FnId, String>) -> Interned<'a> {
         Interned {
             tree,
+            labels,
             stacks: vec![None; tree.functions.len()],
             frames: FxHashMap::default(),
         }
     }
 
     /// The stack of tree node `node` on `track`, outermost frame first.
-    fn stack(
-        &mut self,
-        fx: &mut FxProfile,
-        track: ThreadHandle,
-        profile: &Profile,
-        node: PathId,
-    ) -> StackHandle {
+    fn stack(&mut self, fx: &mut FxProfile, track: ThreadHandle, node: PathId) -> StackHandle {
         // The nodes from `node` up to the first one interned, then down.
         let mut missing = Vec::new();
         let mut at = Some(node);
@@ -136,7 +178,7 @@ impl<'a> Interned<'a> {
         }
         for &(id, func) in missing.iter().rev() {
             let frame = *self.frames.entry(func).or_insert_with(|| {
-                let name = fx.intern_string(&profile.program.function(func).name);
+                let name = fx.intern_string(&self.labels[&func]);
                 fx.intern_frame(
                     track,
                     FrameInfo {
@@ -171,33 +213,53 @@ pub fn write_firefox_profile(
     fx.set_symbolicated(true);
     let process = fx.add_process(&format!("linegrind {name}"), 1, at(0));
     let tree = StackTree::new(profile, samples);
+    let labels = function_labels(profile, &tree.functions);
     let mut tracks = Vec::new();
     for (figure, (_, _, title)) in FIGURES.iter().enumerate() {
         let track = fx.add_thread(process, figure as u32 + 1, at(0), false);
         fx.set_thread_name(track, title);
         fx.set_thread_samples_weight_type(track, WeightType::Bytes);
-        let mut interned = Interned::new(&tree);
+        fx.set_thread_show_markers_in_timeline(track, true);
+        let mut interned = Interned::new(&tree, &labels);
+        let mut previous = 0;
         for (time, stack, bytes) in samples.samples(figure) {
-            let handle = interned.stack(&mut fx, track, profile, tree.leaves[stack as usize]);
-            let time = at(time);
+            let handle = interned.stack(&mut fx, track, tree.leaves[stack as usize]);
+            // Busy since the sample before: the profiler hides a track
+            // whose samples took no CPU time, and draws its graph empty.
+            // In whole microseconds, as the crate keeps them, rounded so
+            // that they add up to the time of the last sample.
+            let mut busy = CpuDelta::from_micros(time / 1000 - previous / 1000);
+            previous = time;
             // Sample weights are 32-bit.
             let mut left = bytes;
             while left > 0 {
                 let weight = left.min(i32::MAX as u64);
-                fx.add_sample(track, time, Some(handle), CpuDelta::ZERO, weight as i32);
+                fx.add_sample(track, at(time), Some(handle), busy, weight as i32);
+                busy = CpuDelta::ZERO;
                 left -= weight;
             }
         }
         tracks.push(track);
     }
     add_sections(&mut fx, &tracks, samples);
-    serde_json::to_writer(&mut *out, &fx)?;
+    // The profiler takes its time range from the samples unless the
+    // profile gives one, which the crate does not write: without it, a
+    // section before the first line's end would lie outside it.
+    let mut json = serde_json::to_value(&fx)?;
+    json["meta"]["profilingStartTime"] = 0.0.into();
+    json["meta"]["profilingEndTime"] = millis(samples.end).into();
+    serde_json::to_writer(&mut *out, &json)?;
     writeln!(out)
+}
+
+/// Instruction count `instructions` in milliseconds, one nanosecond each.
+fn millis(instructions: u64) -> f64 {
+    instructions as f64 / 1e6
 }
 
 /// The trace's marks as interval markers on every track: a begin and the
 /// next end of the same name in the same thread make one interval; a begin
-/// without an end runs to the end, an end without a begin from the start.
+/// without an end runs to the run's end, an end without a begin from 0.
 fn add_sections(
     fx: &mut FxProfile,
     tracks: &[fxprof_processed_profile::ThreadHandle],
@@ -218,12 +280,12 @@ fn add_sections(
                 let (_, _, start) = open.remove(at_index);
                 MarkerTiming::Interval(at(start), at(mark.time))
             }
-            None => MarkerTiming::IntervalEnd(at(mark.time)),
+            None => MarkerTiming::Interval(at(0), at(mark.time)),
         };
         sections.push((&mark.name, timing));
     }
     for (_, name, start) in open {
-        sections.push((name, MarkerTiming::IntervalStart(at(start))));
+        sections.push((name, MarkerTiming::Interval(at(start), at(samples.end))));
     }
     for (name, timing) in sections {
         let name = fx.intern_string(name);

@@ -349,6 +349,9 @@ impl KnownBlocks {
         let steps = &self.steps[start..start + block.steps_len as usize];
         let mut cursor = RunCursor::new(run);
         let began = *now;
+        // The instructions fetched so far: a step happens at the index of
+        // its instruction, a fetch at `time` before it counts, a data
+        // access at `time - 1` (steps begin with a fetch).
         let mut time = began;
         // Kept as the walk goes, though the instruction count says it at
         // the end: looked up there, it took 10% more host instructions on
@@ -389,7 +392,7 @@ impl KnownBlocks {
                     let Some(addr) = cursor.address() else {
                         return Err(RunMismatch::too_few_addresses(block.addr));
                     };
-                    stepper.access(charged, access, addr, u32::from(size), time);
+                    stepper.access(charged, access, addr, u32::from(size), time - 1);
                     accesses += 1;
                     writes += u64::from(access != Access::Read);
                 }
@@ -403,7 +406,7 @@ impl KnownBlocks {
                     let Some(addr) = cursor.address() else {
                         return Err(RunMismatch::too_few_addresses(block.addr));
                     };
-                    stepper.access(charged, access, addr, u32::from(size), time);
+                    stepper.access(charged, access, addr, u32::from(size), time - 1);
                     accesses += 1;
                     writes += u64::from(access != Access::Read);
                     if charge_to.is_none() {

@@ -32,8 +32,8 @@ enum PlanStep {
         offset: u16,
         len: u16,
     },
-    /// A data access charged to `instr`, after the round's first `at`
-    /// instructions.
+    /// A data access charged to `instr`, made by the round's instruction
+    /// `at` (from 0).
     Access {
         instr: InstrId,
         access: Access,
@@ -104,7 +104,8 @@ impl RoundPlan {
             instr,
             access,
             size,
-            at: self.instrs as u32,
+            // Planned after its instruction's fetch.
+            at: self.instrs as u32 - 1,
         });
         match access {
             Access::Read => self.reads += 1,

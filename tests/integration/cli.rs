@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use linegrind::trace::batch::BATCH_ITEMS;
 
-use crate::support::{linegrind, root, run_within, which, without_source};
+use crate::support::{linegrind, root, run_within, skip, which, without_source};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -390,6 +390,50 @@ fn a_failed_output_leaves_every_file_of_the_run_as_it_was() {
     );
 }
 
+/// A recording cut anywhere is refused, with the byte offset where it
+/// ends, and nothing is written; `--allow-truncated` simulates what is
+/// there, with a warning.
+#[test]
+fn sim_refuses_a_cut_trace_unless_told_to_read_what_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = fs::read(root().join("traces/sort.lgt")).unwrap();
+    for cut in [5, 20, whole.len() / 3, whole.len() - 1] {
+        fs::write(dir.path().join("cut.lgt"), &whole[..cut]).unwrap();
+        let output = linegrind(dir.path(), &["sim", "cut.lgt", "-q", "-o", "cut.out"]);
+        assert_eq!(output.status.code(), Some(2), "cut at {cut}");
+        let said = stderr(&output);
+        assert!(
+            said.starts_with("linegrind: cut.lgt: byte offset "),
+            "{said}"
+        );
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(!dir.path().join("cut.out").exists(), "cut at {cut}");
+    }
+    fs::write(dir.path().join("cut.lgt"), &whole[..whole.len() / 2]).unwrap();
+    let args = ["sim", "cut.lgt", "-q", "-o", "cut.out", "--allow-truncated"];
+    let output = linegrind(dir.path(), &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cut.lgt is truncated"),
+        "{}",
+        stderr(&output)
+    );
+    let totals = |profile: &str| -> u64 {
+        let line = profile.lines().find(|l| l.starts_with("totals: ")).unwrap();
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    let part = totals(&fs::read_to_string(dir.path().join("cut.out")).unwrap());
+    let args = ["sim", "traces/sort.lgt", "-q", "-o"];
+    let out = dir.path().join("whole.out");
+    assert!(
+        linegrind(&root(), &[&args[..], &[out.to_str().unwrap()]].concat())
+            .status
+            .success()
+    );
+    let all = totals(&fs::read_to_string(&out).unwrap());
+    assert!(0 < part && part < all, "{part} of {all} instructions");
+}
+
 /// In a folder where only a file's owner may replace it (sticky, as
 /// `/tmp`), another user's file is refused before the run, which writes
 /// none of its outputs. It takes two users: the tests run as root (as in
@@ -399,7 +443,7 @@ fn another_users_file_in_a_sticky_folder_is_refused_before_the_run() {
     use std::os::unix::fs::PermissionsExt;
     // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } != 0 || which("setpriv").is_err() {
-        eprintln!("skipped: needs root and setpriv, to run sim as another user");
+        skip!("needs root and setpriv, to run sim as another user");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

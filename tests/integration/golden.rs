@@ -10,7 +10,7 @@ use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{example_traces, linegrind, root};
+use crate::support::{blessing, example_traces, linegrind, root};
 
 /// The callgrind file for `trace` (a path relative to the repository root),
 /// as `sim` writes it.
@@ -29,7 +29,7 @@ fn render(trace: &str) -> Vec<u8> {
 
 #[test]
 fn example_traces_match_their_golden_callgrind_files() {
-    let bless = std::env::var_os("LINEGRIND_BLESS").is_some();
+    let bless = blessing();
     for path in example_traces() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let trace = format!("traces/{stem}.lgt");
@@ -54,10 +54,31 @@ fn example_traces_match_their_golden_callgrind_files() {
     }
 }
 
+/// The `sim` command, whose pipeline (batches, known blocks, loops replayed
+/// from plans) the library's plain `simulate` above does not take, writes
+/// the golden files too, byte for byte.
+#[test]
+fn the_sim_command_writes_the_golden_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in example_traces() {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = dir.path().join(format!("{stem}.out"));
+        let trace = format!("traces/{stem}.lgt");
+        let output = linegrind(&root(), &["sim", &trace, "-q", "-o", out.to_str().unwrap()]);
+        assert!(output.status.success(), "{output:?}");
+        let golden = root().join(format!("tests/golden/{stem}.callgrind"));
+        assert!(
+            fs::read(&out).unwrap() == fs::read(&golden).unwrap(),
+            "`linegrind sim {trace}` no longer writes {}",
+            golden.display()
+        );
+    }
+}
+
 /// The binary, whose decoding and simulating threads hand batches over as
 /// the host schedules them, writes the same bytes every run: the profile
-/// and JSON summary of one hierarchy, and each of a sweep's, whose walks
-/// run on threads of their own.
+/// JSON summary and Firefox profile of one hierarchy, and the profile and
+/// summary of each of a sweep's, whose walks run on threads of their own.
 #[test]
 fn output_is_byte_identical_across_runs() {
     let runs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
@@ -65,7 +86,11 @@ fn output_is_byte_identical_across_runs() {
         let trace = path.to_str().unwrap();
         let name = path.file_stem().unwrap().to_string_lossy();
         for dir in &runs {
-            for (suffix, extra) in [("one", &[][..]), ("sweep", &["--sweep", "LL=1M..8M"][..])] {
+            let firefox = format!("{name}.firefox.json");
+            for (suffix, extra) in [
+                ("one", &["--profile", &firefox][..]),
+                ("sweep", &["--sweep", "LL=1M..8M"][..]),
+            ] {
                 let (out, json) = (
                     format!("{name}.{suffix}.out"),
                     format!("{name}.{suffix}.json"),
@@ -89,8 +114,10 @@ fn output_is_byte_identical_across_runs() {
         files
     };
     let (first, second) = (files(&runs[0]), files(&runs[1]));
-    // Each trace: one profile and summary, and four of each for the sweep.
-    assert_eq!(first.len(), example_traces().len() * 10);
+    // Each trace: one profile, summary and Firefox profile, and four
+    // profiles and summaries for the sweep.
+    assert_eq!(first.len(), example_traces().len() * 11);
+    assert_eq!(second.len(), first.len());
     for (a, b) in first.iter().zip(&second) {
         assert_eq!(a.file_name(), b.file_name());
         assert!(

@@ -11,7 +11,7 @@ use linegrind::output::json::Summary;
 use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::report::{ProfileFile, ReportOptions, RunCosts, TreeDirection, write_report};
 
-use crate::support::{linegrind, root, simulate_file};
+use crate::support::{blessing, linegrind, root, simulate_file};
 
 /// The callgrind file of an example trace, simulated with the defaults.
 fn callgrind_of(trace: &str) -> Vec<u8> {
@@ -45,10 +45,10 @@ fn options(file: &ProfileFile<i64>, sort: &str, show: &[&str]) -> ReportOptions 
 }
 
 /// Compares `actual` with `tests/golden/report/NAME`, or writes it with
-/// `LINEGRIND_BLESS`.
+/// `LINEGRIND_BLESS=1`.
 fn golden(name: &str, actual: &[u8]) {
     let path = root().join(format!("tests/golden/report/{name}"));
-    if std::env::var_os("LINEGRIND_BLESS").is_some() {
+    if blessing() {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, actual).unwrap();
         return;
@@ -611,6 +611,139 @@ mark end phase
         &["sim", "t.lgt", "--backdate=no", "--profile", "p.json"],
     );
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// The start and end times of marker `index` of a processed profile's
+/// thread, in instructions (1 ns each).
+fn marker_span(thread: &serde_json::Value, index: usize) -> (String, u64, u64) {
+    let markers = &thread["markers"];
+    let name = markers["name"][index].as_u64().unwrap() as usize;
+    let instructions = |time: &serde_json::Value| (time.as_f64().unwrap() * 1e6).round() as u64;
+    (
+        thread["stringArray"][name].as_str().unwrap().to_string(),
+        instructions(&markers["startTime"][index]),
+        instructions(&markers["endTime"][index]),
+    )
+}
+
+/// Sample times of a processed profile's thread, in instructions.
+fn sample_times(thread: &serde_json::Value) -> Vec<u64> {
+    let mut time = 0.0;
+    let deltas = thread["samples"]["timeDeltas"].as_array().unwrap();
+    deltas
+        .iter()
+        .map(|delta| {
+            time += delta.as_f64().unwrap();
+            (time * 1e6).round() as u64
+        })
+        .collect()
+}
+
+#[test]
+fn firefox_sections_and_samples_keep_to_their_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    // D1 of one line: the second read, by the section's last instruction
+    // (index 2), evicts the first line. Two functions named `same` in two
+    // objects.
+    fs::write(
+        dir.path().join("t.txt"),
+        "linegrind-trace text 1
+object /a/liba.so start=1000 end=2000 symbols=embedded
+object /b/libb.so start=3000 end=4000 symbols=embedded
+fn 1000 1100 same
+fn 3000 3100 same
+mark end before
+i 1000 4
+i 1004 4
+r 100000 8
+mark begin s
+i 1008 4
+r 100400 8
+mark end s
+call 3000
+i 3000 4
+mark begin unclosed
+i 3004 4
+",
+    )
+    .unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", "t.txt", "--D1=64,1,64", "--profile", "p.json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let profile: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("p.json")).unwrap()).unwrap();
+    // The run's whole time, 5 instructions, not only the samples'.
+    assert_eq!(profile["meta"]["profilingStartTime"], 0.0);
+    assert_eq!(profile["meta"]["profilingEndTime"], 0.000005);
+    let loaded = &profile["threads"][0];
+    assert_eq!(loaded["markers"]["length"], 3);
+    let mut sections: Vec<_> = (0..3).map(|i| marker_span(loaded, i)).collect();
+    sections.sort();
+    assert_eq!(
+        sections,
+        [
+            ("before".to_string(), 0, 0),
+            ("s".to_string(), 2, 3),
+            ("unclosed".to_string(), 4, 5)
+        ]
+    );
+    // The eviction at instruction 2 lies in `s`; every other residency
+    // ends with the run.
+    let d1_line = (0..loaded["samples"]["length"].as_u64().unwrap() as usize)
+        .find(|&i| loaded["samples"]["weight"][i] == 64 && sample_times(loaded)[i] < 5);
+    assert_eq!(d1_line.map(|i| sample_times(loaded)[i]), Some(2));
+    let mut stacks: Vec<Vec<String>> = (0..loaded["samples"]["length"].as_u64().unwrap() as usize)
+        .map(|i| sample_stack(loaded, i))
+        .collect();
+    stacks.sort();
+    stacks.dedup();
+    assert_eq!(
+        stacks,
+        [
+            vec!["same [liba.so]".to_string()],
+            vec!["same [liba.so]".to_string(), "same [libb.so]".to_string()]
+        ]
+    );
+}
+
+#[test]
+fn firefox_tracks_are_busy_from_sample_to_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("hydro.json");
+    let output = linegrind(
+        dir.path(),
+        &[
+            "sim",
+            "-q",
+            root().join("traces/hydro.lgt").to_str().unwrap(),
+            "--profile",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let profile: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    for thread in profile["threads"].as_array().unwrap() {
+        // CPU time in whole microseconds, adding up to the last sample's.
+        let busy: u64 = thread["samples"]["threadCPUDelta"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|delta| delta.as_u64().unwrap())
+            .sum();
+        let last = *sample_times(thread).last().unwrap();
+        assert_eq!(busy, last / 1000, "{}", thread["name"]);
+        assert!(thread["showMarkersInTimeline"].as_bool().unwrap());
+    }
 }
 
 #[test]

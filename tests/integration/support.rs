@@ -24,6 +24,13 @@ macro_rules! skip {
 }
 pub(crate) use skip;
 
+/// Whether golden files are to be written afresh rather than compared:
+/// `LINEGRIND_BLESS=1`, and nothing else, so that a variable left set
+/// to another value does not accept every change.
+pub fn blessing() -> bool {
+    std::env::var("LINEGRIND_BLESS").is_ok_and(|value| value == "1")
+}
+
 pub fn skipped(why: String) {
     if std::env::var_os("LINEGRIND_REQUIRE_TOOLS").is_some() {
         panic!("LINEGRIND_REQUIRE_TOOLS is set, and this test would be skipped: {why}");
