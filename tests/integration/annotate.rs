@@ -3,6 +3,7 @@
 //! must be the whole program; a recursive function's inclusive cost is
 //! the one place where its sums and ours differ.
 
+use std::collections::HashMap;
 use std::process::Command;
 
 use linegrind::config::SimConfig;
@@ -11,16 +12,22 @@ use linegrind::output::Positions;
 use linegrind::profile::Profile;
 use linegrind::report::ProfileFile;
 
-use crate::support::{callgrind_text, config, example_traces, simulate_file, simulate_text};
+use crate::support::{
+    callgrind_text, config, example_traces, linegrind, simulate_file, simulate_text,
+};
 
 /// The numbers and the name of one row of callgrind_annotate's tables,
-/// such as `1,234 (50.00%) 0 5 (1.00%) .  file.c:main`, where `.` is an
+/// such as `1,234 (50.00%) 0 5 ( 1.00%) .  file.c:main`, where `.` is an
 /// event the function never had.
 fn parse_row(line: &str) -> (Vec<u64>, String) {
     let mut numbers = Vec::new();
     let mut tokens = line.split_whitespace().peekable();
     while let Some(token) = tokens.peek() {
         if token.starts_with('(') {
+            // A percentage, split in two when padded: `( 0.36%)`.
+            if !token.ends_with(')') {
+                tokens.next();
+            }
             tokens.next();
         } else if *token == "." {
             numbers.push(0);
@@ -116,6 +123,90 @@ pub fn check_annotate_reads(
 fn root(profile: &Profile) -> String {
     let first = &profile.program.instrs()[0];
     profile.program.function(first.func).name.clone()
+}
+
+/// callgrind_annotate's inclusive cost of every function of `sim`'s
+/// output, back-dated costs included, is the one `sim`'s JSON summary
+/// gives, event by event: every function but a recursive one and one whose
+/// code callgrind_annotate splits by source file (inlined code).
+#[test]
+fn callgrind_annotate_reads_every_functions_inclusive_cost_as_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    for trace in ["hydro", "sort", "call_chain"] {
+        let trace = crate::support::root().join(format!("traces/{trace}.lgt"));
+        let (out, json) = (dir.path().join("p.out"), dir.path().join("p.json"));
+        let args = [
+            "sim",
+            trace.to_str().unwrap(),
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        assert!(linegrind(dir.path(), &args).status.success());
+        let Some(report) = annotate(&out) else {
+            return;
+        };
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let events: Vec<&str> = summary["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|event| event.as_str().unwrap())
+            .collect();
+        // Per `file:function` (callgrind_annotate adds up functions of the
+        // same file and name in different objects): its rows.
+        let mut rows: HashMap<(String, String), Vec<Vec<u64>>> = HashMap::new();
+        for (numbers, name) in report.lines().map(parse_row) {
+            let place = name
+                .rsplit_once(" [")
+                .map_or(name.as_str(), |(place, _)| place);
+            if numbers.len() != events.len() {
+                continue;
+            }
+            if let Some((file, function)) = place.split_once(':') {
+                let key = (file.to_string(), function.to_string());
+                rows.entry(key).or_default().push(numbers);
+            }
+        }
+        let functions = summary["functions"].as_array().unwrap();
+        let calls = summary["calls"].as_array().unwrap();
+        let key = |function: &serde_json::Value| {
+            let text = |field: &str| function[field].as_str().unwrap().to_string();
+            (text("file"), text("name"))
+        };
+        let mut ours: HashMap<(String, String), usize> = HashMap::new();
+        for function in functions {
+            *ours.entry(key(function)).or_default() += 1;
+        }
+        let mut compared = 0;
+        for (index, function) in functions.iter().enumerate() {
+            let recursive = calls
+                .iter()
+                .any(|call| call["caller"] == index && call["callee"] == index);
+            let key = key(function);
+            let Some([row]) = rows.get(&key).map(Vec::as_slice) else {
+                continue;
+            };
+            if recursive || ours[&key] > 1 {
+                continue;
+            }
+            let inclusive: Vec<u64> = events
+                .iter()
+                .map(|event| function["inclusive"][event].as_u64().unwrap_or(0))
+                .collect();
+            assert_eq!(*row, inclusive, "{}: {key:?}", trace.display());
+            compared += 1;
+        }
+        assert!(
+            compared * 4 >= functions.len() * 3,
+            "{}: {compared} of {} functions compared",
+            trace.display(),
+            functions.len()
+        );
+    }
 }
 
 #[test]
