@@ -241,20 +241,28 @@ impl Writer<'_> {
             }
             self.cost_line(row.addr, row.line, &row.cost)?;
             for &arc in &row.calls {
-                self.call(row, arc)?;
+                self.call(func, row, arc)?;
             }
         }
         Ok(())
     }
 
-    fn call(&mut self, row: &Row, arc: usize) -> io::Result<()> {
+    /// A call from the function `caller`, at `row`. As Callgrind writes
+    /// it, `cob=` and `cfi=` only where the callee's object or file is not
+    /// the caller's object or the file of the cost lines: readers take
+    /// those without them, and callgrind_annotate, which drops the working
+    /// folder from `fl=` names but not from `cfi=`, would otherwise file
+    /// calls within one file under another name.
+    fn call(&mut self, caller: FnId, row: &Row, arc: usize) -> io::Result<()> {
         let profile = self.profile;
         let arc = &profile.arcs[arc];
         let callee = profile.program.function(arc.callee);
-        if self.with_objects {
+        if self.with_objects && callee.object != profile.program.function(caller).object {
             self.name("cob", "ob", &self.object_name(arc.callee))?;
         }
-        self.name("cfi", "fl", &self.file_name(callee.file))?;
+        if self.file != Some(callee.file) {
+            self.name("cfi", "fl", &self.file_name(callee.file))?;
+        }
         self.function_name("cfn", arc.callee)?;
         write!(self.out, "calls={}", arc.calls)?;
         if self.positions.instr {

@@ -4,7 +4,7 @@
 //! Costs are read as [`CostValue`]s: `u64` for a run's counts, `i64` where a
 //! file may be a difference of two runs (`diff --out`), whose costs are
 //! negative where the second run did better. Every sum the reader forms is
-//! checked, so a file whose costs add up beyond 64 bits is an error, not a
+//! checked, so a file whose costs add up beyond their range is an error, not a
 //! wrapped number.
 
 use std::collections::HashMap;
@@ -20,6 +20,8 @@ mod whole;
 pub trait CostValue:
     Copy + Default + PartialEq + Eq + fmt::Debug + fmt::Display + FromStr + TryFrom<u64>
 {
+    /// The costs the type holds, as messages name them.
+    const RANGE: &'static str;
     /// `self + other`, or `None` past the type's range.
     fn checked_add(self, other: Self) -> Option<Self>;
     /// `self + other` modulo 2^64: the exact sum whenever the sum is in
@@ -28,6 +30,8 @@ pub trait CostValue:
 }
 
 impl CostValue for u64 {
+    const RANGE: &'static str = "0 to 2^64 - 1";
+
     fn checked_add(self, other: u64) -> Option<u64> {
         u64::checked_add(self, other)
     }
@@ -38,6 +42,8 @@ impl CostValue for u64 {
 }
 
 impl CostValue for i64 {
+    const RANGE: &'static str = "-2^63 to 2^63 - 1";
+
     fn checked_add(self, other: i64) -> Option<i64> {
         i64::checked_add(self, other)
     }

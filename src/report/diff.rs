@@ -570,11 +570,15 @@ impl DiffFile {
             for call in changed_calls {
                 let (_, callee, [count_a, count_b], inclusive) = &self.calls[call];
                 let count = if *count_b > 0 { count_b } else { count_a };
+                // `cob=` and `cfi=` only where they change, as Callgrind
+                // writes them (see the callgrind writer's `call`).
                 let (callee_key, callee_object, _) = &self.functions[*callee];
-                if !callee_object.is_empty() {
+                if callee_object != object {
                     names.write(out, "cob", "ob", callee_object.clone(), callee_object)?;
                 }
-                names.write(out, "cfi", "fl", callee_key.file.clone(), &callee_key.file)?;
+                if callee_key.file != key.file {
+                    names.write(out, "cfi", "fl", callee_key.file.clone(), &callee_key.file)?;
+                }
                 let callee_identity = identity(callee_key, callee_object);
                 names.write(out, "cfn", "fn", callee_identity, &callee_key.name)?;
                 writeln!(out, "calls={count} 0")?;

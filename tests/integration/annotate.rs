@@ -209,6 +209,56 @@ fn callgrind_annotate_reads_every_functions_inclusive_cost_as_ours() {
     }
 }
 
+/// Run in the folder of the sources, callgrind_annotate drops that folder
+/// from the files' names: a call within one file must stay in that
+/// file's row, which it does where the file is not named again for the
+/// call (`cfi=`), as Callgrind writes it.
+#[test]
+fn calls_within_a_file_stay_in_its_row_when_annotated_in_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.c");
+    let file = file.to_str().unwrap();
+    std::fs::write(
+        dir.path().join("t.txt"),
+        format!(
+            "linegrind-trace text 1
+fn 1000 1100 main {file} 1
+fn 1100 1200 f {file} 10
+i 1000 4
+call 1100
+i 1100 4
+r 5000 8
+i 1104 1
+ret
+i 1004 1
+"
+        ),
+    )
+    .unwrap();
+    let output = linegrind(dir.path(), &["sim", "-q", "t.txt", "-o", "t.out"]);
+    assert!(output.status.success());
+    let profile = std::fs::read_to_string(dir.path().join("t.out")).unwrap();
+    assert!(!profile.contains("cfi="), "{profile}");
+    let Ok(output) = Command::new("callgrind_annotate")
+        .args(["--inclusive=yes", "t.out"])
+        .current_dir(dir.path())
+        .output()
+    else {
+        crate::support::skip!("callgrind_annotate is not installed (install valgrind)");
+        return;
+    };
+    let report = String::from_utf8(output.stdout).unwrap();
+    let rows: Vec<(Vec<u64>, String)> = report
+        .lines()
+        .map(parse_row)
+        .filter(|(numbers, name)| !numbers.is_empty() && name.contains(':'))
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|(_, name)| name.as_str()).collect();
+    assert_eq!(names, ["a.c:main", "a.c:f"], "{report}");
+    // f: its two instructions and its read, of the run's 4 and 1.
+    assert_eq!(rows[1].0[..2], [2, 1], "{report}");
+}
+
 #[test]
 fn callgrind_annotate_reproduces_totals_and_root_inclusive_cost() {
     let positions = [

@@ -1,5 +1,5 @@
 //! What `report`, `diff` and `check` read and refuse: a difference file
-//! (`diff --out`) read back, costs that add up beyond 64 bits, call graphs
+//! (`diff --out`) read back, costs that add up out of range, call graphs
 //! with exponentially many paths, and an `--out` that is one of the runs.
 
 use std::fs;
@@ -234,13 +234,13 @@ fn expect_input_error(dir: &Path, args: &[&str], place: &str) {
 }
 
 #[test]
-fn costs_adding_up_beyond_64_bits_are_refused_with_the_file_and_line() {
+fn costs_adding_up_out_of_range_are_refused_with_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let max = i64::MAX;
     let big = format!("events: Ir\nfl=a.c\nfn=f\n1 1\nfn=g\n3 5\ncfn=f\ncalls=1 1\n4 {max}\n");
     write(dir.path(), "big.out", &big);
     write(dir.path(), "a.out", RUN_A);
-    let place = "big.out: line 9: the costs add up beyond 64 bits";
+    let place = "big.out: line 9: the costs add up outside -2^63 to 2^63 - 1";
     expect_input_error(dir.path(), &["report", "big.out"], place);
     expect_input_error(dir.path(), &["diff", "a.out", "big.out"], place);
     expect_input_error(
@@ -263,7 +263,7 @@ fn costs_adding_up_beyond_64_bits_are_refused_with_the_file_and_line() {
     expect_input_error(
         dir.path(),
         &["report", "counts.out"],
-        "counts.out: line 9: the costs add up beyond 64 bits",
+        "counts.out: line 9: the call counts add up beyond 2^64 - 1",
     );
 }
 

@@ -95,6 +95,12 @@ fn checked_add<C: CostValue>(into: &mut Vec<C>, costs: &[C]) -> Option<()> {
     Some(())
 }
 
+/// Sums that went out of range.
+enum Sums {
+    Costs,
+    Counts,
+}
+
 #[derive(Default)]
 struct Parser<C> {
     file: ProfileFile<C>,
@@ -277,18 +283,24 @@ impl<C: CostValue> Parser<C> {
             Some((callee, count)) => self.add_call(function, callee, count, &costs),
             None => self.add_self(function, line, &costs),
         };
-        added.ok_or_else(|| error(format!("the costs add up beyond 64 bits at `{}`", quoted())))
+        added.map_err(|sums| {
+            let beyond = match sums {
+                Sums::Costs => format!("the costs add up outside {}", C::RANGE),
+                Sums::Counts => "the call counts add up beyond 2^64 - 1".to_string(),
+            };
+            error(format!("{beyond} at `{}`", quoted()))
+        })
     }
 
     /// Adds a call's count and cost to its arc and to its caller's
-    /// inclusive cost; `None` when a sum overflows.
+    /// inclusive cost; which sums went out of range, if any did.
     fn add_call(
         &mut self,
         caller: FunctionIndex,
         callee: FunctionIndex,
         count: u64,
         costs: &[C],
-    ) -> Option<()> {
+    ) -> Result<(), Sums> {
         let key = (caller, callee);
         let at = match self.call_index.get(&key) {
             Some(&at) => at,
@@ -304,22 +316,27 @@ impl<C: CostValue> Parser<C> {
             }
         };
         let call = &mut self.file.calls[at];
-        call.count = call.count.checked_add(count)?;
-        checked_add(&mut call.inclusive, costs)?;
+        call.count = call.count.checked_add(count).ok_or(Sums::Counts)?;
+        checked_add(&mut call.inclusive, costs).ok_or(Sums::Costs)?;
         if caller != callee {
-            checked_add(&mut self.inclusive[caller], costs)?;
+            checked_add(&mut self.inclusive[caller], costs).ok_or(Sums::Costs)?;
         }
-        Some(())
+        Ok(())
     }
 
     /// Adds a self cost to its function, its line, the total and the
-    /// function's inclusive cost; `None` when a sum overflows.
-    fn add_self(&mut self, function: FunctionIndex, line: u64, costs: &[C]) -> Option<()> {
-        checked_add(&mut self.file.functions[function].self_cost, costs)?;
+    /// function's inclusive cost; which sums went out of range, if any did.
+    fn add_self(&mut self, function: FunctionIndex, line: u64, costs: &[C]) -> Result<(), Sums> {
         let key = (self.line_file.clone(), line);
-        checked_add(self.file.lines.entry(key).or_default(), costs)?;
-        checked_add(&mut self.self_total, costs)?;
-        checked_add(&mut self.inclusive[function], costs)
+        [
+            &mut self.file.functions[function].self_cost,
+            self.file.lines.entry(key).or_default(),
+            &mut self.self_total,
+            &mut self.inclusive[function],
+        ]
+        .into_iter()
+        .try_for_each(|sum| checked_add(sum, costs))
+        .ok_or(Sums::Costs)
     }
 
     /// `key=value` lines: names of objects, files and functions, and calls.
@@ -827,24 +844,24 @@ calls=1 5
     }
 
     #[test]
-    fn sums_beyond_64_bits_are_errors_naming_the_line() {
+    fn sums_out_of_range_are_errors_naming_the_line() {
         let max = i64::MAX;
         // One function's self cost.
         assert_eq!(
             signed_error(&format!("events: Ir\nfn=f\n1 {max}\n2 1\n")),
-            "line 4: the costs add up beyond 64 bits at `2 1`"
+            "line 4: the costs add up outside -2^63 to 2^63 - 1 at `2 1`"
         );
         // The total of two functions.
         assert!(
             signed_error(&format!("events: Ir\nfn=f\n1 {max}\nfn=g\n2 1\n"))
-                .starts_with("line 5: the costs add up beyond 64 bits")
+                .starts_with("line 5: the costs add up outside -2^63 to 2^63 - 1")
         );
         // A caller's inclusive cost: its self cost plus its calls'.
         assert!(
             signed_error(&format!(
                 "events: Ir\nfn=f\n1 {max}\ncfn=g\ncalls=1 0\n2 1\nfn=g\n3 1\n"
             ))
-            .starts_with("line 6: the costs add up beyond 64 bits")
+            .starts_with("line 6: the costs add up outside -2^63 to 2^63 - 1")
         );
         // Call counts.
         let count = u64::MAX;
@@ -852,13 +869,13 @@ calls=1 5
             signed_error(&format!(
                 "events: Ir\nfn=f\ncfn=g\ncalls={count} 0\n2 0\ncfn=g\ncalls=1 0\n3 0\n"
             ))
-            .starts_with("line 8: the costs add up beyond 64 bits")
+            .starts_with("line 8: the call counts add up beyond 2^64 - 1")
         );
         // The least signed cost adds up too.
         let min = i64::MIN;
         assert!(
             signed_error(&format!("events: Ir\nfn=f\n1 {min}\n2 -1\n"))
-                .starts_with("line 4: the costs add up beyond 64 bits")
+                .starts_with("line 4: the costs add up outside -2^63 to 2^63 - 1")
         );
         // Unsigned: the same rule at 2^64.
         let unsigned = format!("events: Ir\nfn=f\n1 {count}\n2 1\n");
@@ -866,7 +883,7 @@ calls=1 5
             ProfileFile::<u64>::parse(unsigned.as_bytes())
                 .unwrap_err()
                 .to_string()
-                .starts_with("line 4: the costs add up beyond 64 bits")
+                .starts_with("line 4: the costs add up outside 0 to 2^64 - 1")
         );
     }
 }
