@@ -20,6 +20,7 @@ use fxprof_processed_profile::{
 };
 use rustc_hash::FxHashMap;
 
+use super::labels::function_labels;
 use crate::profile::Profile;
 use crate::program::FnId;
 use crate::stack_samples::{FIGURES, PathId, PrefixTree, StackSamples};
@@ -101,48 +102,6 @@ impl StackTree {
     }
 }
 
-/// The frame label of every function in `functions`: its name, and
-/// where another function there has the same name, its object's file name
-/// too (`bcmp [libc.so.6]`), and then its source file's where that is
-/// not enough, so that the profile does not merge them.
-fn function_labels(profile: &Profile, functions: &PrefixTree<FnId>) -> FxHashMap<FnId, String> {
-    let program = &profile.program;
-    let object = |func: FnId| match program.function(func).object {
-        Some(id) => {
-            let path = &program.symbolizer().modules().get(id).path;
-            path.rsplit('/').next().unwrap_or(path).to_string()
-        }
-        None => "???".to_string(),
-    };
-    let mut labels: FxHashMap<FnId, String> = (0..functions.len())
-        .map(|node| functions.get(PathId(node as u32)).1)
-        .map(|func| (func, program.function(func).name.clone()))
-        .collect();
-    let widenings: [&dyn Fn(FnId) -> String; 2] = [
-        &|func| format!("{} [{}]", program.function(func).name, object(func)),
-        &|func| {
-            let function = program.function(func);
-            let file = function.file.map_or("???", |id| program.file(id));
-            format!("{} ({file}) [{}]", function.name, object(func))
-        },
-    ];
-    for widen in widenings {
-        let mut uses: FxHashMap<&str, u32> = FxHashMap::default();
-        for label in labels.values() {
-            *uses.entry(label).or_default() += 1;
-        }
-        let shared: Vec<FnId> = labels
-            .iter()
-            .filter(|(_, label)| uses[label.as_str()] > 1)
-            .map(|(&func, _)| func)
-            .collect();
-        for func in shared {
-            labels.insert(func, widen(func));
-        }
-    }
-    labels
-}
-
 /// One track's stacks and frames, interned as samples need them.
 struct Interned<'a> {
     tree: &'a StackTree,
@@ -213,7 +172,8 @@ pub fn write_firefox_profile(
     fx.set_symbolicated(true);
     let process = fx.add_process(&format!("linegrind {name}"), 1, at(0));
     let tree = StackTree::new(profile, samples);
-    let labels = function_labels(profile, &tree.functions);
+    let functions = (0..tree.functions.len()).map(|node| tree.functions.get(PathId(node as u32)).1);
+    let labels = function_labels(&profile.program, functions);
     let mut tracks = Vec::new();
     for (figure, (_, _, title)) in FIGURES.iter().enumerate() {
         let track = fx.add_thread(process, figure as u32 + 1, at(0), false);

@@ -9,6 +9,7 @@ mod callgrind_names;
 mod firefox;
 mod interrupt;
 pub mod json;
+mod labels;
 mod number;
 mod progress;
 mod summary;

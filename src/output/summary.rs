@@ -3,9 +3,11 @@
 
 use std::io::{self, Write};
 
+use super::labels::function_labels;
 use super::number::{grouped, percent};
 use crate::cost::{Cost, EventKind};
 use crate::profile::Profile;
+use crate::program::FnId;
 
 /// Totals and miss rates, then the top `top` functions by self Ir and by
 /// self D1 misses.
@@ -24,7 +26,7 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
         "{}, {}, {}, {}",
         counted(totals[EventKind::Ir], "instruction"),
         counted(profile.threads, "thread"),
-        counted(profile.program.functions().len() as u64, "function"),
+        counted(profile.entered_functions() as u64, "function"),
         counted(profile.called_arcs().count() as u64, "call arc")
     )?;
     writeln!(out)?;
@@ -77,7 +79,7 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
     if let Some(tree) = &profile.tree {
         writeln!(
             out,
-            "\nback-dating tree: mean {:.1} nodes, max {} nodes, {} created",
+            "\nback-dating tree: mean {:.1} nodes, max {}, {} created",
             tree.mean_nodes,
             grouped(tree.max_nodes),
             grouped(tree.created_nodes)
@@ -164,6 +166,10 @@ fn top_functions(
     }
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     ranked.truncate(top);
+    let labels = function_labels(
+        &profile.program,
+        ranked.iter().map(|&(_, func)| FnId(func as u32)),
+    );
     writeln!(out, "\ntop functions by self {title}:")?;
     let width = grouped(ranked[0].0).len();
     for (value, func) in ranked {
@@ -172,7 +178,7 @@ fn top_functions(
             "  {:>width$}  {:>7}  {}",
             grouped(value),
             percent(value, total),
-            profile.program.functions()[func].name
+            labels[&FnId(func as u32)]
         )?;
     }
     Ok(())

@@ -390,6 +390,42 @@ fn a_failed_output_leaves_every_file_of_the_run_as_it_was() {
     );
 }
 
+/// The text summary counts the functions that ran, as the JSON summary
+/// does (not one only called), and tells apart namesakes in its top lists
+/// by their objects; a share that is not zero never prints as 0.00%.
+#[test]
+fn the_summary_counts_functions_as_the_json_does_and_tells_namesakes_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut trace = String::from(
+        "linegrind-trace text 1
+object /a/liba.so start=1000 end=2000 symbols=embedded
+object /b/libb.so start=3000 end=4000 symbols=embedded
+fn 1000 1100 same
+fn 1100 1200 never
+fn 3000 3100 same
+i 1000 4
+call 3000
+i 3000 4
+ret
+",
+    );
+    // 20,000 instructions more in liba's `same`: libb's one is 0.005%.
+    for _ in 0..10_000 {
+        trace += "i 1004 4\ni 1008 4\n";
+    }
+    trace += "call 1100\n";
+    fs::write(dir.path().join("t.txt"), trace).unwrap();
+    let output = linegrind(dir.path(), &["sim", "t.txt", "--json", "t.json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("t.json")).unwrap()).unwrap();
+    assert_eq!(json["trace"]["functions"], 2);
+    assert!(summary.contains(", 2 functions, "), "{summary}");
+    assert!(summary.contains("  same [liba.so]\n"), "{summary}");
+    assert!(summary.contains("<0.01%  same [libb.so]\n"), "{summary}");
+}
+
 /// A recording cut anywhere is refused, with the byte offset where it
 /// ends, and nothing is written; `--allow-truncated` simulates what is
 /// there, with a warning.
