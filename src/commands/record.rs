@@ -56,13 +56,41 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     });
     writeln!(
         stderr,
-        "linegrind: recorded {} instructions and {} data accesses into {}{size}",
+        "linegrind: recorded {} instructions and {} data accesses into {}{size}{}",
         grouped(totals.instructions),
         grouped(totals.accesses),
         job.output.display(),
+        ended_by_signal(recording.status),
     )
     .other("cannot write the report")?;
     Ok(exit_code(recording.status))
+}
+
+/// `; the program was ended by signal 6 (SIGABRT)` when a signal ended
+/// it, which the exit code (128 + the signal) tells less plainly and the
+/// trace does not keep.
+fn ended_by_signal(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let Some(signal) = status.signal() else {
+        return String::new();
+    };
+    let name = match signal {
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGQUIT => " (SIGQUIT)",
+        libc::SIGILL => " (SIGILL)",
+        libc::SIGTRAP => " (SIGTRAP)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGFPE => " (SIGFPE)",
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGALRM => " (SIGALRM)",
+        libc::SIGTERM => " (SIGTERM)",
+        _ => "",
+    };
+    format!("; the program was ended by signal {signal}{name}")
 }
 
 /// Prints the `VALGRIND_LIB` folder `record` runs Valgrind with, setting it

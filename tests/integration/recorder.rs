@@ -264,6 +264,11 @@ fn a_program_a_fault_kills_is_recorded_up_to_the_fault() {
     };
     let output = linegrind(dir.path(), &["record", "--", program.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(128 + 11));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("; the program was ended by signal 11 (SIGSEGV)\n"),
+        "{said}"
+    );
     let events = events(&dir.path().join("crash.lgt"));
     let (start, end) = events
         .iter()
