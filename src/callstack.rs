@@ -92,6 +92,9 @@ pub struct Context<C> {
     /// The address after the most recent instruction: where sequential
     /// code continues.
     pub last_end: Option<u64>,
+    /// When the most recent instruction ran (the instructions of every
+    /// thread before it), which its data accesses are timed at.
+    pub last_at: u64,
     /// The most recent instruction's function, when a known block's run
     /// left it at hand; else it is looked up.
     pub last_func: Option<FnId>,
@@ -132,6 +135,7 @@ impl<C> Context<C> {
             cost: ImmediateCost::default(),
             last_instr: None,
             last_end: None,
+            last_at: 0,
             last_func: None,
             pending: Pending::None,
             sp: None,

@@ -117,9 +117,9 @@ impl CallTree {
     }
 
     /// Counts `delta` more nodes alive from `now` on. An access is timed
-    /// at its instruction, and a trace may give a call or a thread switch
-    /// between an instruction and its data: such an access counts as made
-    /// when the call was.
+    /// at its instruction, and a trace may give a call, a thread switch or
+    /// another thread's instructions between an instruction and its data:
+    /// such an access counts as made when the latest of those was.
     fn count_live(&mut self, now: u64, delta: i64) {
         let now = now.max(self.last_change);
         self.live_instructions += u128::from(self.live) * u128::from(now - self.last_change);

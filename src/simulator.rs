@@ -315,6 +315,7 @@ impl<B: Backdate> Simulator<B> {
         let context = self.threads.current();
         context.last_instr = Some(instr);
         context.last_end = Some(addr.wrapping_add(u64::from(len)));
+        context.last_at = now;
         context.last_func = None;
         let id = context.charged(instr);
         let charger = self.charges.charger(now);
@@ -530,6 +531,7 @@ impl<B: Backdate> Simulator<B> {
         }?;
         context.last_instr = Some(end.last);
         context.last_end = Some(end.last_end);
+        context.last_at = self.instructions - 1;
         context.last_func = block.func;
         Ok(())
     }
@@ -575,9 +577,10 @@ impl<B: Backdate> Simulator<B> {
 
     /// A data access outside a block run.
     fn data(&mut self, access: Access, addr: u64, size: u32) -> Result<(), SimError> {
-        // At the index of the instruction that made it, as its fetch.
-        let now = self.instructions.saturating_sub(1);
         let context = self.threads.current();
+        // When the instruction that made it ran, as its fetch: another
+        // thread's may have run since.
+        let now = context.last_at;
         let id = match context.last_instr {
             Some(instr) => context.charged(instr),
             None if self.detached_data => {

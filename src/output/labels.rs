@@ -2,32 +2,38 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::printable::printable;
 use crate::program::{FnId, Program};
 
 /// The label of every function of `functions`: its name, and where
 /// another of them has the same name, its object's file name too (`bcmp
-/// [libc.so.6]`), and then its source file's where that is not enough.
+/// [libc.so.6]`), and then its source file's where that is not enough
+/// (`f (a.c)`, `f (a.c) [liba.so]`).
 pub fn function_labels(
     program: &Program,
     functions: impl IntoIterator<Item = FnId>,
 ) -> FxHashMap<FnId, String> {
-    let object = |func: FnId| match program.function(func).object {
-        Some(id) => {
+    let object = |func: FnId| {
+        program.function(func).object.map(|id| {
             let path = &program.symbolizer().modules().get(id).path;
-            path.rsplit('/').next().unwrap_or(path).to_string()
-        }
-        None => "???".to_string(),
+            let name = path.rsplit('/').next().unwrap_or(path);
+            format!(" [{}]", printable(name))
+        })
     };
     let mut labels: FxHashMap<FnId, String> = functions
         .into_iter()
         .map(|func| (func, program.function(func).name.clone()))
         .collect();
     let widenings: [&dyn Fn(FnId) -> String; 2] = [
-        &|func| format!("{} [{}]", program.function(func).name, object(func)),
+        &|func| {
+            let name = &program.function(func).name;
+            format!("{name}{}", object(func).unwrap_or_default())
+        },
         &|func| {
             let function = program.function(func);
             let file = function.file.map_or("???", |id| program.file(id));
-            format!("{} ({file}) [{}]", function.name, object(func))
+            let object = object(func).unwrap_or_default();
+            format!("{} ({}){object}", function.name, printable(file))
         },
     ];
     for widen in widenings {
@@ -45,4 +51,28 @@ pub fn function_labels(
         }
     }
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namesakes_without_objects_are_told_apart_by_their_files() {
+        let mut program = Program::new();
+        let mut add = |start: u64, name: &str, file: &str| {
+            program
+                .add_function(start, start + 0x10, name.into(), Some(file.into()), 1)
+                .unwrap()
+        };
+        let main = add(0x1000, "main", "m.c");
+        let f_a = add(0x2000, "f", "a.c");
+        let f_b = add(0x3000, "f", "b.c");
+        let labels = function_labels(&program, [main, f_a, f_b]);
+        assert_eq!(labels[&main], "main");
+        assert_eq!(labels[&f_a], "f (a.c)");
+        assert_eq!(labels[&f_b], "f (b.c)");
+        // Only among the functions given.
+        assert_eq!(function_labels(&program, [f_a])[&f_a], "f");
+    }
 }

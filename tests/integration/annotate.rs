@@ -200,8 +200,9 @@ fn callgrind_annotate_reads_every_functions_inclusive_cost_as_ours() {
             assert_eq!(*row, inclusive, "{}: {key:?}", trace.display());
             compared += 1;
         }
+        // All but 5% (254 of 262 functions on hydro, 244 of 253 on sort).
         assert!(
-            compared * 4 >= functions.len() * 3,
+            compared * 100 >= functions.len() * 95,
             "{}: {compared} of {} functions compared",
             trace.display(),
             functions.len()

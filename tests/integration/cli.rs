@@ -933,11 +933,15 @@ fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
     let dir = tempfile::tempdir().unwrap();
     // A function whose name retitles and clears the terminal, in a file
     // whose name holds a tab, and an object that cannot be read (a
-    // warning names it).
+    // warning names it); a namesake in an object whose name holds an
+    // escape, which the summary's top list names to tell the two apart.
     let trace = "linegrind-trace text 1\n\
                  object /no/such%1b[31m bias=0\n\
+                 object /o/li%1b[31mb.so start=3000 end=4000 symbols=embedded\n\
                  fn 1000 2000 %1b]0;pwned%07%1b[2J x%09y.c 3\n\
-                 i 1000 4\n";
+                 fn 3000 3100 %1b]0;pwned%07%1b[2J\n\
+                 i 1000 4\n\
+                 i 3000 4\n";
     fs::write(dir.path().join("esc.txt"), trace).unwrap();
     let sim = linegrind(
         dir.path(),
@@ -974,6 +978,11 @@ fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
     assert!(
         profile.contains("fn=(1) \\u{1b}]0;pwned\\u{7}\\u{1b}[2J\n"),
         "{profile}"
+    );
+    assert!(
+        stdout(&sim).contains("\\u{1b}[2J [li\\u{1b}[31mb.so]\n"),
+        "{}",
+        stdout(&sim)
     );
     assert!(profile.contains("fl=(1) x\\ty.c\n"), "{profile}");
 }

@@ -712,6 +712,56 @@ i 3004 4
     );
 }
 
+/// A data access that follows another thread's instructions is timed at
+/// its own instruction's, before the section those began.
+#[test]
+fn firefox_samples_of_a_thread_keep_to_its_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("t.txt"),
+        "linegrind-trace text 1
+fn 1000 1100 a
+fn 2000 2100 b
+thread 1
+i 1000 4
+i 1004 4
+r 100000 8
+i 1008 4
+thread 2
+i 2000 4
+mark begin s
+i 2004 4
+i 2008 4
+thread 1
+r 100400 8
+thread 2
+i 200c 4
+mark end s
+",
+    )
+    .unwrap();
+    let output = linegrind(
+        dir.path(),
+        &["sim", "t.txt", "--D1=64,1,64", "--profile", "p.json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let profile: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("p.json")).unwrap()).unwrap();
+    let loaded = &profile["threads"][0];
+    assert_eq!(marker_span(loaded, 0), ("s".to_string(), 4, 7));
+    // The read of thread 1's instruction 2 evicted the line its
+    // instruction 1 loaded; the rest ended with the run, at 7.
+    let evicted: Vec<u64> = sample_times(loaded)
+        .into_iter()
+        .filter(|&t| t < 7)
+        .collect();
+    assert_eq!(evicted, [2]);
+}
+
 #[test]
 fn firefox_tracks_are_busy_from_sample_to_sample() {
     let dir = tempfile::tempdir().unwrap();
