@@ -62,9 +62,10 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                     };
                     let content = without_comment(line);
                     let comment = &line[content.len()..];
-                    // A comment that ran on over lines that end in `\r`
-                    // alone would hide them.
-                    if (!comment.is_empty() && inner_cr(comment).is_some())
+                    // A line or a comment that ran on over lines that end
+                    // in `\r` alone would hide them.
+                    if (*header_seen && inner_cr(line).is_some())
+                        || (!comment.is_empty() && inner_cr(comment).is_some())
                         || (!*header_seen && ends_lines_in_cr(line))
                     {
                         return Err(TraceError::syntax(at, CR_LINES));
@@ -720,11 +721,18 @@ mod tests {
         let expected = format!("line 1: {CR_LINES}");
         assert_eq!(error("linegrind-trace text 1\ri 1000 4\r"), expected);
         assert_eq!(error("# a comment\rlinegrind-trace text 1\r"), expected);
-        // After the header, a comment would hide the lines after it.
+        // After the header, a comment would hide the lines after it, and
+        // a record would run on into the next.
         assert_eq!(
             error("linegrind-trace text 1\n# a comment\ri 1000 4\r\n"),
             format!("line 2: {CR_LINES}")
         );
+        for line in ["i 1000 4\ri 1004 4\n", "fn 1000 1010 main\rmain.c\n"] {
+            assert_eq!(
+                error(&format!("linegrind-trace text 1\n{line}")),
+                format!("line 2: {CR_LINES}")
+            );
+        }
         // Lines that end in `\r\n`, or in more carriage returns, are lines.
         for text in [
             &b"linegrind-trace text 1\r\ni 1000 4\r\n"[..],
