@@ -5,6 +5,12 @@ use rustc_hash::FxHashMap;
 use crate::printable::printable;
 use crate::program::{FnId, Program};
 
+/// An object's file name, without its folder: how tables and labels name
+/// an object (`libc.so.6`).
+pub fn object_file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// The label of every function of `functions`: its name, and where
 /// another of them has the same name, its object's file name too (`bcmp
 /// [libc.so.6]`), and then its source file's where that is not enough
@@ -16,8 +22,7 @@ pub fn function_labels(
     let object = |func: FnId| {
         program.function(func).object.map(|id| {
             let path = &program.symbolizer().modules().get(id).path;
-            let name = path.rsplit('/').next().unwrap_or(path);
-            format!(" [{}]", printable(name))
+            format!(" [{}]", printable(object_file_name(path)))
         })
     };
     let mut labels: FxHashMap<FnId, String> = functions

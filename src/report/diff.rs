@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use regex::Regex;
 
-use crate::output::{NameIds, function_identity, one_line};
+use crate::output::{NameIds, function_identity, object_file_name, one_line};
 use crate::printable::printable;
 
 use super::callgrind_file::{FunctionKey, ProfileFile};
@@ -200,7 +200,7 @@ fn line_up(renames: &Renames, runs: [Vec<&FunctionKey>; 2]) -> [Vec<Key>; 2] {
             .map(|key| {
                 (
                     renames.rename(&key.file, &key.name),
-                    object_name(&key.object),
+                    object_file_name(&key.object),
                 )
             })
             .collect::<Vec<_>>()
@@ -224,11 +224,6 @@ fn line_up(renames: &Renames, runs: [Vec<&FunctionKey>; 2]) -> [Vec<Key>; 2] {
             })
             .collect()
     })
-}
-
-/// An object's file name, without its folder.
-fn object_name(object: &str) -> &str {
-    object.rsplit('/').next().unwrap_or(object)
 }
 
 /// One function in either run; costs are zero in a run without it.

@@ -16,8 +16,8 @@ use super::callgrind_file::{FunctionIndex, ProfileFile};
 use super::signed_number::grouped_signed;
 use super::source_annotation::write_annotated_sources;
 use super::tree_view::{write_callee_tree, write_caller_trees};
-use crate::output::percent;
 use crate::output::table::{Align, Cell, Style, Table};
+use crate::output::{object_file_name, percent};
 use crate::printable::printable;
 
 /// Which way call trees go.
@@ -96,7 +96,7 @@ impl Report<'_> {
     /// `name  file [object]`, the object by its file name only.
     pub fn label(&self, f: FunctionIndex) -> Vec<Cell> {
         let key = &self.file.functions[f].key;
-        let object = key.object.rsplit('/').next().unwrap_or(&key.object);
+        let object = object_file_name(&key.object);
         let mut place = key.file.clone();
         if !object.is_empty() {
             place.push_str(&format!(" [{object}]"));
