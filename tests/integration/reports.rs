@@ -520,6 +520,23 @@ fn sample_stack(thread: &serde_json::Value, index: usize) -> Vec<String> {
     names
 }
 
+/// `sim`'s Firefox profile of `trace`, run in `dir` with `options`.
+fn firefox_profile(dir: &Path, trace: &str, options: &[&str]) -> serde_json::Value {
+    let json = dir.join("profile.json");
+    let args = [
+        &["sim", "-q", trace, "--profile", json.to_str().unwrap()][..],
+        options,
+    ]
+    .concat();
+    let output = linegrind(dir, &args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&fs::read(&json).unwrap()).unwrap()
+}
+
 #[test]
 fn the_firefox_profile_has_bytes_per_loading_stack_and_the_marks() {
     let dir = tempfile::tempdir().unwrap();
@@ -541,17 +558,7 @@ mark end phase
 ",
     )
     .unwrap();
-    let json = dir.path().join("t.profile.json");
-    let output = linegrind(
-        dir.path(),
-        &["sim", "t.lgt", "--profile", json.to_str().unwrap()],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let profile: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let profile = firefox_profile(dir.path(), "t.lgt", &[]);
     let threads = profile["threads"].as_array().unwrap();
     let names: Vec<&str> = threads
         .iter()
@@ -667,17 +674,7 @@ i 3004 4
 ",
     )
     .unwrap();
-    let output = linegrind(
-        dir.path(),
-        &["sim", "t.txt", "--D1=64,1,64", "--profile", "p.json"],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let profile: serde_json::Value =
-        serde_json::from_slice(&fs::read(dir.path().join("p.json")).unwrap()).unwrap();
+    let profile = firefox_profile(dir.path(), "t.txt", &["--D1=64,1,64"]);
     // The run's whole time, 5 instructions, not only the samples'.
     assert_eq!(profile["meta"]["profilingStartTime"], 0.0);
     assert_eq!(profile["meta"]["profilingEndTime"], 0.000005);
@@ -695,9 +692,9 @@ i 3004 4
     );
     // The eviction at instruction 2 lies in `s`; every other residency
     // ends with the run.
-    let d1_line = (0..loaded["samples"]["length"].as_u64().unwrap() as usize)
-        .find(|&i| loaded["samples"]["weight"][i] == 64 && sample_times(loaded)[i] < 5);
-    assert_eq!(d1_line.map(|i| sample_times(loaded)[i]), Some(2));
+    let times = sample_times(loaded);
+    let d1_line = (0..times.len()).find(|&i| loaded["samples"]["weight"][i] == 64 && times[i] < 5);
+    assert_eq!(d1_line.map(|i| times[i]), Some(2));
     let mut stacks: Vec<Vec<String>> = (0..loaded["samples"]["length"].as_u64().unwrap() as usize)
         .map(|i| sample_stack(loaded, i))
         .collect();
@@ -740,17 +737,7 @@ mark end s
 ",
     )
     .unwrap();
-    let output = linegrind(
-        dir.path(),
-        &["sim", "t.txt", "--D1=64,1,64", "--profile", "p.json"],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let profile: serde_json::Value =
-        serde_json::from_slice(&fs::read(dir.path().join("p.json")).unwrap()).unwrap();
+    let profile = firefox_profile(dir.path(), "t.txt", &["--D1=64,1,64"]);
     let loaded = &profile["threads"][0];
     assert_eq!(marker_span(loaded, 0), ("s".to_string(), 4, 7));
     // The read of thread 1's instruction 2 evicted the line its
@@ -765,23 +752,8 @@ mark end s
 #[test]
 fn firefox_tracks_are_busy_from_sample_to_sample() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("hydro.json");
-    let output = linegrind(
-        dir.path(),
-        &[
-            "sim",
-            "-q",
-            root().join("traces/hydro.lgt").to_str().unwrap(),
-            "--profile",
-            json.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let profile: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let hydro = root().join("traces/hydro.lgt");
+    let profile = firefox_profile(dir.path(), hydro.to_str().unwrap(), &[]);
     for thread in profile["threads"].as_array().unwrap() {
         // CPU time in whole microseconds, adding up to the last sample's.
         let busy: u64 = thread["samples"]["threadCPUDelta"]
