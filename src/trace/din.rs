@@ -115,8 +115,8 @@ fn record(form: DinForm, line: &[u8], at: Location) -> Result<Option<Event>, Tra
             })?;
             let addr = address(tokens.next(), "address")? & !3;
             Ok(Some(match label {
-                0 | 3 => read(addr, 4),
-                1 => write(addr, 4),
+                0 | 3 => word(Access::Read, addr),
+                1 => word(Access::Write, addr),
                 2 => Event::Instr { addr, len: 4 },
                 4 => Event::Flush,
                 other => {
@@ -206,19 +206,12 @@ fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(|field| !field.is_empty())
 }
 
-fn read(addr: u64, size: u32) -> Event {
+/// A traditional record's access: one 4-byte word.
+fn word(access: Access, addr: u64) -> Event {
     Event::Data {
-        access: Access::Read,
+        access,
         addr,
-        size,
-    }
-}
-
-fn write(addr: u64, size: u32) -> Event {
-    Event::Data {
-        access: Access::Write,
-        addr,
-        size,
+        size: 4,
     }
 }
 
