@@ -610,9 +610,6 @@ impl<B: Backdate> Simulator<B> {
         self.threads
             .finish(&mut self.arcs, &mut self.charges.backdate, now);
         self.caches.flush(&mut self.charges.charger(now));
-        if let Some(samples) = &mut self.charges.samples {
-            samples.end = now;
-        }
         self.known.add_counts(&mut self.charges.self_cost);
         threads
     }

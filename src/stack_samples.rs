@@ -131,9 +131,6 @@ pub struct StackSamples {
     /// Instructions per time bucket.
     pub bucket_width: u64,
     pub marks: Vec<MarkAt>,
-    /// The instruction count at the run's end, where its last residencies
-    /// end.
-    pub end: u64,
 }
 
 impl StackSamples {

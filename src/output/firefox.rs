@@ -21,6 +21,7 @@ use fxprof_processed_profile::{
 use rustc_hash::FxHashMap;
 
 use super::labels::function_labels;
+use crate::cost::EventKind;
 use crate::profile::Profile;
 use crate::program::FnId;
 use crate::stack_samples::{FIGURES, PathId, PrefixTree, StackSamples};
@@ -201,13 +202,16 @@ pub fn write_firefox_profile(
         }
         tracks.push(track);
     }
-    add_sections(&mut fx, &tracks, samples);
+    // The run ends after its last instruction: every instruction counts
+    // once in `Ir`.
+    let end = profile.totals[EventKind::Ir];
+    add_sections(&mut fx, &tracks, samples, end);
     // The profiler takes its time range from the samples unless the
     // profile gives one, which the crate does not write: without it, a
     // section before the first line's end would lie outside it.
     let mut json = serde_json::to_value(&fx)?;
     json["meta"]["profilingStartTime"] = 0.0.into();
-    json["meta"]["profilingEndTime"] = millis(samples.end).into();
+    json["meta"]["profilingEndTime"] = millis(end).into();
     serde_json::to_writer(&mut *out, &json)?;
     writeln!(out)
 }
@@ -219,11 +223,13 @@ fn millis(instructions: u64) -> f64 {
 
 /// The trace's marks as interval markers on every track: a begin and the
 /// next end of the same name in the same thread make one interval; a begin
-/// without an end runs to the run's end, an end without a begin from 0.
+/// without an end runs to the run's end, `end`, an end without a begin
+/// from 0.
 fn add_sections(
     fx: &mut FxProfile,
     tracks: &[fxprof_processed_profile::ThreadHandle],
     samples: &StackSamples,
+    end: u64,
 ) {
     let mut open: Vec<(u32, &str, u64)> = Vec::new();
     let mut sections: Vec<(&str, MarkerTiming)> = Vec::new();
@@ -245,7 +251,7 @@ fn add_sections(
         sections.push((&mark.name, timing));
     }
     for (_, name, start) in open {
-        sections.push((name, MarkerTiming::Interval(at(start), at(samples.end))));
+        sections.push((name, MarkerTiming::Interval(at(start), at(end))));
     }
     for (name, timing) in sections {
         let name = fx.intern_string(name);
