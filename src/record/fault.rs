@@ -3,13 +3,15 @@
 //! The tool writes a run's data addresses as the accesses happen, each just
 //! before its access. When an access faults (a `SIGSEGV` that a handler
 //! fixes by mapping the page, as garbage collectors and user-space paging
-//! do), the run stops there: its addresses fall short of what its block
+//! do), the run stops there: its addresses may fall short of what its block
 //! makes, and the signal's record comes next, with the address the thread
-//! resumes at when the handler returns: the instruction that faulted, as
-//! the tool has Valgrind keep every register exact at each access. That
-//! instruction did not complete; it runs again as the first of a new
-//! block. So the run is written as what completed, the instructions
-//! before it with their accesses, as Callgrind counts it.
+//! resumes at when the handler returns. Valgrind keeps only the stack
+//! pointer exact at each access, as under Callgrind, so that address is
+//! where the instruction pointer was last set: usually the block's start,
+//! or the faulting instruction itself. The instructions from there on run
+//! again, as the start of a new block; so the run is written as what
+//! completed, the instructions before that address with their accesses,
+//! as Callgrind counts it.
 
 use std::io::{self, Write};
 
@@ -32,17 +34,16 @@ pub fn is_fault(signo: u32) -> bool {
 /// blocks (a signal from outside, or a fault of the next block's first
 /// instruction).
 ///
-/// A run short of addresses was cut short by a fault (at an access, before
-/// it or at an access of an instruction Valgrind did not give), at the
-/// instruction at `ip` if the run's addresses reach it; otherwise at the
-/// one whose access came last, or, with no access made, at the one that
-/// would have made the first. A run with all its addresses was cut short
-/// when a fault stopped it at the instruction that made its last access,
-/// or at one after that (at any, in a block that makes none: an `idiv`
-/// by zero). A fault signal sent from outside, which comes between
-/// blocks, or the end of a program killed from outside, is taken for a
-/// fault of the next block's first instruction when that block is the same
-/// one and makes no access (a loop on itself: one run is lost).
+/// A run cut short completed the instructions before the one at `ip`,
+/// where the thread resumes, if the run's addresses reach it. A run with
+/// all its addresses was cut short only by a fault that left the thread at
+/// one of its instructions: a fault of its last access, or of an
+/// instruction that makes none (an `idiv` by zero). A fault signal sent
+/// from outside, which comes between blocks, is taken for one of those
+/// when the next block is the same one (a loop on itself: one run is
+/// lost). A run short of addresses whose `ip` tells nothing (the stream
+/// ended) stopped at the instruction whose access came last, or, with no
+/// access made, at the one that would have made the first.
 pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
     if run.exit.is_some() {
         return None;
@@ -65,15 +66,7 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
     let addrs = run.addrs.len();
     let at_ip = def.instrs.iter().position(|instr| instr.addr == ip);
     if addrs >= count {
-        // At the instruction that made the last address, or at one after
-        // it that makes none (the first instruction, if no address was
-        // made: a block run again from its start has made the addresses
-        // of its run before).
-        let faulted = |&k: &usize| {
-            let last_access = made[k] < addrs && addrs <= made[k + 1];
-            last_access || made[k] == addrs
-        };
-        return at_ip.filter(|k| fault && faulted(k));
+        return at_ip.filter(|_| fault);
     }
     if let Some(k) = at_ip.filter(|&k| made[k] <= addrs) {
         return Some(k);
@@ -183,8 +176,9 @@ mod tests {
         // from outside.
         assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x500), None);
         assert_eq!(completed(&def, &run(true, &[1, 2, 3]), false, 0x10c), None);
-        // A loop back to the block's start.
-        assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x100), None);
+        // A loop back to the block's start, told by a signal that is not
+        // a fault.
+        assert_eq!(completed(&def, &run(false, &[1, 2]), false, 0x100), None);
     }
 
     #[test]
@@ -201,6 +195,14 @@ mod tests {
             completed(&def, &run(true, &[1, 2, 3]), true, 0x10c),
             Some(3)
         );
+        // The last write faulted, and the thread resumes at the block's
+        // start, where Valgrind last set the instruction pointer: the run
+        // starts again, nothing completed.
+        assert_eq!(
+            completed(&def, &run(true, &[1, 2, 3]), true, 0x100),
+            Some(0)
+        );
+        assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x100), Some(0));
         // Not an access: the instruction at the address given stopped.
         assert_eq!(completed(&def, &run(false, &[1]), true, 0x108), Some(2));
         assert_eq!(completed(&def, &run(false, &[1]), true, 0x10c), Some(3));

@@ -123,6 +123,13 @@ const PROGRAMS: &[Program] = &[
         varies: 0,
     },
     Program {
+        source: "dead_load.c",
+        flags: &["-O1"],
+        functions: &["main", "dead_pops", "dead_frame_pointer_pop"],
+        uncounted: 0,
+        varies: 0,
+    },
+    Program {
         source: "tailcall.c",
         flags: &["-O2"],
         functions: &["main", "dispatch", "step"],
@@ -131,9 +138,11 @@ const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// Our profile of `command`, recorded and simulated, read back.
-fn ours(command: &[&str], dir: &Path) -> ProfileFile {
-    simulated(&record_command(command, dir), CACHES)
+/// Our profile of `command`, recorded and simulated, read back, and the
+/// program's exit code.
+fn ours(command: &[&str], dir: &Path) -> (ProfileFile, Option<i32>) {
+    let (trace, exit) = record_command(command, dir);
+    (simulated(&trace, CACHES), exit)
 }
 
 /// Our profile of `trace` with `caches`, read back.
@@ -147,13 +156,14 @@ fn simulated(trace: &Path, caches: [&str; 3]) -> ProfileFile {
 
 /// Callgrind's profile of `command`, run as the recorder runs its tool (so
 /// the mutual recursion's stack lines are first touched by the same
-/// functions).
-fn callgrinds(command: &[&str], dir: &Path) -> ProfileFile {
+/// functions), and the program's exit code.
+fn callgrinds(command: &[&str], dir: &Path) -> (ProfileFile, Option<i32>) {
     callgrinds_with(command, dir, CACHES)
 }
 
-/// Callgrind's profile of `command` with `caches`.
-fn callgrinds_with(command: &[&str], dir: &Path, caches: [&str; 3]) -> ProfileFile {
+/// Callgrind's profile of `command` with `caches`, and the program's exit
+/// code.
+fn callgrinds_with(command: &[&str], dir: &Path, caches: [&str; 3]) -> (ProfileFile, Option<i32>) {
     let out = dir.join("callgrind.out");
     let status = valgrind_as_recorder(dir)
         .args([
@@ -169,7 +179,9 @@ fn callgrinds_with(command: &[&str], dir: &Path, caches: [&str; 3]) -> ProfileFi
         .status()
         .unwrap();
     assert!(status.code().is_some(), "callgrind ran");
-    ProfileFile::parse(std::io::BufReader::new(std::fs::File::open(&out).unwrap())).unwrap()
+    let file = std::fs::File::open(&out).unwrap();
+    let profile = ProfileFile::parse(std::io::BufReader::new(file)).unwrap();
+    (profile, status.code())
 }
 
 /// Self cost per function name (summed over objects and files).
@@ -337,8 +349,12 @@ fn recordings_simulate_like_callgrind() {
         let source = format!("fidelity/{}", program.source);
         let binary = compile_program(&source, program.flags, dir.path());
         let command = [binary.to_str().unwrap()];
-        let ours = ours(&command, dir.path());
-        let theirs = callgrinds(&command, dir.path());
+        let (ours, our_exit) = ours(&command, dir.path());
+        let (theirs, their_exit) = callgrinds(&command, dir.path());
+        // The program computed under the recorder what it computed under
+        // Callgrind (a fault handler's program resumes with the registers
+        // Callgrind's gives it).
+        assert_eq!(our_exit, their_exit, "{}: exit codes", program.source);
         compare(program, &ours, &theirs);
     }
 }
@@ -359,8 +375,9 @@ fn a_stripped_system_program_simulates_like_callgrind() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("input.txt"), made_up_text(256 * 1024)).unwrap();
     let command = [gzip.as_str(), "-9", "-c", "input.txt"];
-    let ours = ours(&command, dir.path());
-    let theirs = callgrinds(&command, dir.path());
+    let (ours, our_exit) = ours(&command, dir.path());
+    let (theirs, their_exit) = callgrinds(&command, dir.path());
+    assert_eq!(our_exit, their_exit, "gzip's exit codes");
     let program = Program {
         source: "gzip",
         flags: &[],
@@ -408,10 +425,10 @@ fn state_saves_are_clamped_as_callgrind_clamps_them() {
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_program("fidelity/state_save.c", &["-O1", "-g"], dir.path());
     let command = [binary.to_str().unwrap()];
-    let trace = record_command(&command, dir.path());
+    let (trace, _) = record_command(&command, dir.path());
     for caches in [CACHES, CACHES_32] {
         let ours = simulated(&trace, caches);
-        let theirs = callgrinds_with(&command, dir.path(), caches);
+        let (theirs, _) = callgrinds_with(&command, dir.path(), caches);
         a_state_save_costs_as_in_callgrind(&ours, &theirs, caches);
     }
 }
@@ -472,7 +489,7 @@ fn source_files_are_named_as_callgrind_names_them() {
     assert!(status.success());
     let binary = dir.path().join("recursion");
     let command = [binary.to_str().unwrap()];
-    let (ours, theirs) = (ours(&command, dir.path()), callgrinds(&command, dir.path()));
+    let ((ours, _), (theirs, _)) = (ours(&command, dir.path()), callgrinds(&command, dir.path()));
     // The files of each named function, by object and name.
     let files = |profile: &ProfileFile| {
         let mut files: HashMap<(String, String), Vec<String>> = HashMap::new();

@@ -226,19 +226,20 @@ pub fn compile_program(source: &str, flags: &[&str], dir: &Path) -> PathBuf {
 
 /// Records `binary` with `linegrind record` into `dir/trace.lgt`.
 pub fn record(binary: &Path, dir: &Path) -> PathBuf {
-    record_command(&[binary.to_str().unwrap()], dir)
+    record_command(&[binary.to_str().unwrap()], dir).0
 }
 
 /// Records `command` (a program and its arguments) with `linegrind record`,
-/// run in `dir`, into `dir/trace.lgt`.
-pub fn record_command(command: &[&str], dir: &Path) -> PathBuf {
+/// run in `dir`, into `dir/trace.lgt`; returns the trace and the program's
+/// exit code, which `record` exits with.
+pub fn record_command(command: &[&str], dir: &Path) -> (PathBuf, Option<i32>) {
     let trace = dir.join("trace.lgt");
     let mut args = vec!["record", "-o", trace.to_str().unwrap(), "--"];
     args.extend_from_slice(command);
     let output = linegrind(dir, &args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("linegrind: recorded "), "{stderr}");
-    trace
+    (trace, output.status.code())
 }
 
 /// Runs linegrind with `args` in `dir`, killing it after `limit`: a

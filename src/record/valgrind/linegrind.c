@@ -712,16 +712,22 @@ static void lg_print_debug_usage(void)
 
 static void lg_post_clo_init(void)
 {
-   /* Callgrind's superblocks: they end at every branch, and a loop of one
-      block is not unrolled into one. That also keeps the registers that a
-      faulting instruction reads as they were when its block started (or
-      as an earlier access of the block left them), so that a program
-      whose handler fixes the fault and returns (mapping the page, as
-      garbage collectors do) runs on as it does natively. */
+   /* Callgrind's superblocks and code: they end at every branch, a loop of
+      one block is not unrolled into one, and only the stack pointer is
+      kept exact at each memory access. A load whose register is written
+      again before anything reads it is then dropped from the code, as
+      under Callgrind, which counts no read for it (a `pop` that only
+      moves the stack pointer back). A faulting access leaves the
+      instruction pointer where it was last set, most often at the start
+      of the block, which runs again from there when a handler that mends
+      the fault returns: its registers are computed again, as under
+      Callgrind. (Valgrind's default keeps the instruction pointer exact
+      and other registers not: the program resumed at the faulting
+      instruction with stale registers and computed wrong results.) */
    VG_(clo_vex_control).guest_chase = False;
    VG_(clo_vex_control).iropt_unroll_thresh = 0;
-   VG_(clo_vex_control).iropt_register_updates_default = VexRegUpdAllregsAtMemAccess;
-   VG_(clo_px_file_backed) = VexRegUpdAllregsAtMemAccess;
+   VG_(clo_vex_control).iropt_register_updates_default = VexRegUpdSpAtMemAccess;
+   VG_(clo_px_file_backed) = VexRegUpdSpAtMemAccess;
    /* Bad options found this late are reported, not fatal: stop here, as
       a run that records nothing has no purpose. */
    if (clo_out == NULL) {

@@ -60,5 +60,7 @@ int main(void) {
         total += touch_twice(128);
         mprotect(region, PAGES * page_size, PROT_READ);
     }
-    return (int)((total + mended) & 0x7f);
+    /* Every byte read is zero, so the sums are: a program that resumed
+       with stale registers adds other values and exits with 1. */
+    return total == 0 && mended == ROUNDS * 2 * PAGES ? 0 : 1;
 }
