@@ -109,9 +109,20 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
     move |err| RecordError::Io(what, err)
 }
 
-/// Runs `job`: the program's stdin, stdout and stderr are its own.
+/// Runs `job`: the program's stdin, stdout and stderr are its own, and so
+/// is its environment, in its order, with `VALGRIND_LIB` set to the tool's
+/// folder. Call it while no other thread of the process reads or changes
+/// the environment: it sets `VALGRIND_LIB` in this process's own.
 pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
+    // Set here, not on the command: a command given any variable passes
+    // the whole environment sorted by name, where a shell passes it in its
+    // order, and where the program's variables lie moves its stack and what
+    // `getenv` costs against a Callgrind run the README's way (`env
+    // VALGRIND_LIB=...`, which sets it in place or adds it last, as this).
+    // SAFETY: no other thread runs yet (the caller's promise; the trace's
+    // writer starts below).
+    unsafe { std::env::set_var("VALGRIND_LIB", &valgrind_lib) };
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
     let fifo = scratch.path().join("events");
     let _remove_scratch = remove_on_interrupt(scratch.path());
@@ -169,7 +180,6 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
 
     let mut valgrind = Command::new("valgrind");
     valgrind
-        .env("VALGRIND_LIB", &valgrind_lib)
         .arg("--tool=linegrind")
         .arg("-q")
         .arg(format!("--lg-out={}", fifo.display()));

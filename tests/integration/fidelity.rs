@@ -130,6 +130,13 @@ const PROGRAMS: &[Program] = &[
         varies: 0,
     },
     Program {
+        source: "fault_longjmp.c",
+        flags: &["-O1"],
+        functions: &["main", "divide", "read_through", "scale", "on_fault"],
+        uncounted: 0,
+        varies: 0,
+    },
+    Program {
         source: "tailcall.c",
         flags: &["-O2"],
         functions: &["main", "dispatch", "step"],

@@ -253,9 +253,11 @@ fn the_size_of_a_trace_is_told_where_it_is_kept() {
     assert!(told("/dev/null").ends_with(" into /dev/null"));
 }
 
-/// A program that a fault kills mid-block is recorded up to the faulting
-/// instruction, which did not complete (the run was refused before, and
-/// the recording lost); `record` exits as the program did.
+/// A program that a fault kills mid-block is recorded up to where the
+/// thread would resume, as Callgrind counts it: the start of the faulting
+/// block, where Valgrind last set the instruction pointer (the run was
+/// refused before, and the recording lost); `record` exits as the program
+/// did.
 #[test]
 fn a_program_a_fault_kills_is_recorded_up_to_the_fault() {
     let dir = tempfile::tempdir().unwrap();
@@ -537,6 +539,63 @@ fn callgrind_run_with_the_printed_valgrind_lib_starts_like_a_recording() {
         String::from_utf8_lossy(&callgrind.stdout),
         "the program's stack"
     );
+}
+
+/// The program's environment comes in the order linegrind was given it,
+/// with `VALGRIND_LIB` set as `env` sets it, so that a Callgrind run the
+/// README's way (`env VALGRIND_LIB=... valgrind ...`) gives the program
+/// the same one: where its variables lie is what `getenv` costs. Debian's
+/// `valgrind` is a `dash` script, which passes on the variables by their
+/// hash, and those of one hash in the reverse of their order: two names
+/// with the same first letter and the same letters, given unsorted, come
+/// out in the other order when a command passes them sorted by name (as a
+/// command given any variable does).
+#[test]
+fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
+    let folder = match linegrind::record::valgrind_lib() {
+        Ok(folder) => folder,
+        Err(err) => {
+            crate::support::skip!("{err}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // What finds the programs and the tool's folder, and the two names.
+    let mut given: Vec<std::ffi::OsString> = vec!["-i".into()];
+    for name in ["PATH", "HOME", "XDG_CACHE_HOME"] {
+        if let Some(value) = std::env::var_os(name) {
+            let mut setting = std::ffi::OsString::from(format!("{name}="));
+            setting.push(value);
+            given.push(setting);
+        }
+    }
+    given.extend(["LG_ORDER_YX=1".into(), "LG_ORDER_XY=2".into()]);
+    let recorded = Command::new("env")
+        .current_dir(dir.path())
+        .args(&given)
+        .arg(env!("CARGO_BIN_EXE_linegrind"))
+        .args(["record", "-q", "-o", "t.lgt", "--", "env"])
+        .output()
+        .unwrap();
+    let mut valgrind_lib = std::ffi::OsString::from("VALGRIND_LIB=");
+    valgrind_lib.push(folder.as_os_str());
+    let callgrind = Command::new("env")
+        .current_dir(dir.path())
+        .args(&given)
+        .arg(valgrind_lib)
+        .args([
+            "valgrind",
+            "-q",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+        ])
+        .arg("env")
+        .output()
+        .unwrap();
+    assert!(recorded.status.success() && callgrind.status.success());
+    let seen = String::from_utf8_lossy(&recorded.stdout);
+    assert!(seen.contains("LG_ORDER_YX=1") && seen.contains("LG_ORDER_XY=2"));
+    assert_eq!(seen, String::from_utf8_lossy(&callgrind.stdout));
 }
 
 /// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, with its

@@ -143,12 +143,15 @@ pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
 /// environment. Debian's `valgrind` is a shell script that sets `PWD`,
 /// which the program's stack holds: from a working folder of another
 /// length the stack moves, and with it which function first touches each
-/// new stack line.
+/// new stack line. `VALGRIND_LIB` is set by `env`, as the README has it,
+/// not on the command, which would pass the environment sorted by name
+/// where `record` keeps its order.
 pub fn valgrind_as_recorder(dir: &Path) -> Command {
-    let mut valgrind = Command::new("valgrind");
-    valgrind
-        .current_dir(dir)
-        .env("VALGRIND_LIB", linegrind::record::valgrind_lib().unwrap());
+    let lib = linegrind::record::valgrind_lib().unwrap();
+    let mut valgrind = Command::new("env");
+    let mut setting = std::ffi::OsString::from("VALGRIND_LIB=");
+    setting.push(lib.as_os_str());
+    valgrind.current_dir(dir).arg(setting).arg("valgrind");
     valgrind
 }
 
