@@ -27,23 +27,20 @@ pub fn is_fault(signo: u32) -> bool {
     matches!(signo, 7 | 8 | 11)
 }
 
-/// For a run of `def` that the thread stopping at `ip` cut short, by a
-/// fault if `fault` allows one (a fault signal, or the end of a program a
-/// fault may have killed): how many of its instructions completed. `None`
-/// when the run is whole: it took a side exit, or it stopped between
-/// blocks (a signal from outside, or a fault of the next block's first
-/// instruction).
+/// For a run of `def` that had not gone through its block's end when the
+/// thread stopped at `ip`, by a fault if `fault` allows one (a fault
+/// signal, or the end of a program a fault may have killed): how many of
+/// its instructions completed. `None` when the run is whole: it took a
+/// side exit, or it stopped outside its block.
 ///
 /// A run cut short completed the instructions before the one at `ip`,
 /// where the thread resumes, if the run's addresses reach it. A run with
 /// all its addresses was cut short only by a fault that left the thread at
 /// one of its instructions: a fault of its last access, or of an
-/// instruction that makes none (an `idiv` by zero). A fault signal sent
-/// from outside, which comes between blocks, is taken for one of those
-/// when the next block is the same one (a loop on itself: one run is
-/// lost). A run short of addresses whose `ip` tells nothing (the stream
-/// ended) stopped at the instruction whose access came last, or, with no
-/// access made, at the one that would have made the first.
+/// instruction that makes none (an `idiv` by zero). A run short of
+/// addresses whose `ip` tells nothing (the stream ended) stopped at the
+/// instruction whose access came last, or, with no access made, at the one
+/// that would have made the first.
 pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
     if run.exit.is_some() {
         return None;
@@ -172,12 +169,10 @@ mod tests {
             ..run(false, &[1])
         };
         assert_eq!(completed(&def, &left, true, 0x104), None);
-        // The next block's first instruction faulted, or a signal came
-        // from outside.
+        // The thread stopped outside the block.
         assert_eq!(completed(&def, &run(false, &[1, 2]), true, 0x500), None);
         assert_eq!(completed(&def, &run(true, &[1, 2, 3]), false, 0x10c), None);
-        // A loop back to the block's start, told by a signal that is not
-        // a fault.
+        // A signal that is not a fault, at the start of the block.
         assert_eq!(completed(&def, &run(false, &[1, 2]), false, 0x100), None);
     }
 

@@ -170,9 +170,17 @@ pub fn convert<R: Read, W: Write>(
         let stop = match tag {
             b'S' => {
                 let signo = stream.u32()?;
-                Some((Some(signo), stream.u64()?))
+                Some(Stop {
+                    signo: Some(signo),
+                    ip: stream.u64()?,
+                    ended: stream.u8()? != 0,
+                })
             }
-            b'E' => Some((None, stream.u64()?)),
+            b'E' => Some(Stop {
+                signo: None,
+                ip: stream.u64()?,
+                ended: stream.u8()? != 0,
+            }),
             _ => None,
         };
         if let Some(index) = running.take() {
@@ -180,8 +188,7 @@ pub fn convert<R: Read, W: Write>(
                 .as_ref()
                 .expect("a running block is described");
             run.guards.resize(block.guarded, false);
-            let fault = stop.map(|(signo, ip)| (signo.is_none_or(fault::is_fault), ip));
-            wrote(run_at, end_run(writer, block, &run, fault))?;
+            wrote(run_at, end_run(writer, block, &run, stop.as_ref()))?;
             run.clear();
         } else if !run.addrs.is_empty() {
             return Err(stream.malformed("an access outside any block"));
@@ -189,12 +196,12 @@ pub fn convert<R: Read, W: Write>(
         for tid in ended.drain(..) {
             wrote(at, event(writer, Event::ThreadExit { tid }))?;
         }
-        match stop {
-            Some((Some(signo), _)) => {
+        match stop.map(|stop| stop.signo) {
+            Some(Some(signo)) => {
                 wrote(at, event(writer, Event::Signal { signo }))?;
                 continue;
             }
-            Some((None, _)) => {
+            Some(None) => {
                 recorded.finished = true;
                 continue;
             }
@@ -301,17 +308,32 @@ pub fn convert<R: Read, W: Write>(
     Ok(recorded)
 }
 
+/// A signal's record or the end's, which stop the thread's run in
+/// progress.
+struct Stop {
+    /// The signal; none for the end of the program.
+    signo: Option<u32>,
+    /// The address the thread resumes at, or stopped at for good.
+    ip: u64,
+    /// Whether the run had gone through its block's end.
+    ended: bool,
+}
+
 /// Writes a run that `stop` ended: whole, or what completed of it when a
-/// fault cut it short. `stop` is whether the thread may have been stopped
-/// by a fault, and the address it stopped at; without it (the stream ended
-/// there), only a run short of addresses was cut short.
+/// fault cut it short. Without `stop` (the stream ended there, Valgrind
+/// killed), only a run short of addresses was cut short.
 fn end_run<W: Write>(
     writer: &mut TraceWriter<W>,
     block: &Described,
     run: &BlockRun,
-    stop: Option<(bool, u64)>,
+    stop: Option<&Stop>,
 ) -> io::Result<()> {
-    let (fault, ip) = stop.unwrap_or((false, 0));
+    if stop.is_some_and(|stop| stop.ended) {
+        return writer.block_run(block.id, run);
+    }
+    // A fault signal, or the end of a program that a fault may have killed.
+    let fault = stop.is_some_and(|stop| stop.signo.is_none_or(fault::is_fault));
+    let ip = stop.map_or(0, |stop| stop.ip);
     // Nearly every run: no fault, every address made; told without a walk
     // of the block.
     let made = block.unguarded + run.guards.iter().filter(|&&happened| happened).count();
@@ -604,6 +626,7 @@ mod tests {
         bytes.push(b'S');
         bytes.extend(11u32.to_le_bytes());
         bytes.extend(0x2004u64.to_le_bytes());
+        bytes.push(0);
         bytes.push(b'R');
         bytes.extend(11u32.to_le_bytes());
         // The write runs again, as the first instruction of block 2.
@@ -612,6 +635,7 @@ mod tests {
         bytes.extend(run_record(2, 0x7ff8, &[0x600, 0x601]));
         bytes.push(b'E');
         bytes.extend(0x3000u64.to_le_bytes());
+        bytes.push(1);
 
         let events = converted_events(&bytes);
         let instr = |addr| Event::Instr { addr, len: 4 };
@@ -665,6 +689,7 @@ mod tests {
         let mut killed = bytes.clone();
         killed.push(b'E');
         killed.extend(0x1008u64.to_le_bytes());
+        killed.push(0);
         let instrs = |events: &[Event]| {
             events
                 .iter()
@@ -682,7 +707,35 @@ mod tests {
         exited.extend(0x700u64.to_le_bytes());
         exited.push(b'E');
         exited.extend(0x1010u64.to_le_bytes());
+        exited.push(1);
         assert_eq!(instrs(&converted_events(&exited)), 4);
+    }
+
+    /// A `SIGSEGV` that another process sent arrives between two runs; at
+    /// the start of a block that loops on itself, the address is the one a
+    /// fault of the block's last access leaves, and only the tool's word
+    /// that the run had ended tells them apart.
+    #[test]
+    fn a_fault_signal_between_two_runs_of_one_block_leaves_the_first_whole() {
+        const WRITE: u8 = 2;
+        let writes: &[&[u8]] = &[&[WRITE], &[], &[WRITE], &[WRITE]];
+        let mut bytes = b"LGR1".to_vec();
+        bytes.extend(describe_record(0, 0x1000, writes, JumpKind::Boring));
+        bytes.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
+        let instrs = |ended: u8| {
+            let mut stream = bytes.clone();
+            stream.push(b'S');
+            stream.extend(11u32.to_le_bytes());
+            stream.extend(0x1000u64.to_le_bytes());
+            stream.push(ended);
+            converted_events(&stream)
+                .iter()
+                .filter(|event| matches!(event, Event::Instr { .. }))
+                .count()
+        };
+        assert_eq!(instrs(1), 4);
+        // The last write faulted: the block runs again from its start.
+        assert_eq!(instrs(0), 0);
     }
 
     #[test]
@@ -713,6 +766,7 @@ mod tests {
         ended.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
         ended.push(b'E');
         ended.extend(0x1010u64.to_le_bytes());
+        ended.push(1);
         assert_eq!(instrs_before_exit(&converted_events(&ended)), 4);
         // A fault that killed the program still cuts that run short.
         let mut killed = bytes;
@@ -720,6 +774,7 @@ mod tests {
         exit(&mut killed);
         killed.push(b'E');
         killed.extend(0x1008u64.to_le_bytes());
+        killed.push(0);
         assert_eq!(instrs_before_exit(&converted_events(&killed)), 2);
     }
 

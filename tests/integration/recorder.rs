@@ -301,6 +301,42 @@ fn a_program_a_fault_kills_is_recorded_up_to_the_fault() {
     );
 }
 
+/// A `SIGSEGV` that another process sends arrives between two runs of the
+/// loop's one block, at its start, where a fault of the block's last access
+/// leaves the thread too: every run is whole, the loop runs as many
+/// instructions as without signals.
+#[test]
+fn a_fault_signal_sent_between_runs_of_a_loop_leaves_every_run_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("killed_loop.c", dir.path()) else {
+        return;
+    };
+    let spun = |signals: &str| {
+        let trace = format!("t{signals}.lgt");
+        let output = linegrind(
+            dir.path(),
+            &[
+                "record",
+                "-q",
+                "-o",
+                &trace,
+                "--",
+                program.to_str().unwrap(),
+                signals,
+            ],
+        );
+        assert!(output.status.code().is_some());
+        let events = events(&dir.path().join(&trace));
+        let handled = instructions_in(&events, "on_signal");
+        (instructions_in(&events, "spin"), handled)
+    };
+    let (quiet, none_handled) = spun("0");
+    let (interrupted, handled) = spun("300");
+    assert_eq!(none_handled, 0);
+    assert!(handled > 0, "no signal arrived while the loop ran");
+    assert_eq!(interrupted, quiet);
+}
+
 /// Timer signals arrive between blocks, also between a block that ends in
 /// a call and the callee's first block (in some of the 50, nearly surely:
 /// about a third of the loop's blocks end in the call): the call waits for

@@ -232,8 +232,15 @@ static inline void check_alloc_return(Addr addr, UWord sp)
 /* Runtime helpers, called from instrumented code                      */
 /* ------------------------------------------------------------------ */
 
+/* Whether the last block run went through to its end: set by a store at
+   the end of every block, cleared as the next run starts. A signal that
+   comes while it is set came between two runs, not in the middle of one,
+   though the thread may stop at the start of the same block again. */
+static UChar run_ended;
+
 static VG_REGPARM(3) void lg_block(UWord id, UWord sp, UWord addr)
 {
+   run_ended = 0;
    check_alloc_return(addr, sp);
    if (!recording)
       return;
@@ -569,6 +576,9 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
          break;
       }
    }
+   /* A plain store, not a call: it runs at the end of every run. */
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&run_ended),
+                                  IRExpr_Const(IRConst_U8(1))));
    describe_block(id, start, jump_kind(sb_in->jumpkind));
    return sb;
 }
@@ -598,8 +608,10 @@ static void lg_pre_thread_ll_exit(ThreadId tid)
    put_u32(tid);
 }
 
-/* The signal's record gives the address the thread was stopped at: for a
-   fault, the instruction that faulted, which did not complete. */
+/* The signal's record gives the address the thread resumes at when the
+   handler returns (for a fault, where the instruction pointer was last
+   set: the start of the faulting block, or the faulting instruction) and
+   whether the last run had ended. */
 static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 {
    lg_start_client_code(tid, 0);
@@ -607,6 +619,7 @@ static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
    put_u8('S');
    put_u32(sig);
    put_u64(VG_(get_IP)(tid));
+   put_u8(run_ended);
 }
 
 static void lg_post_deliver_signal(ThreadId tid, Int sig)
@@ -756,13 +769,15 @@ static void lg_post_clo_init(void)
 
 /* Valgrind passes 0 whatever the program's exit code; the recorder takes
    the exit status of the Valgrind process instead. The end's record gives
-   the address the last thread to run stopped at: for a program that a
-   fault killed, the instruction that faulted. */
+   the address the last thread to run stopped at (for a program that a
+   fault killed, as a signal's record gives it) and whether the last run
+   had ended. */
 static void lg_fini(Int exitcode)
 {
    room(RECORD_MAX);
    put_u8('E');
    put_u64(last_tid == VG_INVALID_THREADID ? 0 : VG_(get_IP)(last_tid));
+   put_u8(run_ended);
    flush();
    if (out_fd >= 0)
       VG_(close)(out_fd);
