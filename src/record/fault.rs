@@ -8,10 +8,11 @@
 //! resumes at when the handler returns. Valgrind keeps only the stack
 //! pointer exact at each access, as under Callgrind, so that address is
 //! where the instruction pointer was last set: usually the block's start,
-//! or the faulting instruction itself. The instructions from there on run
-//! again, as the start of a new block; so the run is written as what
-//! completed, the instructions before that address with their accesses,
-//! as Callgrind counts it.
+//! or an instruction of the block that needed it exact. The instructions
+//! from there on run again, as the start of a new block; so the run is
+//! written as what completed, the instructions before that address with
+//! their accesses. (Callgrind counts the same unless the fault comes
+//! after a side exit of the block or its first 16 events; see the README.)
 
 use std::io::{self, Write};
 

@@ -104,6 +104,12 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
+/// Whether a file named `program` is in one of the `PATH` folders.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
     let what = what.into();
     move |err| RecordError::Io(what, err)
@@ -111,18 +117,12 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 
 /// Runs `job`: the program's stdin, stdout and stderr are its own, and so
 /// is its environment, in its order, with `VALGRIND_LIB` set to the tool's
-/// folder. Call it while no other thread of the process reads or changes
-/// the environment: it sets `VALGRIND_LIB` in this process's own.
+/// folder.
 pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
-    // Set here, not on the command: a command given any variable passes
-    // the whole environment sorted by name, where a shell passes it in its
-    // order, and where the program's variables lie moves its stack and what
-    // `getenv` costs against a Callgrind run the README's way (`env
-    // VALGRIND_LIB=...`, which sets it in place or adds it last, as this).
-    // SAFETY: no other thread runs yet (the caller's promise; the trace's
-    // writer starts below).
-    unsafe { std::env::set_var("VALGRIND_LIB", &valgrind_lib) };
+    if !on_path("valgrind") {
+        return Err(RecordError::Tool(ToolError::NoValgrind));
+    }
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
     let fifo = scratch.path().join("events");
     let _remove_scratch = remove_on_interrupt(scratch.path());
@@ -178,8 +178,16 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
         converted
     });
 
-    let mut valgrind = Command::new("valgrind");
+    // `VALGRIND_LIB` is set by `env`, as the README's Callgrind runs set
+    // it (in place, or last), not on the command: a command given any
+    // variable passes the whole environment sorted by name, and where the
+    // program's variables lie moves its stack and what `getenv` costs.
+    let mut setting = OsString::from("VALGRIND_LIB=");
+    setting.push(valgrind_lib.as_os_str());
+    let mut valgrind = Command::new("env");
     valgrind
+        .arg(setting)
+        .arg("valgrind")
         .arg("--tool=linegrind")
         .arg("-q")
         .arg(format!("--lg-out={}", fifo.display()));
@@ -188,10 +196,8 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     }
     valgrind.arg("--").args(&job.program);
     // Ctrl-C is the program's: linegrind writes the trace of what ran.
-    let status = run_program(&mut valgrind).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => RecordError::Tool(ToolError::NoValgrind),
-        _ => RecordError::Io("cannot run valgrind".into(), err),
-    });
+    let status = run_program(&mut valgrind)
+        .map_err(|err| RecordError::Io("cannot run env to start valgrind".into(), err));
     drop(keep_open);
     let converted = convert.join().unwrap_or_else(|_| {
         Err(RecordError::Io(

@@ -610,8 +610,8 @@ static void lg_pre_thread_ll_exit(ThreadId tid)
 
 /* The signal's record gives the address the thread resumes at when the
    handler returns (for a fault, where the instruction pointer was last
-   set: the start of the faulting block, or the faulting instruction) and
-   whether the last run had ended. */
+   set: the start of the faulting block, or an instruction of it that
+   needed it exact) and whether the last run had ended. */
 static void lg_pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 {
    lg_start_client_code(tid, 0);
