@@ -611,6 +611,33 @@ mod tests {
         bytes
     }
 
+    /// An `S` record: signal `signo`, the thread to resume at `ip`, and
+    /// whether its last run had ended.
+    fn signal_record(signo: u32, ip: u64, ended: bool) -> Vec<u8> {
+        let mut bytes = vec![b'S'];
+        bytes.extend(signo.to_le_bytes());
+        bytes.extend(ip.to_le_bytes());
+        bytes.push(u8::from(ended));
+        bytes
+    }
+
+    /// An `E` record: the last thread stopped at `ip`, and whether its last
+    /// run had ended.
+    fn end_record(ip: u64, ended: bool) -> Vec<u8> {
+        let mut bytes = vec![b'E'];
+        bytes.extend(ip.to_le_bytes());
+        bytes.push(u8::from(ended));
+        bytes
+    }
+
+    /// How many instructions `events` hold.
+    fn instructions(events: &[Event]) -> usize {
+        events
+            .iter()
+            .filter(|event| matches!(event, Event::Instr { .. }))
+            .count()
+    }
+
     #[test]
     fn a_fault_cuts_a_run_short_and_a_pending_call_enters_what_completed() {
         const READ: u8 = 1;
@@ -623,19 +650,14 @@ mod tests {
         let callee: &[&[u8]] = &[&[READ], &[WRITE], &[WRITE]];
         bytes.extend(describe_record(1, 0x2000, callee, JumpKind::Return));
         bytes.extend(run_record(1, 0x7ff8, &[0x500, 0x600]));
-        bytes.push(b'S');
-        bytes.extend(11u32.to_le_bytes());
-        bytes.extend(0x2004u64.to_le_bytes());
-        bytes.push(0);
+        bytes.extend(signal_record(11, 0x2004, false));
         bytes.push(b'R');
         bytes.extend(11u32.to_le_bytes());
         // The write runs again, as the first instruction of block 2.
         let rest: &[&[u8]] = &[&[WRITE], &[WRITE]];
         bytes.extend(describe_record(2, 0x2004, rest, JumpKind::Return));
         bytes.extend(run_record(2, 0x7ff8, &[0x600, 0x601]));
-        bytes.push(b'E');
-        bytes.extend(0x3000u64.to_le_bytes());
-        bytes.push(1);
+        bytes.extend(end_record(0x3000, true));
 
         let events = converted_events(&bytes);
         let instr = |addr| Event::Instr { addr, len: 4 };
@@ -687,28 +709,18 @@ mod tests {
         bytes.extend(describe_record(0, 0x1000, writes, JumpKind::Boring));
         bytes.extend(run_record(0, 0x8000, &[0x500, 0x600]));
         let mut killed = bytes.clone();
-        killed.push(b'E');
-        killed.extend(0x1008u64.to_le_bytes());
-        killed.push(0);
-        let instrs = |events: &[Event]| {
-            events
-                .iter()
-                .filter(|event| matches!(event, Event::Instr { .. }))
-                .count()
-        };
+        killed.extend(end_record(0x1008, false));
         // The write at 0x1008 faulted: two instructions completed.
-        assert_eq!(instrs(&converted_events(&killed)), 2);
+        assert_eq!(instructions(&converted_events(&killed)), 2);
         // Valgrind was killed: the stream stops after the second address,
         // whose instruction is taken as the last to start.
-        assert_eq!(instrs(&converted_events(&bytes)), 2);
+        assert_eq!(instructions(&converted_events(&bytes)), 2);
         // A program that exited: its last run is whole.
         let mut exited = bytes.clone();
         exited.extend(b"A");
         exited.extend(0x700u64.to_le_bytes());
-        exited.push(b'E');
-        exited.extend(0x1010u64.to_le_bytes());
-        exited.push(1);
-        assert_eq!(instrs(&converted_events(&exited)), 4);
+        exited.extend(end_record(0x1010, true));
+        assert_eq!(instructions(&converted_events(&exited)), 4);
     }
 
     /// A `SIGSEGV` that another process sent arrives between two runs; at
@@ -722,20 +734,14 @@ mod tests {
         let mut bytes = b"LGR1".to_vec();
         bytes.extend(describe_record(0, 0x1000, writes, JumpKind::Boring));
         bytes.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
-        let instrs = |ended: u8| {
+        let instrs = |ended: bool| {
             let mut stream = bytes.clone();
-            stream.push(b'S');
-            stream.extend(11u32.to_le_bytes());
-            stream.extend(0x1000u64.to_le_bytes());
-            stream.push(ended);
-            converted_events(&stream)
-                .iter()
-                .filter(|event| matches!(event, Event::Instr { .. }))
-                .count()
+            stream.extend(signal_record(11, 0x1000, ended));
+            instructions(&converted_events(&stream))
         };
-        assert_eq!(instrs(1), 4);
+        assert_eq!(instrs(true), 4);
         // The last write faulted: the block runs again from its start.
-        assert_eq!(instrs(0), 0);
+        assert_eq!(instrs(false), 0);
     }
 
     #[test]
@@ -753,10 +759,7 @@ mod tests {
                 .iter()
                 .position(|event| *event == Event::ThreadExit { tid: 1 })
                 .expect("the thread's end is written");
-            events[..at]
-                .iter()
-                .filter(|event| matches!(event, Event::Instr { .. }))
-                .count()
+            instructions(&events[..at])
         };
         // The thread's end comes while its last run is in progress: the
         // whole run precedes it, not the next.
@@ -764,17 +767,13 @@ mod tests {
         ended.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
         exit(&mut ended);
         ended.extend(run_record(0, 0x8000, &[0x500, 0x600, 0x700]));
-        ended.push(b'E');
-        ended.extend(0x1010u64.to_le_bytes());
-        ended.push(1);
+        ended.extend(end_record(0x1010, true));
         assert_eq!(instrs_before_exit(&converted_events(&ended)), 4);
         // A fault that killed the program still cuts that run short.
         let mut killed = bytes;
         killed.extend(run_record(0, 0x8000, &[0x500, 0x600]));
         exit(&mut killed);
-        killed.push(b'E');
-        killed.extend(0x1008u64.to_le_bytes());
-        killed.push(0);
+        killed.extend(end_record(0x1008, false));
         assert_eq!(instrs_before_exit(&converted_events(&killed)), 2);
     }
 

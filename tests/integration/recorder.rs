@@ -10,7 +10,7 @@ use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
 use linegrind::output::grouped;
 
-use crate::support::{arc, linegrind, root, simulate_file};
+use crate::support::{arc, linegrind, recorder_tool, root, setting, simulate_file};
 
 /// Compiles tests/programs/recorder/`source` into a program in `dir`, or
 /// says why the recorder tests cannot run here.
@@ -25,10 +25,7 @@ fn compile_library(source: &str, dir: &Path) -> Option<PathBuf> {
 }
 
 fn build(source: &str, dir: &Path, library: bool) -> Option<PathBuf> {
-    if let Err(err) = linegrind::record::valgrind_lib() {
-        crate::support::skip!("{err}");
-        return None;
-    }
+    recorder_tool()?;
     let (stem, compiler) = match source.strip_suffix(".cpp") {
         Some(stem) => (stem, "c++"),
         None => (source.trim_end_matches(".c"), "cc"),
@@ -588,21 +585,15 @@ fn callgrind_run_with_the_printed_valgrind_lib_starts_like_a_recording() {
 /// command given any variable does).
 #[test]
 fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
-    let folder = match linegrind::record::valgrind_lib() {
-        Ok(folder) => folder,
-        Err(err) => {
-            crate::support::skip!("{err}");
-            return;
-        }
+    let Some(folder) = recorder_tool() else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     // What finds the programs and the tool's folder, and the two names.
     let mut given: Vec<std::ffi::OsString> = vec!["-i".into()];
     for name in ["PATH", "HOME", "XDG_CACHE_HOME"] {
         if let Some(value) = std::env::var_os(name) {
-            let mut setting = std::ffi::OsString::from(format!("{name}="));
-            setting.push(value);
-            given.push(setting);
+            given.push(setting(name, &value));
         }
     }
     given.extend(["LG_ORDER_YX=1".into(), "LG_ORDER_XY=2".into()]);
@@ -613,12 +604,10 @@ fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
         .args(["record", "-q", "-o", "t.lgt", "--", "env"])
         .output()
         .unwrap();
-    let mut valgrind_lib = std::ffi::OsString::from("VALGRIND_LIB=");
-    valgrind_lib.push(folder.as_os_str());
     let callgrind = Command::new("env")
         .current_dir(dir.path())
         .args(&given)
-        .arg(valgrind_lib)
+        .arg(setting("VALGRIND_LIB", folder.as_os_str()))
         .args([
             "valgrind",
             "-q",
@@ -643,10 +632,7 @@ fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
 /// ignore it too.
 fn record_shell(dir: &Path, tmp: &Path, script: &str) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
-    if let Err(err) = linegrind::record::valgrind_lib() {
-        crate::support::skip!("{err}");
-        return None;
-    }
+    recorder_tool()?;
     let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
     command
         .current_dir(dir)
@@ -715,12 +701,8 @@ fn a_terminated_recording_leaves_no_file() {
 
 #[test]
 fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
-    let lib = match linegrind::record::valgrind_lib() {
-        Ok(lib) => lib,
-        Err(err) => {
-            crate::support::skip!("{err}");
-            return;
-        }
+    let Some(lib) = recorder_tool() else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/folder/raw");
@@ -821,8 +803,7 @@ fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
     }
     // Where standard output is the null device, a trace there is refused
     // nothing.
-    if let Err(err) = linegrind::record::valgrind_lib() {
-        crate::support::skip!("{err}");
+    if recorder_tool().is_none() {
         return;
     }
     let run = Command::new(env!("CARGO_BIN_EXE_linegrind"))

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::thread::sleep;
@@ -149,10 +150,26 @@ pub fn linegrind(dir: &Path, args: &[&str]) -> Output {
 pub fn valgrind_as_recorder(dir: &Path) -> Command {
     let lib = linegrind::record::valgrind_lib().unwrap();
     let mut valgrind = Command::new("env");
-    let mut setting = std::ffi::OsString::from("VALGRIND_LIB=");
-    setting.push(lib.as_os_str());
-    valgrind.current_dir(dir).arg(setting).arg("valgrind");
     valgrind
+        .current_dir(dir)
+        .arg(setting("VALGRIND_LIB", lib.as_os_str()))
+        .arg("valgrind");
+    valgrind
+}
+
+/// `name=value`, a variable as `env` takes it.
+pub fn setting(name: &str, value: &OsStr) -> OsString {
+    let mut setting = OsString::from(format!("{name}="));
+    setting.push(value);
+    setting
+}
+
+/// The recorder's Valgrind folder, or none where the recorder cannot run
+/// here (saying why).
+pub fn recorder_tool() -> Option<PathBuf> {
+    linegrind::record::valgrind_lib()
+        .inspect_err(|err| skip!("{err}"))
+        .ok()
 }
 
 /// Why a test that records programs under Valgrind cannot run here, if it

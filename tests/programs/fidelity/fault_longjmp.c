@@ -1,5 +1,5 @@
 /* Faults whose handler does not return: a division by zero and a read of
-   an unmapped page, each in the middle of a block after its function's
+   an unmapped page, each after a read in a block after its function's
    first (a fault in the first block a call enters drops the call, which
    Callgrind counts: see the README), caught by a handler that leaves by
    siglongjmp. The runs the faults cut short do not run again. */
@@ -9,6 +9,7 @@
 static sigjmp_buf back;
 static volatile long zero;
 static volatile long caught;
+static volatile long offset = 1;
 
 static void on_fault(int signo) {
     (void)signo;
@@ -21,12 +22,12 @@ __attribute__((noinline)) long scale(long a, long by) {
 }
 
 __attribute__((noinline)) long divide(long a, long b) {
-    long scaled = scale(a, 7);
+    long scaled = scale(a, 7) + offset;
     return scaled / b + a;
 }
 
 __attribute__((noinline)) long read_through(const long *pointer, long a) {
-    long scaled = scale(a, 5);
+    long scaled = scale(a, 5) + offset;
     return scaled + *pointer;
 }
 
