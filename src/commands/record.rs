@@ -1,9 +1,8 @@
 //! `linegrind record`: record a program into a binary trace.
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
@@ -120,7 +119,10 @@ fn check_output(job: &RecordJob) -> Result<(), Failure> {
             )));
         }
     }
-    if let Some(program) = job.program.first().and_then(|name| program_file(name))
+    if let Some(program) = job
+        .program
+        .first()
+        .and_then(|name| record::program_file(name))
         && same_path(&program, output)
     {
         return Err(Failure::Input(anyhow::anyhow!(
@@ -136,25 +138,6 @@ fn is_null_device(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let null = |path: &Path| std::fs::metadata(path).map(|meta| meta.rdev());
     null(path).is_ok_and(|rdev| null(Path::new("/dev/null")).is_ok_and(|null| null == rdev))
-}
-
-/// The file Valgrind runs for the program `name`: the path itself if it
-/// has a folder part (`./app`), else the first executable file of that
-/// name on `PATH`.
-fn program_file(name: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = Path::new(name);
-    if path.components().count() > 1 {
-        return Some(path.to_path_buf());
-    }
-    let executable = |candidate: &PathBuf| {
-        std::fs::metadata(candidate)
-            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-    };
-    let dirs = std::env::var_os("PATH")?;
-    std::env::split_paths(&dirs)
-        .map(|dir| dir.join(path))
-        .find(executable)
 }
 
 /// The program's exit code, or 128 + the signal that ended it, as a shell

@@ -13,7 +13,7 @@ mod raw;
 mod symbols;
 mod tool;
 
-use std::ffi::{CString, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter};
@@ -104,10 +104,23 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
-/// Whether a file named `program` is in one of the `PATH` folders.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+/// The file that running `name` runs, as Valgrind finds the program and
+/// `env` finds Valgrind: the path itself if it has a folder part
+/// (`./app`), else the first executable file of that name on `PATH`.
+pub fn program_file(name: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = Path::new(name);
+    if path.components().count() > 1 {
+        return Some(path.to_path_buf());
+    }
+    let executable = |candidate: &PathBuf| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|dir| dir.join(path))
+        .find(executable)
 }
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
@@ -120,7 +133,7 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 /// folder.
 pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
-    if !on_path("valgrind") {
+    if program_file(OsStr::new("valgrind")).is_none() {
         return Err(RecordError::Tool(ToolError::NoValgrind));
     }
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
