@@ -660,11 +660,34 @@ impl<C> Threads<C> {
         } else {
             &mut self.parked[index]
         };
-        for context in contexts.drain(..).rev() {
-            context.end(arcs, backdate, now);
-        }
-        contexts.push(Context::new(backdate.root(now)));
+        start_afresh(contexts, arcs, backdate, now);
         self.count.end(tid);
+    }
+
+    /// Recording starts again after a part of the run it left out: in
+    /// every thread, each call left open returns and each signal handler
+    /// ends, innermost first, and the thread goes on with an empty stack
+    /// and no instruction before its next one, as Callgrind unwinds every
+    /// thread whenever collection starts or stops. A thread that has run
+    /// nothing is left as it is (recordings restart at their start). Which
+    /// thread runs does not change.
+    pub fn restart<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        // The running thread's entry in `parked` is empty.
+        for contexts in std::iter::once(&mut self.running).chain(&mut self.parked) {
+            let ran = match &contexts[..] {
+                [] => false,
+                [own] => own.root_entry.is_some(),
+                _ => true,
+            };
+            if ran {
+                start_afresh(contexts, arcs, backdate, now);
+            }
+        }
     }
 
     /// A signal handler starts in the running thread. Until its first
@@ -721,6 +744,20 @@ impl<C> Threads<C> {
             }
         }
     }
+}
+
+/// Closes a thread's contexts, innermost first, as at the end of the run,
+/// and leaves it one empty context.
+fn start_afresh<C, B: Backdate<Cursor = C>>(
+    contexts: &mut Vec<Context<C>>,
+    arcs: &mut Arcs,
+    backdate: &mut B,
+    now: u64,
+) {
+    for context in contexts.drain(..).rev() {
+        context.end(arcs, backdate, now);
+    }
+    contexts.push(Context::new(backdate.root(now)));
 }
 
 #[cfg(test)]

@@ -293,6 +293,11 @@ impl<B: Backdate> Simulator<B> {
                 }
             }
             Event::Flush => self.caches.flush(&mut self.charges.charger(now)),
+            Event::Restart => {
+                self.threads
+                    .restart(&mut self.arcs, &mut self.charges.backdate, now);
+                self.caches.flush(&mut self.charges.charger(now));
+            }
             // Heap events do not change the simulation.
             Event::Alloc { .. } | Event::Free { .. } => {}
         }

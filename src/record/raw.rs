@@ -286,8 +286,11 @@ pub fn convert<R: Read, W: Write>(
                 }
             }
             b'I' => {
-                let on = stream.u8()? != 0;
-                wrote(at, writer.control(&Control::Recording(on)))?;
+                let control = match stream.u8()? {
+                    0 => Control::RecordingOff,
+                    _ => Control::Event(Event::Restart),
+                };
+                wrote(at, writer.control(&control))?;
             }
             b'P' => recorded.exec_at = Some(writer.totals().block_runs),
             other => {

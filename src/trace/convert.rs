@@ -54,6 +54,7 @@ impl<W: Write> TextWriter<W> {
             Event::Alloc { addr, size } => writeln!(out, "alloc {addr:x} {size}"),
             Event::Free { addr } => writeln!(out, "free {addr:x}"),
             Event::Flush => writeln!(out, "flush"),
+            Event::Restart => writeln!(out, "restart"),
             Event::Function(f) => {
                 write!(out, "fn {:x} {:x} {}", f.start, f.end, escape(&f.name))?;
                 if let Some(file) = &f.file {

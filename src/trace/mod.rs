@@ -124,6 +124,12 @@ pub enum Event {
     /// Every cache is flushed: each resident line's residency ends, as at
     /// the end of the run (Dinero's flush record).
     Flush,
+    /// Recording starts again after a part of the run it left out
+    /// (`CALLGRIND_START_INSTRUMENTATION`): every thread's open calls
+    /// return and its signal handlers end, its next instruction starts an
+    /// empty stack, and every cache is flushed, as Callgrind resets its
+    /// call stacks and caches whenever collection starts or stops.
+    Restart,
     /// Symbol information for the code in a range.
     Function(Box<FunctionSymbol>),
     /// The source position of one instruction.

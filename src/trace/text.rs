@@ -16,7 +16,7 @@ use crate::byte_order_mark::without_bom;
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 
 const DIRECTIVES: &str = "fn, line, plt, object, thread, thread-exit, sp, i, r, w, m, call, ret, \
-                          signal, sigreturn, mark, alloc, free, flush";
+                          signal, sigreturn, mark, alloc, free, flush, restart";
 
 /// Streams events from a text trace.
 pub struct TextReader<R> {
@@ -244,6 +244,10 @@ fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
         b"flush" => {
             tokens.usage = "flush";
             Event::Flush
+        }
+        b"restart" => {
+            tokens.usage = "restart";
+            Event::Restart
         }
         b"free" => {
             tokens.usage = "free ADDR";
@@ -558,6 +562,7 @@ mod tests {
              alloc 10000000 4096\n\
              free 10000000\n\
              flush\n\
+             restart\n\
              object /usr/lib/libc.so.6 bias=7f0000000000 build-id=0aFF\n\
              object ./app start=1000 end=2000 symbols=embedded\n\
              line 401004 13\n\
@@ -622,6 +627,7 @@ mod tests {
                 },
                 Event::Free { addr: 0x10000000 },
                 Event::Flush,
+                Event::Restart,
                 Event::Module(Box::new(ModuleMapping {
                     path: "/usr/lib/libc.so.6".into(),
                     bias: 0x7f0000000000,

@@ -78,6 +78,7 @@ mark begin paint
 alloc 10000000 4096
 free 10000000
 flush
+restart
 mark end paint
 ";
 
@@ -1398,10 +1399,10 @@ fn an_empty_blocks_chunk_or_events_without_their_resume_record_are_corrupt() {
 }
 
 /// Where recording comes back on (`CALLGRIND_START_INSTRUMENTATION`), the
-/// caches are emptied, as Callgrind empties its own: the same read before
-/// and after misses twice.
+/// stacks and caches are emptied, as Callgrind empties its own: the same
+/// read before and after misses twice.
 #[test]
-fn recording_switched_back_on_empties_the_caches() {
+fn recording_switched_back_on_restarts() {
     let mut writer = TraceWriter::new(Vec::new(), false, &[("cmd", "test".into())]).unwrap();
     let read_once = |writer: &mut TraceWriter<Vec<u8>>| {
         let instr = Event::Instr {
@@ -1418,13 +1419,13 @@ fn recording_switched_back_on_empties_the_caches() {
         }
     };
     read_once(&mut writer);
-    writer.control(&Control::Recording(false)).unwrap();
-    writer.control(&Control::Recording(true)).unwrap();
+    writer.control(&Control::RecordingOff).unwrap();
+    writer.control(&Control::Event(Event::Restart)).unwrap();
     read_once(&mut writer);
     let bytes = writer.finish(&[], Some(0)).unwrap();
     let read = events(&mut BinaryReader::new(Cursor::new(&bytes), false).unwrap());
-    assert_eq!(read.iter().filter(|e| **e == Event::Flush).count(), 1);
-    assert_eq!(read[2], Event::Flush, "{read:?}");
+    assert_eq!(read.len(), 5, "{read:?}");
+    assert_eq!(read[2], Event::Restart, "{read:?}");
     let mut reader = BinaryReader::new(Cursor::new(&bytes), false).unwrap();
     let profile = simulate(&mut reader, linegrind::config::SimConfig::default()).unwrap();
     assert_eq!(profile.totals[linegrind::cost::EventKind::D1mr], 2);

@@ -395,6 +395,49 @@ fn a_stripped_system_program_simulates_like_callgrind() {
     compare(&program, &ours, &theirs);
 }
 
+/// Recording stopped inside one call and started again inside another:
+/// Callgrind unwinds every stack whenever collection stops or starts, and
+/// so does the simulator where recording restarts, so the code after the
+/// start runs under none of the calls open at the stop. The arcs between
+/// the program's functions and their inclusive costs are Callgrind's, but
+/// for the stop's client request, whose instructions Callgrind leaves
+/// out. (`main` is not compared: Callgrind makes a return from a call it
+/// unwound a call from the function returned to, which linegrind does
+/// not; see the README's differences.)
+#[test]
+fn a_call_open_when_recording_stops_ends_there() {
+    if let Some(why) = missing_tools(true) {
+        crate::support::skip!("{why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_program("fidelity/restart.c", &["-O1"], dir.path());
+    let command = [binary.to_str().unwrap()];
+    let (ours, _) = ours(&command, dir.path());
+    let (theirs, _) = callgrinds(&command, dir.path());
+    let functions = ["measured", "sibling", "work"];
+    let calls = arcs(&ours, &functions);
+    assert_eq!(calls, arcs(&theirs, &functions));
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let (ours_inclusive, theirs_inclusive) = (
+        inclusive_ir(&ours, &functions),
+        inclusive_ir(&theirs, &functions),
+    );
+    // Up to `CALLGRIND_STOP_INSTRUMENTATION`'s instructions before its
+    // client request more.
+    let (a, b) = (ours_inclusive["measured"], theirs_inclusive["measured"]);
+    assert!(
+        (b..b + 16).contains(&a),
+        "measured: {a} against Callgrind's {b}"
+    );
+    for function in ["sibling", "work"] {
+        assert_eq!(
+            ours_inclusive[function], theirs_inclusive[function],
+            "{function}"
+        );
+    }
+}
+
 /// `len` bytes of words drawn from a small vocabulary by a fixed
 /// generator: text that compresses like text, the same on every run.
 fn made_up_text(len: usize) -> Vec<u8> {

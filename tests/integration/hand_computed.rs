@@ -137,6 +137,45 @@ fn a_thread_that_ends_closes_its_calls_and_its_id_starts_afresh() {
 }
 
 #[test]
+fn a_restart_closes_every_threads_calls_and_handlers_and_empties_the_caches() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 f
+         fn 1080 10c0 g
+         fn 10c0 1100 handler
+         i 1000 4     # main: call f
+         call 1040
+         i 1040 4     # f: call g
+         call 1080
+         i 1080 4     # g: a signal arrives
+         signal 10
+         i 10c0 4     # handler
+         thread 2
+         i 1000 4     # main: call f
+         call 1040
+         i 1040 4     # f
+         restart      # recording was off for a while
+         i 1004 4     # thread 2 in main, entered by no call from f
+         thread 1
+         i 1008 4     # thread 1 in main, left by neither g nor the handler",
+        SimConfig::default(),
+    );
+    // No arc into main from f, g or the handler.
+    assert_eq!(profile.arcs.len(), 2);
+    let main_f = arc(&profile, "main", "f");
+    assert_eq!(main_f.calls, 2);
+    // f and g in thread 1, f in thread 2.
+    assert_eq!(only(&main_f.inclusive, &[Ir]), cost(&[(Ir, 3)]));
+    assert_eq!(arc(&profile, "f", "g").calls, 1);
+    // Line 0x1000 missed again after the restart.
+    assert_eq!(
+        only(&self_cost(&profile, "main"), &[Ir, I1mr]),
+        cost(&[(Ir, 4), (I1mr, 2)])
+    );
+}
+
+#[test]
 fn a_signal_handler_is_a_new_root_not_a_callee_of_the_interrupted_code() {
     let profile = simulate_text(
         "linegrind-trace text 1

@@ -125,9 +125,9 @@ fn records_only_between_start_and_stop_with_markers_and_heap_events() {
     let events = events(&trace);
     assert_eq!(instructions_in(&events, "unrecorded"), 0);
     assert!(instructions_in(&events, "recorded") > 1000 * 3);
-    // Recording switched on empties the caches, once.
-    let flushes = events.iter().filter(|event| **event == Event::Flush);
-    assert_eq!(flushes.count(), 1);
+    // Recording switched on empties the stacks and caches, once.
+    let restarts = events.iter().filter(|event| **event == Event::Restart);
+    assert_eq!(restarts.count(), 1);
     let marks: Vec<(MarkEdge, &str)> = events
         .iter()
         .filter_map(|event| match event {

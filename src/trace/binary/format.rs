@@ -172,9 +172,9 @@ pub(super) mod control {
 pub enum Control {
     /// An event with its own record.
     Event(Event),
-    /// Recording was switched off or on (client requests): what happens in
-    /// between is not in the trace.
-    Recording(bool),
+    /// Recording was switched off (a client request): what runs until the
+    /// next [`Event::Restart`] is not in the trace.
+    RecordingOff,
     /// A chunk of the stream starts in this thread (not an event: it only
     /// lets the chunk decode on its own).
     Resume { thread: u32 },
@@ -192,9 +192,9 @@ pub fn put_control(out: &mut Vec<u8>, control: &Control) {
         None => out.push(0),
     };
     let event = match control {
-        Control::Recording(on) => {
+        Control::RecordingOff => {
             tag(out, control::RECORDING);
-            out.push(u8::from(*on));
+            out.push(0);
             return;
         }
         Control::Resume { thread } => {
@@ -241,6 +241,10 @@ pub fn put_control(out: &mut Vec<u8>, control: &Control) {
         }
         Event::Return => tag(out, control::RETURN),
         Event::Flush => tag(out, control::FLUSH),
+        Event::Restart => {
+            tag(out, control::RECORDING);
+            out.push(1);
+        }
         Event::StackPointer { sp } => {
             tag(out, control::STACK_POINTER);
             varint::put(out, *sp);
@@ -351,7 +355,10 @@ pub fn get_control(cursor: &mut Cursor, subtype: u64) -> Result<Control, Corrupt
         u32::try_from(value).map_err(|_| corrupt(cursor, format!("{what} {value} is out of range")))
     };
     let event = match subtype {
-        control::RECORDING => return Ok(Control::Recording(flag(cursor)?)),
+        control::RECORDING => match flag(cursor)? {
+            true => Event::Restart,
+            false => return Ok(Control::RecordingOff),
+        },
         control::RESUME => {
             return Ok(Control::Resume {
                 thread: small(cursor, "thread id")?,
@@ -699,7 +706,11 @@ mod tests {
         let control = |bytes: &[u8], subtype| get_control(&mut Cursor::new(bytes), subtype);
         assert_eq!(
             control(&[1], control::RECORDING).unwrap(),
-            Control::Recording(true)
+            Control::Event(Event::Restart)
+        );
+        assert_eq!(
+            control(&[0], control::RECORDING).unwrap(),
+            Control::RecordingOff
         );
         assert_eq!(
             control(&[2], control::RECORDING).unwrap_err().what,

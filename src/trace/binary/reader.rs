@@ -630,16 +630,12 @@ impl<R: Read + Seek> BinaryReader<R> {
                     self.expander.sigreturn();
                     self.queue.push_back(Event::SigReturn);
                 }
-                Control::Event(event) => self.queue.push_back(event),
-                Control::Recording(on) => {
-                    if on {
-                        self.expander.interrupt();
-                        // Callgrind empties its caches whenever it starts
-                        // (or stops) collecting: what ran between left
-                        // them as nothing in the trace can tell.
-                        self.queue.push_back(Event::Flush);
-                    }
+                Control::Event(Event::Restart) => {
+                    self.expander.interrupt();
+                    self.queue.push_back(Event::Restart);
                 }
+                Control::Event(event) => self.queue.push_back(event),
+                Control::RecordingOff => {}
                 Control::Resume { thread } => {
                     self.sp_bases.switch(thread);
                     self.expander.switch(thread);
