@@ -270,7 +270,7 @@ impl<C> Context<C> {
             Pending::Return => match self.return_pops(addr, sp) {
                 Some(pops) => {
                     (self.pending, self.sp) = (Pending::None, None);
-                    self.unwind_to_sp(sp, pops, arcs, backdate, now);
+                    self.return_by_sp(addr, sp, pops, arcs, backdate, now);
                     true
                 }
                 None => false,
@@ -424,6 +424,35 @@ impl<C> Context<C> {
         count
     }
 
+    /// Whether a `ret` to `addr` returns from no open frame. It then leaves
+    /// the outermost code for code entered at `addr`, as Callgrind names
+    /// code without a symbol after the block returned to: a signal
+    /// handler's return into the C library's trampoline is no more of the
+    /// handler.
+    fn returned_from_nothing(&mut self, addr: u64) -> bool {
+        let nothing = self.frames.is_empty();
+        if nothing {
+            self.root_entry = Some(addr);
+        }
+        nothing
+    }
+
+    /// Completes a `ret` to `addr` at stack pointer `sp` that
+    /// [`Context::return_pops`] takes for a return from `pops` frames.
+    pub fn return_by_sp<B: Backdate<Cursor = C>>(
+        &mut self,
+        addr: u64,
+        sp: u64,
+        pops: usize,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        if !self.returned_from_nothing(addr) {
+            self.unwind_to_sp(sp, pops, arcs, backdate, now);
+        }
+    }
+
     /// Completes a `ret` without stack pointers: the frame whose return
     /// address is `addr` and all above it return, or else the innermost.
     pub fn return_to<B: Backdate<Cursor = C>>(
@@ -433,6 +462,9 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
+        if self.returned_from_nothing(addr) {
+            return;
+        }
         let open = self.frames_with_sp > 0 || self.return_addrs.contains_key(&addr);
         let matched = || self.frames.iter().rposition(|f| f.call.return_addr == addr);
         let keep = match open.then(matched).flatten() {

@@ -51,7 +51,8 @@ impl<B: Backdate> Simulator<B> {
             Pending::Return => match sp.filter(|_| context.innermost_has_sp()) {
                 Some(sp) => match context.return_pops(addr, sp) {
                     Some(pops) => {
-                        context.unwind_to_sp(
+                        context.return_by_sp(
+                            addr,
                             sp,
                             pops,
                             &mut self.arcs,

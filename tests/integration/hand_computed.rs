@@ -233,6 +233,48 @@ fn a_signal_handler_is_a_new_root_not_a_callee_of_the_interrupted_code() {
     assert_eq!(profile.arcs.len(), 2);
 }
 
+/// A handler's `ret` returns from no call: the code it returns to (the C
+/// library's signal return trampoline, which has no symbol) is not the
+/// handler's but a function named after its own address, as Callgrind
+/// names code without a symbol after the block it starts.
+#[test]
+fn a_handler_returns_into_code_that_is_not_the_handlers() {
+    let with_sp = ["sp 7000", "sp 6000", "sp 6008", "sp 7000"];
+    for sp in [["", "", "", ""], with_sp] {
+        let profile = simulate_text(
+            &format!(
+                "linegrind-trace text 1
+                 fn 1000 1040 main
+                 fn 1080 10c0 handler
+                 {}
+                 i 1000 4     # main
+                 signal 10
+                 {}
+                 i 1080 4     # handler: ret
+                 ret
+                 {}
+                 i 2000 4     # the trampoline
+                 i 2004 2
+                 sigreturn
+                 {}
+                 i 1004 4     # main",
+                sp[0], sp[1], sp[2], sp[3]
+            ),
+            SimConfig::default(),
+        );
+        assert_eq!(
+            only(&self_cost(&profile, "handler"), &[Ir]),
+            cost(&[(Ir, 1)]),
+            "{sp:?}"
+        );
+        assert_eq!(
+            only(&self_cost(&profile, "0x0000000000002000"), &[Ir]),
+            cost(&[(Ir, 2)]),
+            "{sp:?}"
+        );
+    }
+}
+
 #[test]
 fn recursion_and_frames_still_open_at_the_end() {
     let profile = simulate_text(
