@@ -424,12 +424,12 @@ impl<C> Context<C> {
         count
     }
 
-    /// Whether a `ret` to `addr` returns from no open frame. It then leaves
-    /// the outermost code for code entered at `addr`, as Callgrind names
-    /// code without a symbol after the block returned to: a signal
-    /// handler's return into the C library's trampoline is no more of the
-    /// handler.
-    fn returned_from_nothing(&mut self, addr: u64) -> bool {
+    /// Completes a `ret` to `addr` if no frame is open, and says whether it
+    /// did: the outermost code is left for code entered at `addr`, as
+    /// Callgrind names code without a symbol after the block returned to
+    /// (a signal handler's return into the C library's trampoline is no
+    /// more of the handler).
+    fn return_from_nothing(&mut self, addr: u64) -> bool {
         let nothing = self.frames.is_empty();
         if nothing {
             self.root_entry = Some(addr);
@@ -448,7 +448,7 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        if !self.returned_from_nothing(addr) {
+        if !self.return_from_nothing(addr) {
             self.unwind_to_sp(sp, pops, arcs, backdate, now);
         }
     }
@@ -462,7 +462,7 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        if self.returned_from_nothing(addr) {
+        if self.return_from_nothing(addr) {
             return;
         }
         let open = self.frames_with_sp > 0 || self.return_addrs.contains_key(&addr);
