@@ -20,6 +20,9 @@
 //!   return; with no match the innermost frame returns. A `ret` with no
 //!   frame pops nothing.
 //!
+//! Where the outermost code returns (a signal handler into the C library's
+//! trampoline), the code returned to becomes the outermost code.
+//!
 //! With inlined functions shown, code inlined into a frame runs in frames of
 //! its own on top of it, one per level of inlining; they are entered and
 //! left as the instructions' inline chains change, and never match a
@@ -57,6 +60,18 @@ pub struct Call {
     pub entry: u64,
     /// For a skipped callee: where the costs of its code go.
     pub charge_to: Option<InstrId>,
+}
+
+impl Call {
+    /// Takes back the count of the call, which entered nothing (Callgrind
+    /// counts a call as it enters the callee).
+    #[cold]
+    #[inline(never)]
+    pub fn uncount(&self, arcs: &mut Arcs) {
+        if let Some(arc) = self.arc {
+            arcs.get_mut(arc).calls -= 1;
+        }
+    }
 }
 
 /// What the most recent instruction did to the stack, applied when the
@@ -101,7 +116,9 @@ pub struct Context<C> {
     pending: Pending,
     /// The stack pointer at the next instruction, given at block starts.
     sp: Option<u64>,
-    /// Address of the first instruction, the entry of the outermost code.
+    /// The entry of the outermost code: the address of the first
+    /// instruction, or where the outermost code last returned to
+    /// ([`Context::returned`]).
     root_entry: Option<u64>,
     /// The innermost frame's `charge_to`, kept at hand for every event.
     charge_to: Option<InstrId>,
@@ -287,12 +304,13 @@ impl<C> Context<C> {
     }
 
     /// The entry address of the code about to run at `addr`: the target of
-    /// the innermost call, or the context's first instruction.
+    /// the innermost call, or the entry of the outermost code.
     #[inline]
     pub fn entry(&self, addr: u64) -> u64 {
         match self.frames.last() {
             Some(frame) => frame.call.entry,
-            // Set by `start`, at the context's first instruction.
+            // Set at the context's first instruction, and where the
+            // outermost code returned.
             None => self.root_entry.unwrap_or(addr),
         }
     }
@@ -424,21 +442,31 @@ impl<C> Context<C> {
         count
     }
 
-    /// Completes a `ret` to `addr` if no frame is open, and says whether it
-    /// did: the outermost code is left for code entered at `addr`, as
-    /// Callgrind names code without a symbol after the block returned to
-    /// (a signal handler's return into the C library's trampoline is no
-    /// more of the handler).
-    fn return_from_nothing(&mut self, addr: u64) -> bool {
-        let nothing = self.frames.is_empty();
-        if nothing {
+    /// Whether a `ret` that leaves every open frame is the outermost code's
+    /// own return: with no frame open, or with the outermost entered by a
+    /// jump from the outermost code (a tail call), which has no return
+    /// address of its own.
+    fn outermost_returns(&self) -> bool {
+        self.frames
+            .first()
+            .is_none_or(|frame| frame.tail || frame.call.return_addr == 0)
+    }
+
+    /// After a `ret` to `addr`: where the outermost code returned
+    /// (`outermost`, from [`Context::outermost_returns`] before the `ret`,
+    /// and no frame left), the code at `addr` is outermost code entered
+    /// there, as Callgrind names code without a symbol after the block
+    /// returned to: a signal handler's return into the C library's
+    /// trampoline is no more of the handler.
+    fn returned(&mut self, addr: u64, outermost: bool) {
+        if outermost && self.frames.is_empty() {
             self.root_entry = Some(addr);
         }
-        nothing
     }
 
     /// Completes a `ret` to `addr` at stack pointer `sp` that
-    /// [`Context::return_pops`] takes for a return from `pops` frames.
+    /// [`Context::return_pops`] takes for a return from `pops` frames (none
+    /// when none is open).
     pub fn return_by_sp<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
@@ -448,13 +476,14 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        if !self.return_from_nothing(addr) {
-            self.unwind_to_sp(sp, pops, arcs, backdate, now);
-        }
+        let outermost = self.outermost_returns();
+        self.unwind_to_sp(sp, pops, arcs, backdate, now);
+        self.returned(addr, outermost);
     }
 
     /// Completes a `ret` without stack pointers: the frame whose return
-    /// address is `addr` and all above it return, or else the innermost.
+    /// address is `addr` and all above it return, or else the innermost
+    /// (none when none is open).
     pub fn return_to<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
@@ -462,9 +491,7 @@ impl<C> Context<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        if self.return_from_nothing(addr) {
-            return;
-        }
+        let outermost = self.outermost_returns();
         let open = self.frames_with_sp > 0 || self.return_addrs.contains_key(&addr);
         let matched = || self.frames.iter().rposition(|f| f.call.return_addr == addr);
         let keep = match open.then(matched).flatten() {
@@ -479,6 +506,7 @@ impl<C> Context<C> {
         while tail && !self.frames.is_empty() {
             tail = self.pop(arcs, backdate, now);
         }
+        self.returned(addr, outermost);
     }
 
     /// How many of the inlined calls of `chain` (outermost first) the
@@ -560,9 +588,12 @@ impl<C> Context<C> {
     }
 
     /// Ends the context: returns from every active call, innermost first,
-    /// and closes its cursor. A call not yet entered is dropped: its frame
-    /// would have no cost.
+    /// and closes its cursor. A call not yet entered is dropped, and not
+    /// counted.
     pub fn end<B: Backdate<Cursor = C>>(mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
+        if let Pending::Call(call) = self.pending {
+            call.uncount(arcs);
+        }
         while !self.frames.is_empty() {
             self.pop(arcs, backdate, now);
         }
@@ -697,12 +728,13 @@ impl<C> Threads<C> {
     }
 
     /// Recording starts again after a part of the run it left out: in
-    /// every thread, each call left open returns and each signal handler
-    /// ends, innermost first, and the thread goes on with an empty stack
-    /// and no instruction before its next one, as Callgrind unwinds every
-    /// thread whenever collection starts or stops. A thread that has run
-    /// nothing is left as it is (recordings restart at their start). Which
-    /// thread runs does not change.
+    /// every thread, each call left open returns and each context closes,
+    /// innermost first, as Callgrind unwinds every thread whenever
+    /// instrumentation is switched on or off. Each context starts again
+    /// empty, with no instruction before its next one: a signal handler
+    /// still runs, and its `sigreturn` is still to come (the recorder
+    /// records signals while recording is off). Which thread runs does not
+    /// change.
     pub fn restart<B: Backdate<Cursor = C>>(
         &mut self,
         arcs: &mut Arcs,
@@ -711,14 +743,15 @@ impl<C> Threads<C> {
     ) {
         // The running thread's entry in `parked` is empty.
         for contexts in std::iter::once(&mut self.running).chain(&mut self.parked) {
-            let ran = match &contexts[..] {
-                [] => false,
-                [own] => own.root_entry.is_some(),
-                _ => true,
-            };
-            if ran {
-                start_afresh(contexts, arcs, backdate, now);
+            // A recording restarts at its start, before anything ran: its
+            // contexts would close with no cost, and the back-dating tree
+            // would count new roots.
+            if contexts.iter().all(|context| context.last_instr.is_none()) {
+                continue;
             }
+            let depth = contexts.len();
+            start_afresh(contexts, arcs, backdate, now);
+            contexts.extend((1..depth).map(|_| Context::new(backdate.root(now))));
         }
     }
 

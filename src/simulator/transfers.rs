@@ -38,7 +38,7 @@ impl<B: Backdate> Simulator<B> {
                 if left > 0 {
                     // Not a call, so not counted (Callgrind counts a call
                     // as it enters it).
-                    uncount(&mut self.arcs, &call);
+                    call.uncount(&mut self.arcs);
                 } else {
                     if call.entry != addr {
                         call = retarget(&mut self.program, &mut self.arcs, call, addr);
@@ -279,7 +279,7 @@ fn entered_by_jump(
 ///
 /// [`Profile::called_arcs`]: crate::profile::Profile::called_arcs
 fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Call {
-    uncount(arcs, &call);
+    call.uncount(arcs);
     let callee = program.callee(addr);
     let (arc, charge_to) = enter(program, arcs, call.site, callee, addr);
     Call {
@@ -287,15 +287,6 @@ fn retarget(program: &mut Program, arcs: &mut Arcs, call: Call, addr: u64) -> Ca
         charge_to,
         entry: addr,
         ..call
-    }
-}
-
-/// Takes back the count of `call`, which entered nothing.
-#[cold]
-#[inline(never)]
-fn uncount(arcs: &mut Arcs, call: &Call) {
-    if let Some(arc) = call.arc {
-        arcs.get_mut(arc).calls -= 1;
     }
 }
 

@@ -126,9 +126,10 @@ pub enum Event {
     Flush,
     /// Recording starts again after a part of the run it left out
     /// (`CALLGRIND_START_INSTRUMENTATION`): every thread's open calls
-    /// return and its signal handlers end, its next instruction starts an
-    /// empty stack, and every cache is flushed, as Callgrind resets its
-    /// call stacks and caches whenever collection starts or stops.
+    /// return, each of its contexts (its own, and the signal handlers it
+    /// still runs) starts again with an empty stack, and every cache is
+    /// flushed, as Callgrind resets its call stacks and caches whenever
+    /// instrumentation is switched on or off.
     Restart,
     /// Symbol information for the code in a range.
     Function(Box<FunctionSymbol>),

@@ -396,9 +396,9 @@ fn a_stripped_system_program_simulates_like_callgrind() {
 }
 
 /// Recording stopped inside one call and started again inside another:
-/// Callgrind unwinds every stack whenever collection stops or starts, and
-/// so does the simulator where recording restarts, so the code after the
-/// start runs under none of the calls open at the stop. The arcs between
+/// Callgrind unwinds every stack whenever instrumentation is switched off
+/// or on, and so does the simulator where recording restarts, so the code
+/// after the start runs under none of the calls open at the stop. The arcs between
 /// the program's functions and their inclusive costs are Callgrind's, but
 /// for the stop's client request, whose instructions Callgrind leaves
 /// out. (`main` is not compared: Callgrind makes a return from a call it

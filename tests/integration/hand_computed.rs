@@ -7,7 +7,7 @@
 use linegrind::config::SimConfig;
 use linegrind::cost::EventKind::{self, *};
 
-use crate::support::{arc, config, cost, only, self_cost, simulate_text};
+use crate::support::{arc, config, cost, only, self_cost, simulate_text, with_and_without_sp};
 
 const IMMEDIATE: [EventKind; 9] = [Ir, Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw];
 const L1_USE: [EventKind; 4] = [AcCost1, SpLoss1, Loaded1, Used1];
@@ -236,43 +236,79 @@ fn a_signal_handler_is_a_new_root_not_a_callee_of_the_interrupted_code() {
 /// A handler's `ret` returns from no call: the code it returns to (the C
 /// library's signal return trampoline, which has no symbol) is not the
 /// handler's but a function named after its own address, as Callgrind
-/// names code without a symbol after the block it starts.
+/// names code without a symbol after the block it starts; also where the
+/// handler ended by a jump into another function (a tail call), whose
+/// `ret` is the handler's own.
 #[test]
 fn a_handler_returns_into_code_that_is_not_the_handlers() {
-    let with_sp = ["sp 7000", "sp 6000", "sp 6008", "sp 7000"];
-    for sp in [["", "", "", ""], with_sp] {
-        let profile = simulate_text(
-            &format!(
-                "linegrind-trace text 1
-                 fn 1000 1040 main
-                 fn 1080 10c0 handler
-                 {}
-                 i 1000 4     # main
-                 signal 10
-                 {}
-                 i 1080 4     # handler: ret
-                 ret
-                 {}
-                 i 2000 4     # the trampoline
-                 i 2004 2
-                 sigreturn
-                 {}
-                 i 1004 4     # main",
-                sp[0], sp[1], sp[2], sp[3]
-            ),
-            SimConfig::default(),
+    let returns = [
+        "i 1080 4     # handler: ret
+         ret",
+        "i 1080 4     # handler: jmp tail
+         sp 6000
+         i 10c0 4     # tail: ret
+         ret",
+    ];
+    for handler_return in returns {
+        let trace = format!(
+            "linegrind-trace text 1
+             fn 1000 1040 main
+             fn 1080 10c0 handler
+             fn 10c0 1100 tail
+             sp 7000
+             i 1000 4     # main
+             signal 10
+             sp 6000
+             {handler_return}
+             sp 6008
+             i 2000 4     # the trampoline
+             i 2004 2
+             sigreturn
+             sp 7000
+             i 1004 4     # main"
         );
-        assert_eq!(
-            only(&self_cost(&profile, "handler"), &[Ir]),
-            cost(&[(Ir, 1)]),
-            "{sp:?}"
-        );
-        assert_eq!(
-            only(&self_cost(&profile, "0x0000000000002000"), &[Ir]),
-            cost(&[(Ir, 2)]),
-            "{sp:?}"
-        );
+        for trace in with_and_without_sp(&trace) {
+            let profile = simulate_text(&trace, SimConfig::default());
+            assert_eq!(
+                only(&self_cost(&profile, "0x0000000000002000"), &[Ir]),
+                cost(&[(Ir, 2)]),
+                "{trace}"
+            );
+            assert_eq!(self_cost(&profile, "handler")[Ir], 1, "{trace}");
+        }
     }
+}
+
+/// A handler that runs when recording stops still runs when it starts
+/// again: the restart closes its calls and starts it afresh, and its
+/// `sigreturn` (recorded while recording was off, or after) ends it. A
+/// call made just before the restart enters nothing and is not counted.
+#[test]
+fn a_handler_open_across_a_restart_still_returns() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 f
+         fn 1080 10c0 handler
+         i 1000 4     # main
+         signal 10
+         i 1080 4     # handler: call f
+         call 1040
+         thread 2
+         signal 12    # a handler starts before thread 2 ran anything
+         restart
+         i 1084 4     # thread 2's handler, afresh
+         sigreturn
+         i 1000 4     # thread 2's main
+         thread 1
+         i 1084 4     # thread 1's handler, afresh
+         sigreturn
+         i 1004 4     # main",
+        SimConfig::default(),
+    );
+    assert!(profile.called_arcs().next().is_none());
+    assert_eq!(self_cost(&profile, "handler")[Ir], 3);
+    assert_eq!(self_cost(&profile, "main")[Ir], 3);
 }
 
 #[test]

@@ -334,6 +334,40 @@ fn a_fault_signal_sent_between_runs_of_a_loop_leaves_every_run_whole() {
     assert_eq!(interrupted, quiet);
 }
 
+/// Recording switched off, and on again inside a signal handler that
+/// started while it was off: the restart leaves the handler running, so
+/// that its `sigreturn` ends it, and the code after it is `main`'s.
+#[test]
+fn recording_switched_on_inside_a_signal_handler_simulates() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("start_in_handler.c", dir.path()) else {
+        return;
+    };
+    let output = linegrind(
+        dir.path(),
+        &["record", "-o", "h.lgt", "--", program.to_str().unwrap()],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let profile = simulate_file(&dir.path().join("h.lgt"), SimConfig::default());
+    assert_eq!(arc(&profile, "on_usr1", "work").calls, 1);
+    // One call before the stop, one after the handler.
+    let from_main: u64 = profile
+        .arcs
+        .iter()
+        .filter(|arc| {
+            profile.program.function(profile.caller(arc)).name == "main"
+                && profile.program.function(arc.callee).name == "work"
+        })
+        .map(|arc| arc.calls)
+        .sum();
+    assert_eq!(from_main, 2);
+    sim_succeeds(dir.path(), "h.lgt");
+}
+
 /// Timer signals arrive between blocks, also between a block that ends in
 /// a call and the callee's first block (in some of the 50, nearly surely:
 /// about a third of the loop's blocks end in the call): the call waits for

@@ -86,6 +86,17 @@ pub fn only(cost: &Cost, kinds: &[EventKind]) -> Cost {
     out
 }
 
+/// `trace` as it is, with stack pointers as recorded traces have them, and
+/// without its `sp` lines.
+pub fn with_and_without_sp(trace: &str) -> [String; 2] {
+    let without: String = trace
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("sp "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    [trace.to_string(), without]
+}
+
 /// Self cost of the function named `name`.
 pub fn self_cost(profile: &Profile, name: &str) -> Cost {
     let costs = profile.function_self_costs();

@@ -172,8 +172,9 @@ pub(super) mod control {
 pub enum Control {
     /// An event with its own record.
     Event(Event),
-    /// Recording was switched off (a client request): what runs until the
-    /// next [`Event::Restart`] is not in the trace.
+    /// Recording was switched off (a client request): the instructions and
+    /// accesses until the next [`Event::Restart`] are not in the trace
+    /// (signals, thread switches and ends, and marks are).
     RecordingOff,
     /// A chunk of the stream starts in this thread (not an event: it only
     /// lets the chunk decode on its own).

@@ -1,7 +1,7 @@
 /* Recording stopped inside a call and started again inside another, for
    the fidelity tests: Callgrind unwinds every call stack whenever
-   collection stops or starts, so the code after the start runs under none
-   of the calls open at the stop. */
+   instrumentation is switched off or on, so the code after the start runs
+   under none of the calls open at the stop. */
 #include <valgrind/callgrind.h>
 
 static volatile long sink;
