@@ -2,7 +2,8 @@
 //! the whole call stack of every resident line and charges every arc on it
 //! at eviction. On random traces with several threads (ending, and
 //! starting again under the same id), signal handlers, recursion, returns
-//! without calls, longjmp-like returns and frames still open at the end,
+//! without calls, longjmp-like returns, recording restarted (every stack
+//! emptied) and frames still open at the end,
 //! both must give the same cost for every event of every arc and every
 //! instruction.
 
@@ -106,6 +107,7 @@ enum Op {
     ThreadExit { tid: u8 },
     Signal,
     SigReturn,
+    Restart,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -120,6 +122,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (1u8..=3).prop_map(|tid| Op::ThreadExit { tid }),
         2 => Just(Op::Signal),
         3 => Just(Op::SigReturn),
+        1 => Just(Op::Restart),
     ]
 }
 
@@ -257,6 +260,19 @@ fn events(ops: &[Op]) -> Vec<Event> {
                     out.push(Event::SigReturn);
                     contexts.pop();
                 }
+            }
+            Op::Restart => {
+                // Every context starts again at its outermost function.
+                for (_, contexts) in &mut threads {
+                    for (depth, context) in contexts.iter_mut().enumerate() {
+                        let func = if depth == 0 { 0 } else { HANDLER };
+                        *context = ContextState {
+                            func,
+                            ..ContextState::default()
+                        };
+                    }
+                }
+                out.push(Event::Restart);
             }
         }
     }
