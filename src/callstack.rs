@@ -467,6 +467,7 @@ impl<C> Context<C> {
     /// Completes a `ret` to `addr` at stack pointer `sp` that
     /// [`Context::return_pops`] takes for a return from `pops` frames (none
     /// when none is open).
+    #[inline]
     pub fn return_by_sp<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
