@@ -724,7 +724,7 @@ impl<C> Threads<C> {
         } else {
             &mut self.parked[index]
         };
-        start_afresh(contexts, arcs, backdate, now);
+        start_afresh(contexts, 1, arcs, backdate, now);
         self.count.end(tid);
     }
 
@@ -751,8 +751,7 @@ impl<C> Threads<C> {
                 continue;
             }
             let depth = contexts.len();
-            start_afresh(contexts, arcs, backdate, now);
-            contexts.extend((1..depth).map(|_| Context::new(backdate.root(now))));
+            start_afresh(contexts, depth, arcs, backdate, now);
         }
     }
 
@@ -813,9 +812,11 @@ impl<C> Threads<C> {
 }
 
 /// Closes a thread's contexts, innermost first, as at the end of the run,
-/// and leaves it one empty context.
+/// and leaves it `depth` empty ones: its own, and a handler's for each
+/// signal handler still running.
 fn start_afresh<C, B: Backdate<Cursor = C>>(
     contexts: &mut Vec<Context<C>>,
+    depth: usize,
     arcs: &mut Arcs,
     backdate: &mut B,
     now: u64,
@@ -823,7 +824,7 @@ fn start_afresh<C, B: Backdate<Cursor = C>>(
     for context in contexts.drain(..).rev() {
         context.end(arcs, backdate, now);
     }
-    contexts.push(Context::new(backdate.root(now)));
+    contexts.extend((0..depth).map(|_| Context::new(backdate.root(now))));
 }
 
 #[cfg(test)]

@@ -167,21 +167,18 @@ pub fn convert<R: Read, W: Write>(
         }
         // Anything else ends the run in progress; a signal, or the end of a
         // program that a fault killed, may have stopped it part-way.
-        let stop = match tag {
-            b'S' => {
-                let signo = stream.u32()?;
-                Some(Stop {
-                    signo: Some(signo),
-                    ip: stream.u64()?,
-                    ended: stream.u8()? != 0,
-                })
-            }
-            b'E' => Some(Stop {
-                signo: None,
+        let signo = match tag {
+            b'S' => Some(Some(stream.u32()?)),
+            b'E' => Some(None),
+            _ => None,
+        };
+        let stop = match signo {
+            Some(signo) => Some(Stop {
+                signo,
                 ip: stream.u64()?,
                 ended: stream.u8()? != 0,
             }),
-            _ => None,
+            None => None,
         };
         if let Some(index) = running.take() {
             let block = blocks[index]

@@ -137,7 +137,7 @@ fn a_thread_that_ends_closes_its_calls_and_its_id_starts_afresh() {
 }
 
 #[test]
-fn a_restart_closes_every_threads_calls_and_handlers_and_empties_the_caches() {
+fn a_restart_closes_every_threads_calls_and_empties_the_caches() {
     let profile = simulate_text(
         "linegrind-trace text 1
          fn 1000 1040 main
@@ -158,6 +158,8 @@ fn a_restart_closes_every_threads_calls_and_handlers_and_empties_the_caches() {
          restart      # recording was off for a while
          i 1004 4     # thread 2 in main, entered by no call from f
          thread 1
+         i 10c4 4     # thread 1's handler, afresh, not in g
+         sigreturn
          i 1008 4     # thread 1 in main, left by neither g nor the handler",
         SimConfig::default(),
     );
