@@ -74,6 +74,38 @@ impl Call {
     }
 }
 
+/// The call of the outermost frame that a return, or the stack pointer,
+/// left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Left {
+    /// The instruction that made the call.
+    pub from: InstrId,
+    /// Its return address; 0 for a call made by a jump.
+    return_addr: u64,
+}
+
+impl Left {
+    /// Whether leaving the frame for `addr` returns where the call was
+    /// made: to its return address, or for a call made by a jump, which has
+    /// none, anywhere.
+    fn returns_to(&self, addr: u64) -> bool {
+        self.return_addr == addr || self.return_addr == 0
+    }
+}
+
+/// What [`Context::plain_transfer`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transfer {
+    /// Nothing: the arrival takes `Simulator::arrive`.
+    NotPlain,
+    /// The call or the return, which is all the arrival does.
+    Applied,
+    /// The return, after which the code runs as if this instruction, which
+    /// made the call of the outermost frame left, had jumped to it
+    /// ([`Context::strayed`]), at this stack pointer.
+    Strayed(InstrId, u64),
+}
+
 /// What the most recent instruction did to the stack, applied when the
 /// next instruction of the context runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +127,16 @@ struct Frame {
     inlined: Option<FnId>,
     /// The context's cost when the call was made.
     enter: ImmediateCost,
+}
+
+impl Frame {
+    /// The frame's call, once left.
+    fn left(&self) -> Left {
+        Left {
+            from: self.call.from,
+            return_addr: self.call.return_addr,
+        }
+    }
 }
 
 /// A thread's stack, or a signal handler's.
@@ -133,6 +175,13 @@ pub struct Context<C> {
     /// block has left the handler: jumped out of it (`siglongjmp`) into the
     /// code it interrupted. See [`Threads::leave_jumped_handlers`].
     handler_top: Option<u64>,
+    /// In a signal handler's context whose first block ran above every
+    /// frame of the code it interrupted (on an alternate stack mapped above
+    /// that code's stack), the stack pointer at or below which a block has
+    /// left the handler: the outermost of those frames', which the
+    /// handler's own code stays above; 0 otherwise. Until the first block,
+    /// the outermost frame's stack pointer.
+    handler_floor: u64,
     /// How many frames entered without a stack pointer return to each
     /// address, so that a `ret` to none of them pops the innermost frame
     /// without a search of the whole stack...
@@ -161,6 +210,7 @@ impl<C> Context<C> {
             leave_above: None,
             inline_depth: 0,
             handler_top: None,
+            handler_floor: 0,
             return_addrs: FxHashMap::default(),
             frames_with_sp: 0,
             cursor,
@@ -174,20 +224,26 @@ impl<C> Context<C> {
     /// signal return trampoline runs once it returned; a block above both
     /// that and the innermost frame of the context it interrupted has left
     /// the handler, since the interrupted code's frames lie above the
-    /// signal's frame (unless the handler runs on an alternate stack above
-    /// them: then only a block above the handler's first leaves it).
-    /// Without `sp` the handler's stack is unknown, and no block leaves it.
+    /// signal's frame. A handler that starts above all of those frames
+    /// runs on an alternate stack above their stack: a block above the
+    /// handler's first leaves it, and so does one back down among those
+    /// frames, at or below the outermost's stack pointer (a jump out of
+    /// the handler lands in one of them). Without `sp` the handler's stack
+    /// is unknown, and no block leaves it.
     pub fn start(&mut self, addr: u64, sp: Option<u64>) {
         self.root_entry = Some(addr);
         if let Some(top) = self.handler_top {
             self.handler_top = sp.map(|sp| top.max(sp.saturating_add(8)));
             self.leave_above = self.top_sp().or(self.handler_top);
+            if sp.is_none_or(|sp| sp <= self.handler_floor) {
+                self.handler_floor = 0;
+            }
         }
     }
 
     /// Whether a block at stack pointer `sp` has left this signal handler.
     pub fn left_handler(&self, sp: u64) -> bool {
-        self.handler_top.is_some_and(|top| sp > top)
+        self.handler_top.is_some_and(|top| sp > top) || sp <= self.handler_floor
     }
 
     /// Number of active calls.
@@ -250,20 +306,21 @@ impl<C> Context<C> {
     }
 
     /// Whether a block at stack pointer `sp` leaves no frame and no signal
-    /// handler by it: none was entered below `sp`.
+    /// handler by it: none was entered below `sp`, and it is not back below
+    /// a handler's alternate stack.
     #[inline]
     fn leaves_nothing_at(&self, sp: u64) -> bool {
-        self.leave_above.is_none_or(|top| top >= sp)
+        self.leave_above.is_none_or(|top| top >= sp) && sp > self.handler_floor
     }
 
     /// Applies the call or return the most recent instruction made, when
     /// the next one, at `addr`, starts a block the way most calls and
     /// returns reach one: a call that lands on its target and leaves no
     /// frame, or a return that `return_pops` takes for one, both with a
-    /// stack pointer that leaves no signal handler. Whether it did; if
-    /// not, nothing changed. It does what `Simulator::arrive` does in
-    /// those cases, which the known runs' tests check: block runs, which
-    /// take it, against the same runs as events, which arrive.
+    /// stack pointer that leaves no signal handler. If it did not, nothing
+    /// changed. It does what `Simulator::arrive` does in those cases, which
+    /// the known runs' tests check: block runs, which take it, against the
+    /// same runs as events, which arrive.
     #[inline]
     pub fn plain_transfer<B: Backdate<Cursor = C>>(
         &mut self,
@@ -271,28 +328,31 @@ impl<C> Context<C> {
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) -> bool {
+    ) -> Transfer {
         let Some(sp) = self.sp else {
-            return false;
+            return Transfer::NotPlain;
         };
         if self.last_instr.is_none() || self.left_handler(sp) {
-            return false;
+            return Transfer::NotPlain;
         }
         match self.pending {
             Pending::Call(call) if call.entry == addr && self.leaves_nothing_at(sp) => {
                 (self.pending, self.sp) = (Pending::None, None);
                 self.push(call, Some(sp), false, backdate, now);
-                true
+                Transfer::Applied
             }
             Pending::Return => match self.return_pops(addr, sp) {
                 Some(pops) => {
                     (self.pending, self.sp) = (Pending::None, None);
-                    self.return_by_sp(addr, sp, pops, arcs, backdate, now);
-                    true
+                    let left = self.return_by_sp(addr, sp, pops, arcs, backdate, now);
+                    match self.strayed(left, addr) {
+                        None => Transfer::Applied,
+                        Some(from) => Transfer::Strayed(from, sp),
+                    }
                 }
-                None => false,
+                None => Transfer::NotPlain,
             },
-            _ => false,
+            _ => Transfer::NotPlain,
         }
     }
 
@@ -419,7 +479,8 @@ impl<C> Context<C> {
 
     /// Callgrind's unwinding: leaves every frame entered with a stack
     /// pointer below `sp`, and then up to `pops` more entered at `sp`.
-    /// Returns the number of frames left.
+    /// Returns the call of the outermost frame left, if any.
+    #[inline(always)]
     pub fn unwind_to_sp<B: Backdate<Cursor = C>>(
         &mut self,
         sp: u64,
@@ -427,19 +488,19 @@ impl<C> Context<C> {
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) -> usize {
-        let mut count = 0;
+    ) -> Option<Left> {
+        let mut left = None;
         while let Some(top) = self.frames.last() {
             let Some(top_sp) = top.sp else { break };
             if top_sp < sp || (top_sp == sp && pops > 0) {
                 pops = pops.saturating_sub(1);
+                left = Some(top.left());
                 self.pop(arcs, backdate, now);
-                count += 1;
             } else {
                 break;
             }
         }
-        count
+        left
     }
 
     /// Whether a `ret` that leaves every open frame is the outermost code's
@@ -466,8 +527,8 @@ impl<C> Context<C> {
 
     /// Completes a `ret` to `addr` at stack pointer `sp` that
     /// [`Context::return_pops`] takes for a return from `pops` frames (none
-    /// when none is open).
-    #[inline]
+    /// when none is open). Returns the call of the outermost frame left.
+    #[inline(always)]
     pub fn return_by_sp<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
@@ -476,22 +537,24 @@ impl<C> Context<C> {
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) {
+    ) -> Option<Left> {
         let outermost = self.outermost_returns();
-        self.unwind_to_sp(sp, pops, arcs, backdate, now);
+        let left = self.unwind_to_sp(sp, pops, arcs, backdate, now);
         self.returned(addr, outermost);
+        left
     }
 
     /// Completes a `ret` without stack pointers: the frame whose return
     /// address is `addr` and all above it return, or else the innermost
-    /// (none when none is open).
+    /// (none when none is open). Returns the call of the outermost frame
+    /// left.
     pub fn return_to<B: Backdate<Cursor = C>>(
         &mut self,
         addr: u64,
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
-    ) {
+    ) -> Option<Left> {
         let outermost = self.outermost_returns();
         let open = self.frames_with_sp > 0 || self.return_addrs.contains_key(&addr);
         let matched = || self.frames.iter().rposition(|f| f.call.return_addr == addr);
@@ -500,14 +563,27 @@ impl<C> Context<C> {
             None => self.frames.len().saturating_sub(1),
         };
         let mut tail = false;
+        let mut left = None;
         while self.frames.len() > keep {
+            left = self.frames.last().map(Frame::left);
             tail = self.pop(arcs, backdate, now);
         }
         // A frame entered by a jump returns together with the one it replaced.
         while tail && !self.frames.is_empty() {
+            left = self.frames.last().map(Frame::left);
             tail = self.pop(arcs, backdate, now);
         }
         self.returned(addr, outermost);
+        left
+    }
+
+    /// The instruction that made the call of `left`, the outermost frame a
+    /// return or the stack pointer left for `addr`, if it was made
+    /// elsewhere than where the context goes on in a frame below: there
+    /// the code runs as if that instruction had jumped to it.
+    pub fn strayed(&self, left: Option<Left>, addr: u64) -> Option<InstrId> {
+        left.filter(|left| !left.returns_to(addr) && !self.frames.is_empty())
+            .map(|left| left.from)
     }
 
     /// How many of the inlined calls of `chain` (outermost first) the
@@ -758,10 +834,18 @@ impl<C> Threads<C> {
     /// A signal handler starts in the running thread. Until its first
     /// block, the innermost frame of the code it interrupts bounds it.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
-        let interrupted_top = self.current().leave_above;
+        // The thread's own frames, not a handler's, which may lie on the
+        // same alternate stack.
+        let in_handler = self.running.len() > 1;
+        let interrupted = self.current();
+        let interrupted_top = interrupted.leave_above;
+        let interrupted_base = (interrupted.frames.first())
+            .and_then(|frame| frame.sp)
+            .filter(|_| !in_handler);
         let mut context = Context::new(backdate.root(now));
         context.handler_top = interrupted_top;
         context.leave_above = interrupted_top;
+        context.handler_floor = interrupted_base.unwrap_or(0);
         self.running.push(context);
     }
 
@@ -854,6 +938,38 @@ mod tests {
         }
     }
 
+    /// A plain return that leaves a frame for another address than its
+    /// call's return address, with a frame below, is applied, and the
+    /// arrival is told to go on as a jump from the call's instruction.
+    #[test]
+    fn a_plain_return_elsewhere_strays_from_the_call() {
+        let (mut arcs, mut backdate) = (Arcs::default(), NoBackdate);
+        let mut context = Context::new(());
+        context.last_instr = Some(InstrId(0));
+        for (sp, from) in [(0x7000, InstrId(1)), (0x6ff0, InstrId(2))] {
+            let call = Call {
+                from,
+                return_addr: 0x1005,
+                ..call_to(0x2000)
+            };
+            context.push(call, Some(sp), false, &mut backdate, 0);
+        }
+        context.mark_return();
+        context.set_sp(0x6ff8);
+        assert_eq!(
+            context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
+            Transfer::Strayed(InstrId(2), 0x6ff8)
+        );
+        assert_eq!(context.depth(), 1);
+        // To the return address, or out of every frame: applied.
+        context.mark_return();
+        context.set_sp(0x7008);
+        assert_eq!(
+            context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
+    }
+
     /// The plain transfer applies a call that lands on its target and a
     /// return that leaves the innermost frame; anything else is left to
     /// the full arrival, untouched.
@@ -865,41 +981,71 @@ mod tests {
         context.mark_call(call_to(0x2000));
         context.set_sp(0x7000);
         // Landing elsewhere: not plain, nothing taken.
-        assert!(!context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         assert_eq!((context.depth(), context.sp), (0, Some(0x7000)));
-        assert!(context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
         assert_eq!((context.depth(), context.top_sp()), (1, Some(0x7000)));
         assert_eq!((context.pending(), context.sp), (Pending::None, None));
         // A return that keeps the frame's stack pointer and lands on no
         // return address is a jump: the full arrival decides.
         context.mark_return();
         context.set_sp(0x7000);
-        assert!(!context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         assert_eq!((context.depth(), context.pending()), (1, Pending::Return));
         context.set_sp(0x7008);
-        assert!(context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x1234, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
         assert_eq!((context.depth(), context.pending()), (0, Pending::None));
         // A call made with the stack pointer above the innermost frame's
         // (a `longjmp` out of it first): the full arrival leaves the frame.
         context.mark_call(call_to(0x2000));
         context.set_sp(0x7000);
-        assert!(context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
         context.mark_call(call_to(0x3000));
         context.set_sp(0x7100);
-        assert!(!context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         assert_eq!((context.depth(), context.top_sp()), (1, Some(0x7000)));
         // Without a stack pointer, or before the first instruction, never.
         let mut fresh = Context::new(());
         fresh.mark_call(call_to(0x2000));
-        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         fresh.set_sp(0x7000);
-        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         // Nor in a signal handler that a block above its stack has left.
         fresh.last_instr = Some(InstrId(0));
         fresh.handler_top = Some(0x6000);
-        assert!(!fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::NotPlain
+        );
         fresh.set_sp(0x5000);
-        assert!(fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0));
+        assert_eq!(
+            fresh.plain_transfer(0x2000, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
     }
 
     #[test]

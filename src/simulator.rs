@@ -6,7 +6,7 @@ use std::fmt;
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
 use crate::cache::{Caches, NoMemory, longest_access};
-use crate::callstack::Threads;
+use crate::callstack::{Threads, Transfer};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{EventKind, EventSet};
@@ -569,15 +569,22 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// Whether control reached the first instruction of `block` by a call
-    /// or return that [`crate::callstack::Context::plain_transfer`] applies, which it did:
-    /// then [`Simulator::arrive`] would do nothing else, as the block is
-    /// known, no inlined function is shown (no block would be known) and
-    /// no jump is involved.
+    /// or return that [`crate::callstack::Context::plain_transfer`] applies, which it did,
+    /// with the jump that a return elsewhere than its call's code makes: then
+    /// [`Simulator::arrive`] would do nothing else, as the block is known
+    /// and no inlined function is shown (no block would be known).
     #[inline]
     fn plain_transfer(&mut self, block: &KnownBlock) -> bool {
         let context = self.threads.current();
         let backdate = &mut self.charges.backdate;
-        context.plain_transfer(block.addr, &mut self.arcs, backdate, self.instructions)
+        match context.plain_transfer(block.addr, &mut self.arcs, backdate, self.instructions) {
+            Transfer::NotPlain => false,
+            Transfer::Applied => true,
+            Transfer::Strayed(from, sp) => {
+                self.jump(from, block.addr, Some(block.first), Some(sp), false);
+                true
+            }
+        }
     }
 
     /// A data access outside a block run.

@@ -4,7 +4,7 @@
 
 use crate::arcs::{ArcId, Arcs};
 use crate::backdate::Backdate;
-use crate::callstack::{Call, Context, Pending};
+use crate::callstack::{Call, Context, Left, Pending};
 use crate::program::{FnId, InstrId, Program};
 
 use super::call_sites::SiteCall;
@@ -28,14 +28,16 @@ impl<B: Backdate> Simulator<B> {
         // `entered_by_jump`.
         let mut jumped = false;
         let mut forced = false;
+        // The call of the outermost frame a return or the stack pointer left.
+        let mut left = None;
         match context.take_pending() {
             Pending::Call(mut call) => {
                 // Callgrind leaves the frames the stack pointer has left
                 // first, and a call that left any is taken for a return.
-                let left = sp.map_or(0, |sp| {
+                left = sp.and_then(|sp| {
                     context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
                 });
-                if left > 0 {
+                if left.is_some() {
                     // Not a call, so not counted (Callgrind counts a call
                     // as it enters it).
                     call.uncount(&mut self.arcs);
@@ -51,18 +53,15 @@ impl<B: Backdate> Simulator<B> {
             Pending::Return => match sp.filter(|_| context.innermost_has_sp()) {
                 Some(sp) => match context.return_pops(addr, sp) {
                     Some(pops) => {
-                        context.return_by_sp(
-                            addr,
-                            sp,
-                            pops,
-                            &mut self.arcs,
-                            &mut self.charges.backdate,
-                            now,
-                        );
+                        let backdate = &mut self.charges.backdate;
+                        left = context.return_by_sp(addr, sp, pops, &mut self.arcs, backdate, now);
                     }
                     None => (jumped, forced) = (true, true),
                 },
-                None => context.return_to(addr, &mut self.arcs, &mut self.charges.backdate, now),
+                None => {
+                    let backdate = &mut self.charges.backdate;
+                    left = context.return_to(addr, &mut self.arcs, backdate, now);
+                }
             },
             // Flow that runs on into another function's code is a jump
             // there too (`__memcpy_chk` runs on into `memcpy`). Interned
@@ -81,57 +80,17 @@ impl<B: Backdate> Simulator<B> {
             }
         }
         if let (true, Some(last)) = (jumped, context.last_instr) {
-            let with_sp = sp.is_some();
-            let callee =
-                match entered_by_jump(&mut self.program, last, addr, known, with_sp, forced) {
-                    Entered::Nothing => None,
-                    Entered::Call(callee) => Some(callee),
-                    // Back into the function whose jump entered the frame, a
-                    // return; else into it as a call.
-                    Entered::Middle(func) => {
-                        let program = &self.program;
-                        let returns_to = |from| program.outer_function(from) == func;
-                        let arcs = &mut self.arcs;
-                        let backdate = &mut self.charges.backdate;
-                        (!context.return_by_jump(returns_to, arcs, backdate, now)).then_some(func)
-                    }
-                };
-            let mut site = context.charged(last);
-            if callee.is_some()
-                && with_sp
-                && self
-                    .program
-                    .function(self.program.instr(last).func)
-                    .pop_on_jump
-                && let Some((from, _)) =
-                    context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
-            {
-                site = from;
-            }
-            let left = sp.map_or(0, |sp| {
-                context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
-            });
-            if let (0, Some(callee)) = (left, callee) {
-                let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
-                let call = Call {
-                    site,
-                    from: last,
-                    arc,
-                    // Callgrind gives calls made by jumps no return address,
-                    // and the stack pointer of the frame they run in, so
-                    // that they return with it.
-                    return_addr: 0,
-                    entry: addr,
-                    charge_to,
-                };
-                // Without a stack pointer of its own (flow that runs on
-                // inside a block, or a trace without them), it returns with
-                // the frame below it.
-                let frame_sp = context.top_sp().or(sp);
-                let tail = frame_sp.is_none();
-                context.push(call, frame_sp, tail, &mut self.charges.backdate, now);
-            }
+            left = self.jump(last, addr, known, sp, forced);
         }
+        // Back in a frame elsewhere than where the call it left was made
+        // (a stack switched, by `swapcontext` or a split stack's
+        // `__morestack`), the code runs as if the call's instruction had
+        // jumped there, so that a function's inclusive cost stays its self
+        // cost and its calls'.
+        if let Some(from) = self.threads.current().strayed(left, addr) {
+            self.jump(from, addr, known, sp, false);
+        }
+        let context = self.threads.current();
         let instr = match known {
             Some(instr) => instr,
             None => {
@@ -153,6 +112,71 @@ impl<B: Backdate> Simulator<B> {
             }
         }
         instr
+    }
+
+    /// A jump from instruction `from` to `addr`: into a function, as a
+    /// call (see [`entered_by_jump`]), after the frames that the stack
+    /// pointer `sp` leaves. Returns the call of the outermost frame left.
+    pub(super) fn jump(
+        &mut self,
+        from: InstrId,
+        addr: u64,
+        known: Option<InstrId>,
+        sp: Option<u64>,
+        forced: bool,
+    ) -> Option<Left> {
+        let now = self.instructions;
+        let context = self.threads.current();
+        let with_sp = sp.is_some();
+        let callee = match entered_by_jump(&mut self.program, from, addr, known, with_sp, forced) {
+            Entered::Nothing => None,
+            Entered::Call(callee) => Some(callee),
+            // Back into the function whose jump entered the frame, a
+            // return; else into it as a call.
+            Entered::Middle(func) => {
+                let program = &self.program;
+                let returns_to = |from| program.outer_function(from) == func;
+                let arcs = &mut self.arcs;
+                let backdate = &mut self.charges.backdate;
+                (!context.return_by_jump(returns_to, arcs, backdate, now)).then_some(func)
+            }
+        };
+        let mut site = context.charged(from);
+        if callee.is_some()
+            && with_sp
+            && self
+                .program
+                .function(self.program.instr(from).func)
+                .pop_on_jump
+            && let Some((popped, _)) =
+                context.pop_for_jump(&mut self.arcs, &mut self.charges.backdate, now)
+        {
+            site = popped;
+        }
+        let left = sp.and_then(|sp| {
+            context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
+        });
+        if let (None, Some(callee)) = (left, callee) {
+            let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
+            let call = Call {
+                site,
+                from,
+                arc,
+                // Callgrind gives calls made by jumps no return address,
+                // and the stack pointer of the frame they run in, so that
+                // they return with it.
+                return_addr: 0,
+                entry: addr,
+                charge_to,
+            };
+            // Without a stack pointer of its own (flow that runs on inside
+            // a block, or a trace without them), it returns with the frame
+            // below it.
+            let frame_sp = context.top_sp().or(sp);
+            let tail = frame_sp.is_none();
+            context.push(call, frame_sp, tail, &mut self.charges.backdate, now);
+        }
+        left
     }
 
     /// Ends the signal handlers a block at stack pointer `sp` left by

@@ -539,6 +539,199 @@ fn a_handler_on_a_stack_above_the_interrupted_code_runs_until_sigreturn() {
     }
 }
 
+/// A handler on an alternate stack mapped above the thread's stack (as
+/// Valgrind maps a thread's) that jumps out, twice: its own calls stay
+/// above the thread's frames, and the first block back among them, at or
+/// below the outermost's stack pointer, has left it, also where that block
+/// is known and reached by a plain jump (the second time, as block runs).
+#[test]
+fn a_handler_on_a_stack_above_the_threads_that_jumps_out_ends_there() {
+    let round = "sp 8ff0
+                 i 1200 2     # f: a system call, after which a signal comes
+                 signal 10
+                 sp a000
+                 i 1300 5     # handler, on its own stack: call h
+                 call 1400
+                 sp 9ff8
+                 i 1400 1     # h: ret
+                 ret
+                 sp a000
+                 i 1305 2     # handler: jmp to main (siglongjmp)
+                 sp 8ff8
+                 i 1101 5     # main, after the jump, f and the handler left: call f
+                 call 1200";
+    let trace = format!(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 f
+         fn 1300 1400 handler
+         fn 1400 1500 h
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 1     # main
+         i 1101 5     # main: call f
+         call 1200
+         {round}
+         {round}
+         sp 8ff0
+         i 1200 2     # f: ret
+         i 1202 1
+         ret
+         sp 8ff8
+         i 1106 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start"
+    );
+    let events = simulate_text(&trace, SimConfig::default());
+    let runs = simulate_as_block_runs(&trace);
+    for profile in [&events, &runs] {
+        let main_f = arc(profile, "main", "f");
+        assert_eq!((main_f.calls, main_f.inclusive[Ir]), (3, 4));
+        assert_eq!(arc(profile, "start", "main").inclusive[Ir], 9);
+        assert_eq!(arc(profile, "handler", "h").inclusive[Ir], 2);
+        assert_eq!(self_cost(profile, "handler")[Ir], 4);
+    }
+    let positions = Positions {
+        instr: true,
+        line: false,
+    };
+    assert_eq!(
+        callgrind_text(&runs, positions),
+        callgrind_text(&events, positions)
+    );
+}
+
+/// The same where the handler's code is the interrupted function's, so
+/// that its jump back is one within a function: a known block reached by
+/// it leaves the handler too.
+#[test]
+fn a_jump_within_a_function_out_of_a_handler_above_the_threads_ends_it() {
+    let round = "sp 8ff0
+                 i 1200 2     # f: a signal comes
+                 signal 10
+                 sp a000
+                 i 1250 2     # the handler, f's own code on its own stack: jmp into f
+                 sp 8ff0
+                 i 1202 1     # f, after the jump: the handler is left
+                 i 1203 1     # f: jmp to its start";
+    let trace = format!(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 f
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 5     # main: call f
+         call 1200
+         {round}
+         {round}
+         sp 8ff0
+         i 1200 2
+         i 1202 1
+         i 1203 1
+         i 1204 1     # f: ret
+         ret
+         sp 8ff8
+         i 1105 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start"
+    );
+    let events = simulate_text(&trace, SimConfig::default());
+    let runs = simulate_as_block_runs(&trace);
+    for profile in [&events, &runs] {
+        // f's 12 instructions but the handlers' 2.
+        assert_eq!(self_cost(profile, "f")[Ir], 12);
+        assert_eq!(arc(profile, "main", "f").inclusive[Ir], 10);
+        assert_eq!(arc(profile, "start", "main").inclusive[Ir], 12);
+    }
+}
+
+/// A return into another function than the one that made the call it
+/// leaves: a retpoline (`call` to a label that overwrites its return
+/// address and returns) returns into the target of the indirect call it
+/// stands for, and a stack switch (`swapcontext`) returns into another
+/// coroutine. That code runs as called from the instruction that made the
+/// call left, so that every function's inclusive cost is its self cost and
+/// its calls'; as events and as block runs, whose second round arrives at
+/// the target's known block by the return.
+#[test]
+fn a_return_into_another_function_enters_it_as_a_call() {
+    let round = "sp 8ff0
+                 i 1200 5     # the thunk: call its label
+                 call 1210
+                 sp 8fe8
+                 i 1210 4     # the label: the target over the return address
+                 i 1214 1     # ret, to the target
+                 ret
+                 sp 8ff0
+                 i 1300 1     # the target
+                 i 1301 1     # ret, to main
+                 ret";
+    let trace = format!(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 thunk
+         fn 1300 1400 target
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 5     # main: call the thunk
+         call 1200
+         {round}
+         sp 8ff8
+         i 1105 5     # main: call the thunk again
+         call 1200
+         {round}
+         sp 8ff8
+         i 110a 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start"
+    );
+    let events = simulate_text(&trace, SimConfig::default());
+    let runs = simulate_as_block_runs(&trace);
+    for profile in [&events, &runs] {
+        let thunk_target = arc(profile, "thunk", "target");
+        assert_eq!((thunk_target.calls, thunk_target.inclusive[Ir]), (2, 4));
+        assert_eq!(arc(profile, "thunk", "thunk").inclusive[Ir], 4);
+        assert_eq!(arc(profile, "start", "main").inclusive[Ir], 13);
+        assert_eq!(self_cost(profile, "thunk")[Ir], 6);
+    }
+    let positions = Positions {
+        instr: true,
+        line: false,
+    };
+    assert_eq!(
+        callgrind_text(&runs, positions),
+        callgrind_text(&events, positions)
+    );
+}
+
+/// `text` as the block runs of a binary trace, simulated: known blocks
+/// take their own way of arriving.
+fn simulate_as_block_runs(text: &str) -> Profile {
+    let mut blocker = Blocker::new(TraceWriter::new(Vec::new(), false, &[]).unwrap());
+    let mut reader = TextReader::new(text.as_bytes());
+    while let Some(event) = reader.next_event().unwrap() {
+        blocker.event(event).unwrap();
+    }
+    let binary = blocker.finish().unwrap().finish(&[], None).unwrap();
+    let mut reader = BinaryReader::new(std::io::Cursor::new(binary), false).unwrap();
+    let Ok(profile) = simulate(&mut reader, SimConfig::default()) else {
+        panic!("the binary trace did not simulate");
+    };
+    profile
+}
+
 /// A trace that gives stack pointers at some blocks only: a frame entered
 /// without one is left by its return address when a `ret` lands on a block
 /// with one, as if the trace had given one at its entry too, instead of
@@ -564,21 +757,6 @@ fn a_frame_entered_without_a_stack_pointer_returns_by_its_address() {
             i 1006 1"
         )
     };
-    // As events, and as the block runs of a binary trace, which take the
-    // known blocks' way of arriving.
-    let as_blocks = |text: &str| {
-        let mut blocker = Blocker::new(TraceWriter::new(Vec::new(), false, &[]).unwrap());
-        let mut reader = TextReader::new(text.as_bytes());
-        while let Some(event) = reader.next_event().unwrap() {
-            blocker.event(event).unwrap();
-        }
-        let binary = blocker.finish().unwrap().finish(&[], None).unwrap();
-        let mut reader = BinaryReader::new(std::io::Cursor::new(binary), false).unwrap();
-        let Ok(profile) = simulate(&mut reader, SimConfig::default()) else {
-            panic!("the binary trace did not simulate");
-        };
-        profile
-    };
     let render = |profile: &Profile| {
         let positions = Positions {
             instr: true,
@@ -589,7 +767,9 @@ fn a_frame_entered_without_a_stack_pointer_returns_by_its_address() {
     let profile = simulate_text(&trace(""), SimConfig::default());
     let whole = render(&simulate_text(&trace("sp 7feff8"), SimConfig::default()));
     assert_eq!(render(&profile), whole);
-    assert_eq!(render(&as_blocks(&trace(""))), whole);
+    // As events, and as the block runs of a binary trace, which take the
+    // known blocks' way of arriving.
+    assert_eq!(render(&simulate_as_block_runs(&trace(""))), whole);
     assert_eq!(calls_and_ir(&profile, "main", "f"), (1, 1));
     assert_eq!(profile.arcs.len(), 1);
 }

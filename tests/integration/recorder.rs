@@ -10,7 +10,7 @@ use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
 use linegrind::output::grouped;
 
-use crate::support::{arc, linegrind, recorder_tool, root, setting, simulate_file};
+use crate::support::{arc, linegrind, recorder_tool, root, self_cost, setting, simulate_file};
 
 /// Compiles tests/programs/recorder/`source` into a program in `dir`, or
 /// says why the recorder tests cannot run here.
@@ -366,6 +366,39 @@ fn recording_switched_on_inside_a_signal_handler_simulates() {
         .sum();
     assert_eq!(from_main, 2);
     sim_succeeds(dir.path(), "h.lgt");
+}
+
+/// A coroutine on a stack in `main`'s frame, switched to and from by
+/// `swapcontext`, whose `ret` lands in the other function's code: `main`
+/// calls the coroutine (once, where it first starts), and every function's
+/// inclusive cost, over all the calls into it, is its self cost and its
+/// calls', as a walk down from `main` in KCachegrind adds them.
+#[test]
+fn a_coroutine_switched_to_by_a_return_is_called_from_the_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    if record_as_it_is("coroutine.c", dir.path()).is_none() {
+        return;
+    }
+    let profile = simulate_file(&dir.path().join("coroutine.lgt"), SimConfig::default());
+    assert_eq!(arc(&profile, "main", "co").calls, 1);
+    assert_eq!(arc(&profile, "co", "work").calls, 100);
+    for function in ["main", "co"] {
+        let named = |id| profile.program.function(id).name == function;
+        let (mut into, mut out) = (0, 0);
+        for arc in &profile.arcs {
+            if named(arc.callee) {
+                into += arc.inclusive[EventKind::Ir];
+            }
+            if named(profile.caller(arc)) {
+                out += arc.inclusive[EventKind::Ir];
+            }
+        }
+        assert_eq!(
+            into,
+            self_cost(&profile, function)[EventKind::Ir] + out,
+            "{function}"
+        );
+    }
 }
 
 /// Timer signals arrive between blocks, also between a block that ends in
