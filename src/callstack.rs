@@ -100,10 +100,10 @@ pub enum Transfer {
     NotPlain,
     /// The call or the return, which is all the arrival does.
     Applied,
-    /// The return, after which the code runs as if this instruction, which
-    /// made the call of the outermost frame left, had jumped to it
-    /// ([`Context::strayed`]), at this stack pointer.
-    Strayed(InstrId, u64),
+    /// The return, after which the code runs as if the instruction that
+    /// made the call of `left`, the outermost frame left, had jumped to it
+    /// ([`Context::strayed`]), at stack pointer `sp`.
+    Strayed { left: Left, sp: u64 },
 }
 
 /// What the most recent instruction did to the stack, applied when the
@@ -176,11 +176,12 @@ pub struct Context<C> {
     /// code it interrupted. See [`Threads::leave_jumped_handlers`].
     handler_top: Option<u64>,
     /// In a signal handler's context whose first block ran above every
-    /// frame of the code it interrupted (on an alternate stack mapped above
-    /// that code's stack), the stack pointer at or below which a block has
-    /// left the handler: the outermost of those frames', which the
-    /// handler's own code stays above; 0 otherwise. Until the first block,
-    /// the outermost frame's stack pointer.
+    /// frame of the thread it interrupted (on an alternate stack mapped
+    /// above the thread's stack), the stack pointer at or below which a
+    /// block has left the handler: the outermost of those frames', which
+    /// the handler's own code stays above; 0, which no stack pointer is
+    /// at or below, otherwise. Until the first block, the outermost
+    /// frame's stack pointer, or the floor of the handler it interrupted.
     handler_floor: u64,
     /// How many frames entered without a stack pointer return to each
     /// address, so that a `ret` to none of them pops the innermost frame
@@ -224,20 +225,21 @@ impl<C> Context<C> {
     /// signal return trampoline runs once it returned; a block above both
     /// that and the innermost frame of the context it interrupted has left
     /// the handler, since the interrupted code's frames lie above the
-    /// signal's frame. A handler that starts above all of those frames
-    /// runs on an alternate stack above their stack: a block above the
-    /// handler's first leaves it, and so does one back down among those
-    /// frames, at or below the outermost's stack pointer (a jump out of
-    /// the handler lands in one of them). Without `sp` the handler's stack
-    /// is unknown, and no block leaves it.
+    /// signal's frame. A handler that starts above all of the thread's
+    /// frames runs on an alternate stack above the thread's stack: a block
+    /// above the handler's first leaves it, and so does one back down
+    /// among those frames, at or below the outermost's stack pointer (a
+    /// jump out of the handler lands in one of them); so does a handler
+    /// that interrupted such a handler, on the same stack. Without `sp`
+    /// the handler's stack is unknown, and no block leaves it.
     pub fn start(&mut self, addr: u64, sp: Option<u64>) {
         self.root_entry = Some(addr);
         if let Some(top) = self.handler_top {
             self.handler_top = sp.map(|sp| top.max(sp.saturating_add(8)));
             self.leave_above = self.top_sp().or(self.handler_top);
-            if sp.is_none_or(|sp| sp <= self.handler_floor) {
-                self.handler_floor = 0;
-            }
+        }
+        if sp.is_none_or(|sp| sp <= self.handler_floor) {
+            self.handler_floor = 0;
         }
     }
 
@@ -347,7 +349,7 @@ impl<C> Context<C> {
                     let left = self.return_by_sp(addr, sp, pops, arcs, backdate, now);
                     match self.strayed(left, addr) {
                         None => Transfer::Applied,
-                        Some(from) => Transfer::Strayed(from, sp),
+                        Some(left) => Transfer::Strayed { left, sp },
                     }
                 }
                 None => Transfer::NotPlain,
@@ -577,13 +579,12 @@ impl<C> Context<C> {
         left
     }
 
-    /// The instruction that made the call of `left`, the outermost frame a
-    /// return or the stack pointer left for `addr`, if it was made
-    /// elsewhere than where the context goes on in a frame below: there
-    /// the code runs as if that instruction had jumped to it.
-    pub fn strayed(&self, left: Option<Left>, addr: u64) -> Option<InstrId> {
+    /// `left`, the outermost frame a return or the stack pointer left for
+    /// `addr`, if its call was made elsewhere than where the context goes
+    /// on in a frame below: there the code runs as if the call's
+    /// instruction had jumped to it.
+    pub fn strayed(&self, left: Option<Left>, addr: u64) -> Option<Left> {
         left.filter(|left| !left.returns_to(addr) && !self.frames.is_empty())
-            .map(|left| left.from)
     }
 
     /// How many of the inlined calls of `chain` (outermost first) the
@@ -835,13 +836,15 @@ impl<C> Threads<C> {
     /// block, the innermost frame of the code it interrupts bounds it.
     pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
         // The thread's own frames, not a handler's, which may lie on the
-        // same alternate stack.
+        // same alternate stack: a handler that interrupts another takes
+        // over its floor.
         let in_handler = self.running.len() > 1;
         let interrupted = self.current();
         let interrupted_top = interrupted.leave_above;
-        let interrupted_base = (interrupted.frames.first())
-            .and_then(|frame| frame.sp)
-            .filter(|_| !in_handler);
+        let interrupted_base = match in_handler {
+            true => Some(interrupted.handler_floor).filter(|&floor| floor != 0),
+            false => interrupted.frames.first().and_then(|frame| frame.sp),
+        };
         let mut context = Context::new(backdate.root(now));
         context.handler_top = interrupted_top;
         context.leave_above = interrupted_top;
@@ -958,16 +961,35 @@ mod tests {
         context.set_sp(0x6ff8);
         assert_eq!(
             context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
-            Transfer::Strayed(InstrId(2), 0x6ff8)
+            Transfer::Strayed {
+                left: Left {
+                    from: InstrId(2),
+                    return_addr: 0x1005
+                },
+                sp: 0x6ff8
+            }
         );
         assert_eq!(context.depth(), 1);
         // To the return address, or out of every frame: applied.
+        let call = Call {
+            return_addr: 0x1005,
+            ..call_to(0x2000)
+        };
+        context.push(call, Some(0x6ff0), false, &mut backdate, 0);
+        context.mark_return();
+        context.set_sp(0x6ff8);
+        assert_eq!(
+            context.plain_transfer(0x1005, &mut arcs, &mut backdate, 0),
+            Transfer::Applied
+        );
+        assert_eq!(context.depth(), 1);
         context.mark_return();
         context.set_sp(0x7008);
         assert_eq!(
             context.plain_transfer(0x3000, &mut arcs, &mut backdate, 0),
             Transfer::Applied
         );
+        assert_eq!(context.depth(), 0);
     }
 
     /// The plain transfer applies a call that lands on its target and a

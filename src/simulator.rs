@@ -580,8 +580,8 @@ impl<B: Backdate> Simulator<B> {
         match context.plain_transfer(block.addr, &mut self.arcs, backdate, self.instructions) {
             Transfer::NotPlain => false,
             Transfer::Applied => true,
-            Transfer::Strayed(from, sp) => {
-                self.jump(from, block.addr, Some(block.first), Some(sp), false);
+            Transfer::Strayed { left, sp } => {
+                self.stray(left, block.addr, Some(block.first), Some(sp));
                 true
             }
         }

@@ -80,15 +80,15 @@ impl<B: Backdate> Simulator<B> {
             }
         }
         if let (true, Some(last)) = (jumped, context.last_instr) {
-            left = self.jump(last, addr, known, sp, forced);
+            left = self.jump(last, addr, known, sp, forced, None);
         }
         // Back in a frame elsewhere than where the call it left was made
         // (a stack switched, by `swapcontext` or a split stack's
         // `__morestack`), the code runs as if the call's instruction had
         // jumped there, so that a function's inclusive cost stays its self
         // cost and its calls'.
-        if let Some(from) = self.threads.current().strayed(left, addr) {
-            self.jump(from, addr, known, sp, false);
+        if let Some(left) = self.threads.current().strayed(left, addr) {
+            self.stray(left, addr, known, sp);
         }
         let context = self.threads.current();
         let instr = match known {
@@ -114,9 +114,26 @@ impl<B: Backdate> Simulator<B> {
         instr
     }
 
-    /// A jump from instruction `from` to `addr`: into a function, as a
-    /// call (see [`entered_by_jump`]), after the frames that the stack
-    /// pointer `sp` leaves. Returns the call of the outermost frame left.
+    /// Code that a return or the stack pointer brought to `addr` after
+    /// leaving frames down to `left`, whose call was made elsewhere
+    /// ([`crate::callstack::Context::strayed`]): it runs as if the call's
+    /// instruction had jumped there. Code that goes on in the function that
+    /// ran last (`vfork`, which pops its return address before its system
+    /// call, so leaving its frame, and goes on) is that call going on, not
+    /// counted again.
+    pub(super) fn stray(&mut self, left: Left, addr: u64, known: Option<InstrId>, sp: Option<u64>) {
+        let last = self.threads.current().last_instr;
+        let going_on = last.map(|last| self.program.outer_function(last));
+        self.jump(left.from, addr, known, sp, false, going_on);
+    }
+
+    /// A jump from instruction `from` to `addr`, which the next
+    /// instruction's stack pointer `sp` gives: the callee it enters as a
+    /// call (see [`entered_by_jump`]; any function where `forced`, for a
+    /// return that is a jump), if any, is worked out first; then the frames
+    /// the stack pointer leaves are left, and where it left none, the call
+    /// is entered, counted unless its callee is `going_on`. Returns the
+    /// call of the outermost frame left.
     pub(super) fn jump(
         &mut self,
         from: InstrId,
@@ -124,6 +141,7 @@ impl<B: Backdate> Simulator<B> {
         known: Option<InstrId>,
         sp: Option<u64>,
         forced: bool,
+        going_on: Option<FnId>,
     ) -> Option<Left> {
         let now = self.instructions;
         let context = self.threads.current();
@@ -158,6 +176,9 @@ impl<B: Backdate> Simulator<B> {
         });
         if let (None, Some(callee)) = (left, callee) {
             let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
+            if let Some(arc) = arc.filter(|_| going_on == Some(callee)) {
+                self.arcs.get_mut(arc).calls -= 1;
+            }
             let call = Call {
                 site,
                 from,

@@ -586,23 +586,102 @@ fn a_handler_on_a_stack_above_the_threads_that_jumps_out_ends_there() {
          sp 9000
          i 1005 1     # start"
     );
-    let events = simulate_text(&trace, SimConfig::default());
-    let runs = simulate_as_block_runs(&trace);
-    for profile in [&events, &runs] {
+    for profile in &as_events_and_block_runs(&trace) {
         let main_f = arc(profile, "main", "f");
         assert_eq!((main_f.calls, main_f.inclusive[Ir]), (3, 4));
         assert_eq!(arc(profile, "start", "main").inclusive[Ir], 9);
         assert_eq!(arc(profile, "handler", "h").inclusive[Ir], 2);
         assert_eq!(self_cost(profile, "handler")[Ir], 4);
     }
-    let positions = Positions {
-        instr: true,
-        line: false,
-    };
-    assert_eq!(
-        callgrind_text(&runs, positions),
-        callgrind_text(&events, positions)
+}
+
+/// A handler that interrupts a handler on the alternate stack, on the
+/// same stack, and jumps out of both into the thread's code: both end
+/// there.
+#[test]
+fn a_nested_handler_on_the_alternate_stack_that_jumps_out_ends_both() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 f
+         fn 1300 1400 handler
+         fn 1400 1500 h
+         fn 1500 1600 nested
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 5     # main: call f
+         call 1200
+         sp 8ff0
+         i 1200 2     # f: a signal comes
+         signal 10
+         sp a000
+         i 1300 2     # handler, on its own stack: another signal comes
+         signal 12
+         sp 9f00
+         i 1500 5     # nested, below it on the same stack: call h
+         call 1400
+         sp 9ef8
+         i 1400 1     # h: ret
+         ret
+         sp 9f00
+         i 1505 2     # nested: jmp to main (siglongjmp)
+         sp 8ff8
+         i 1105 1     # main, after the jump: ret
+         ret
+         sp 9000
+         i 1005 1     # start",
+        SimConfig::default(),
     );
+    assert_eq!(arc(&profile, "start", "main").inclusive[Ir], 3);
+    assert_eq!(arc(&profile, "nested", "h").inclusive[Ir], 1);
+    assert_eq!(self_cost(&profile, "nested")[Ir], 2);
+}
+
+/// A handler that interrupts code in a frame entered without a stack
+/// pointer (a trace that gives them at some blocks only), on a stack below
+/// the thread's frames: it runs until its `sigreturn`.
+#[test]
+fn a_handler_below_a_frame_without_a_stack_pointer_runs_until_sigreturn() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 1200 1300 f
+         fn 1300 1400 handler
+         fn 1400 1500 h
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 5     # main: call f
+         call 1200
+         i 1200 2     # f, entered without a stack pointer: a signal comes
+         signal 10
+         sp 8000
+         i 1300 5     # handler: call h
+         call 1400
+         sp 7ff8
+         i 1400 1     # h: ret
+         ret
+         sp 8000
+         i 1305 1     # handler
+         i 1306 1
+         sigreturn
+         i 1202 1     # f: ret
+         ret
+         sp 8ff8
+         i 1105 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start",
+        SimConfig::default(),
+    );
+    assert_eq!(arc(&profile, "handler", "h").inclusive[Ir], 1);
+    assert_eq!(self_cost(&profile, "handler")[Ir], 3);
+    assert_eq!(arc(&profile, "main", "f").inclusive[Ir], 2);
 }
 
 /// The same where the handler's code is the interrupted function's, so
@@ -643,9 +722,7 @@ fn a_jump_within_a_function_out_of_a_handler_above_the_threads_ends_it() {
          sp 9000
          i 1005 1     # start"
     );
-    let events = simulate_text(&trace, SimConfig::default());
-    let runs = simulate_as_block_runs(&trace);
-    for profile in [&events, &runs] {
+    for profile in &as_events_and_block_runs(&trace) {
         // f's 12 instructions but the handlers' 2.
         assert_eq!(self_cost(profile, "f")[Ir], 12);
         assert_eq!(arc(profile, "main", "f").inclusive[Ir], 10);
@@ -660,7 +737,8 @@ fn a_jump_within_a_function_out_of_a_handler_above_the_threads_ends_it() {
 /// coroutine. That code runs as called from the instruction that made the
 /// call left, so that every function's inclusive cost is its self cost and
 /// its calls'; as events and as block runs, whose second round arrives at
-/// the target's known block by the return.
+/// the target's known block by the return, with stack pointers or without
+/// (returns matched by address).
 #[test]
 fn a_return_into_another_function_enters_it_as_a_call() {
     let round = "sp 8ff0
@@ -697,15 +775,58 @@ fn a_return_into_another_function_enters_it_as_a_call() {
          sp 9000
          i 1005 1     # start"
     );
-    let events = simulate_text(&trace, SimConfig::default());
-    let runs = simulate_as_block_runs(&trace);
-    for profile in [&events, &runs] {
-        let thunk_target = arc(profile, "thunk", "target");
-        assert_eq!((thunk_target.calls, thunk_target.inclusive[Ir]), (2, 4));
-        assert_eq!(arc(profile, "thunk", "thunk").inclusive[Ir], 4);
-        assert_eq!(arc(profile, "start", "main").inclusive[Ir], 13);
-        assert_eq!(self_cost(profile, "thunk")[Ir], 6);
+    for trace in with_and_without_sp(&trace) {
+        for profile in &as_events_and_block_runs(&trace) {
+            let thunk_target = arc(profile, "thunk", "target");
+            assert_eq!((thunk_target.calls, thunk_target.inclusive[Ir]), (2, 4));
+            assert_eq!(arc(profile, "thunk", "thunk").inclusive[Ir], 4);
+            assert_eq!(arc(profile, "start", "main").inclusive[Ir], 13);
+            assert_eq!(self_cost(profile, "thunk")[Ir], 6);
+        }
     }
+}
+
+/// A function that pops its return address before a system call and
+/// pushes it back after (glibc's `vfork`): the stack pointer's rise leaves
+/// its frame, and the code after it, back in the function that ran last,
+/// is its call going on, counted once; its `ret`, matching no frame, is a
+/// call into its caller's code, as in Callgrind.
+#[test]
+fn a_call_whose_frame_the_stack_pointer_left_goes_on_in_its_callee() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1100 start
+         fn 1100 1200 main
+         fn 2000 2100 vfork
+         sp 9000
+         i 1000 5     # start: call main
+         call 1100
+         sp 8ff8
+         i 1100 5     # main: call vfork
+         call 2000
+         sp 8ff0
+         i 2000 1     # vfork: pop its return address
+         i 2001 2     # the system call
+         sp 8ff8
+         i 2003 1     # vfork, its frame left: push the return address back
+         i 2004 1     # ret, to main
+         ret
+         sp 8ff8
+         i 1105 1     # main: ret
+         ret
+         sp 9000
+         i 1005 1     # start";
+    let profile = simulate_text(trace, SimConfig::default());
+    let main_vfork = arc(&profile, "main", "vfork");
+    assert_eq!((main_vfork.calls, main_vfork.inclusive[Ir]), (1, 5));
+    assert_eq!(arc(&profile, "vfork", "main").inclusive[Ir], 1);
+    assert_eq!(arc(&profile, "start", "main").inclusive[Ir], 6);
+}
+
+/// `trace` simulated as events and as the block runs of a binary trace,
+/// whose known blocks take their own way of arriving: the same profile.
+fn as_events_and_block_runs(trace: &str) -> [Profile; 2] {
+    let events = simulate_text(trace, SimConfig::default());
+    let runs = simulate_as_block_runs(trace);
     let positions = Positions {
         instr: true,
         line: false,
@@ -714,6 +835,7 @@ fn a_return_into_another_function_enters_it_as_a_call() {
         callgrind_text(&runs, positions),
         callgrind_text(&events, positions)
     );
+    [events, runs]
 }
 
 /// `text` as the block runs of a binary trace, simulated: known blocks
