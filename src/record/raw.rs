@@ -167,18 +167,13 @@ pub fn convert<R: Read, W: Write>(
         }
         // Anything else ends the run in progress; a signal, or the end of a
         // program that a fault killed, may have stopped it part-way.
-        let signo = match tag {
-            b'S' => Some(Some(stream.u32()?)),
-            b'E' => Some(None),
-            _ => None,
-        };
-        let stop = match signo {
-            Some(signo) => Some(Stop {
-                signo,
+        let stop = match tag {
+            b'S' | b'E' => Some(Stop {
+                signo: (tag == b'S').then(|| stream.u32()).transpose()?,
                 ip: stream.u64()?,
                 ended: stream.u8()? != 0,
             }),
-            None => None,
+            _ => None,
         };
         if let Some(index) = running.take() {
             let block = blocks[index]

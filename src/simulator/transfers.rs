@@ -175,10 +175,11 @@ impl<B: Backdate> Simulator<B> {
             context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
         });
         if let (None, Some(callee)) = (left, callee) {
+            let enter = match going_on == Some(callee) {
+                true => enter_uncounted,
+                false => enter,
+            };
             let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
-            if let Some(arc) = arc.filter(|_| going_on == Some(callee)) {
-                self.arcs.get_mut(arc).calls -= 1;
-            }
             let call = Call {
                 site,
                 from,
@@ -344,12 +345,25 @@ pub(super) fn enter(
     callee: FnId,
     target: u64,
 ) -> (Option<ArcId>, Option<InstrId>) {
-    if program.function(callee).skip {
-        return (None, Some(site));
+    let entered = enter_uncounted(program, arcs, site, callee, target);
+    if let (Some(arc), _) = entered {
+        arcs.get_mut(arc).calls += 1;
     }
-    let arc = arcs.arc(site, callee, target);
-    arcs.get_mut(arc).calls += 1;
-    (Some(arc), None)
+    entered
+}
+
+/// What [`enter`] enters, for a call that goes on rather than starts.
+fn enter_uncounted(
+    program: &Program,
+    arcs: &mut Arcs,
+    site: InstrId,
+    callee: FnId,
+    target: u64,
+) -> (Option<ArcId>, Option<InstrId>) {
+    match program.function(callee).skip {
+        true => (None, Some(site)),
+        false => (Some(arcs.arc(site, callee, target)), None),
+    }
 }
 
 /// The instruction a `call` or `ret` belongs to, and where it ended, if it
