@@ -731,6 +731,11 @@ pub struct Threads<C> {
     count: ThreadCount,
     /// The running thread's index in `parked`.
     current: usize,
+    /// Per thread, like `parked`: how many of its signal handlers ended
+    /// when a block left them ([`Threads::leave_jumped_handlers`]) and may
+    /// still come to their `sigreturn`, as one does that switched to
+    /// another stack (`swapcontext`) and was switched back to later.
+    left_handlers: Vec<u32>,
 }
 
 /// `sigreturn` in a thread that is not running a signal handler.
@@ -748,6 +753,7 @@ impl<C> Threads<C> {
             by_tid,
             count: ThreadCount::default(),
             current: 0,
+            left_handlers: vec![0],
         }
     }
 
@@ -770,9 +776,10 @@ impl<C> Threads<C> {
     /// Makes `tid` the running thread, creating it on first sight.
     pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
         self.count.run(tid);
-        let parked = &mut self.parked;
+        let (parked, left_handlers) = (&mut self.parked, &mut self.left_handlers);
         let index = *self.by_tid.entry(tid).or_insert_with(|| {
             parked.push(vec![Context::new(backdate.root(now))]);
+            left_handlers.push(0);
             parked.len() - 1
         });
         if index != self.current {
@@ -802,6 +809,7 @@ impl<C> Threads<C> {
             &mut self.parked[index]
         };
         start_afresh(contexts, 1, arcs, backdate, now);
+        self.left_handlers[index] = 0;
         self.count.end(tid);
     }
 
@@ -853,26 +861,28 @@ impl<C> Threads<C> {
     }
 
     /// The running thread's innermost signal handler returns; calls it left
-    /// open return with it.
+    /// open return with it. Without one running, the `sigreturn` is that
+    /// of a handler a block left earlier, which has ended already: it
+    /// changes nothing.
     pub fn leave_handler<B: Backdate<Cursor = C>>(
         &mut self,
         arcs: &mut Arcs,
         backdate: &mut B,
         now: u64,
     ) -> Result<(), NoHandler> {
-        if self.running.len() < 2 {
-            return Err(NoHandler);
+        if self.end_handler(arcs, backdate, now) {
+            return Ok(());
         }
-        if let Some(handler) = self.running.pop() {
-            handler.end(arcs, backdate, now);
-        }
+        let left = &mut self.left_handlers[self.current];
+        *left = left.checked_sub(1).ok_or(NoHandler)?;
         Ok(())
     }
 
     /// Leaves every signal handler that a block at stack pointer `sp` has
     /// left by jumping out of it (`siglongjmp`, or an exception thrown
     /// through it) into the code it interrupted, as at its `sigreturn`,
-    /// which never comes. Callgrind does the same when its unwinding
+    /// which does not come (or comes later, `Threads::left_handlers`
+    /// says when). Callgrind does the same when its unwinding
     /// reaches below a handler's first frame. The block then leaves the
     /// interrupted code's frames by the usual rule.
     pub fn leave_jumped_handlers<B: Backdate<Cursor = C>>(
@@ -882,7 +892,25 @@ impl<C> Threads<C> {
         backdate: &mut B,
         now: u64,
     ) {
-        while self.current().left_handler(sp) && self.leave_handler(arcs, backdate, now).is_ok() {}
+        while self.current().left_handler(sp) && self.end_handler(arcs, backdate, now) {
+            self.left_handlers[self.current] += 1;
+        }
+    }
+
+    /// Ends the running thread's innermost signal handler, if one runs.
+    fn end_handler<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> bool {
+        if self.running.len() < 2 {
+            return false;
+        }
+        if let Some(handler) = self.running.pop() {
+            handler.end(arcs, backdate, now);
+        }
+        true
     }
 
     /// Ends the run: every open call returns and every context closes,

@@ -819,6 +819,11 @@ mod tests {
             "line 3: `sigreturn` without a `signal` handler running in this thread"
         );
         assert!(error("signal 1\ni 10 1\nthread 2\ni 20 1\nsigreturn\n").starts_with("line 6:"));
+        // A handler that a block above the interrupted frame left, switched
+        // back to later, returns once.
+        let left = "sp 100\ni 10 5\ncall 20\nsp f8\ni 20 1\nsignal 1\nsp 80\ni 30 1\n\
+                    sp 200\ni 40 1\nsp 80\ni 31 1\nsigreturn\nsp f8\ni 21 1\nsigreturn\n";
+        assert!(error(left).starts_with("line 17:"), "{}", error(left));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use linegrind::cost::EventKind;
 use linegrind::trace::{AnyReader, Event, MarkEdge, TraceRead};
 
 use linegrind::output::grouped;
+use linegrind::profile::Profile;
 
 use crate::support::{arc, linegrind, recorder_tool, root, self_cost, setting, simulate_file};
 
@@ -383,22 +384,55 @@ fn a_coroutine_switched_to_by_a_return_is_called_from_the_switch() {
     assert_eq!(arc(&profile, "main", "co").calls, 1);
     assert_eq!(arc(&profile, "co", "work").calls, 100);
     for function in ["main", "co"] {
-        let named = |id| profile.program.function(id).name == function;
-        let (mut into, mut out) = (0, 0);
-        for arc in &profile.arcs {
-            if named(arc.callee) {
-                into += arc.inclusive[EventKind::Ir];
-            }
-            if named(profile.caller(arc)) {
-                out += arc.inclusive[EventKind::Ir];
-            }
-        }
-        assert_eq!(
-            into,
-            self_cost(&profile, function)[EventKind::Ir] + out,
-            "{function}"
-        );
+        assert_inclusive_adds_up(&profile, function);
     }
+}
+
+/// Coroutines switched from inside a signal handler, as a preemptive
+/// scheduler switches: a handler left for a block on the other coroutine's
+/// stack, above it, comes to its `sigreturn` when switched back to, which
+/// then changes nothing (Callgrind fails an assertion on this program). The
+/// handler calls `work` as often as the program counted, and the inclusive
+/// costs of `main` and the coroutines add up.
+#[test]
+fn a_handler_switched_away_from_and_back_to_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(stdout) = record_as_it_is("preempt.c", dir.path()) else {
+        return;
+    };
+    let calls: u64 = String::from_utf8(stdout).unwrap().trim().parse().unwrap();
+    let profile = simulate_file(&dir.path().join("preempt.lgt"), SimConfig::default());
+    let name = |id| profile.program.function(id).name.as_str();
+    let handler_calls = profile
+        .arcs
+        .iter()
+        .filter(|arc| (name(profile.caller(arc)), name(arc.callee)) == ("on_signal", "work"))
+        .map(|arc| arc.calls)
+        .sum::<u64>();
+    assert_eq!(handler_calls, calls);
+    for function in ["main", "co"] {
+        assert_inclusive_adds_up(&profile, function);
+    }
+}
+
+/// Over all the calls into `function`, its inclusive cost is its self cost
+/// and its calls', as a walk down from `main` in KCachegrind adds them.
+fn assert_inclusive_adds_up(profile: &Profile, function: &str) {
+    let named = |id| profile.program.function(id).name == function;
+    let (mut into, mut out) = (0, 0);
+    for arc in &profile.arcs {
+        if named(arc.callee) {
+            into += arc.inclusive[EventKind::Ir];
+        }
+        if named(profile.caller(arc)) {
+            out += arc.inclusive[EventKind::Ir];
+        }
+    }
+    assert_eq!(
+        into,
+        self_cost(profile, function)[EventKind::Ir] + out,
+        "{function}"
+    );
 }
 
 /// Timer signals arrive between blocks, also between a block that ends in
