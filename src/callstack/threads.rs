@@ -1,0 +1,261 @@
+//! Every thread's call stacks: its own context and one per signal handler
+//! it runs, which thread runs, and the handlers a block leaves.
+
+use rustc_hash::FxHashMap;
+
+use super::Context;
+use crate::arcs::Arcs;
+use crate::backdate::Backdate;
+use crate::trace::ThreadCount;
+
+/// Every thread's contexts, and which thread runs. The running thread's
+/// contexts are at hand, so that every event reaches the running one with
+/// a single check; the other threads' wait in `parked` until they run.
+pub struct Threads<C> {
+    /// The running thread's own context first, then its nested signal
+    /// handlers: the last one runs.
+    running: Vec<Context<C>>,
+    /// Per thread, in order of first sight: its contexts while it does not
+    /// run (the running thread's entry is empty).
+    parked: Vec<Vec<Context<C>>>,
+    by_tid: FxHashMap<u32, usize>,
+    /// The threads that ran.
+    count: ThreadCount,
+    /// The running thread's index in `parked`.
+    current: usize,
+    /// Per thread, like `parked`: how many of its signal handlers ended
+    /// when a block left them ([`Threads::leave_jumped_handlers`]) and may
+    /// still come to their `sigreturn`, as one does that switched to
+    /// another stack (`swapcontext`) and was switched back to later.
+    left_handlers: Vec<u32>,
+}
+
+/// `sigreturn` in a thread that is not running a signal handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoHandler;
+
+impl<C> Threads<C> {
+    /// Thread 1 running, with an empty stack.
+    pub fn new<B: Backdate<Cursor = C>>(backdate: &mut B) -> Threads<C> {
+        let mut by_tid = FxHashMap::default();
+        by_tid.insert(1, 0);
+        Threads {
+            running: vec![Context::new(backdate.root(0))],
+            parked: vec![Vec::new()],
+            by_tid,
+            count: ThreadCount::default(),
+            current: 0,
+            left_handlers: vec![0],
+        }
+    }
+
+    /// Number of threads that ran, as `info` counts them: a thread id
+    /// reused after its thread ended counts again.
+    pub fn count(&self) -> u64 {
+        self.count.started()
+    }
+
+    /// The running context: the current thread's innermost signal handler,
+    /// or the thread itself.
+    #[inline]
+    pub fn current(&mut self) -> &mut Context<C> {
+        match self.running.last_mut() {
+            Some(context) => context,
+            None => unreachable!("the running thread has a context"),
+        }
+    }
+
+    /// Makes `tid` the running thread, creating it on first sight.
+    pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
+        self.count.run(tid);
+        let (parked, left_handlers) = (&mut self.parked, &mut self.left_handlers);
+        let index = *self.by_tid.entry(tid).or_insert_with(|| {
+            parked.push(vec![Context::new(backdate.root(now))]);
+            left_handlers.push(0);
+            parked.len() - 1
+        });
+        if index != self.current {
+            std::mem::swap(&mut self.running, &mut self.parked[self.current]);
+            std::mem::swap(&mut self.running, &mut self.parked[index]);
+            self.current = index;
+        }
+    }
+
+    /// Thread `tid` has ended: every call it left open returns and its
+    /// contexts close, innermost first, as at the end of the run. A thread
+    /// given the same id later (Valgrind reuses the ids of ended threads)
+    /// starts with an empty stack. Which thread runs does not change.
+    pub fn exit<B: Backdate<Cursor = C>>(
+        &mut self,
+        tid: u32,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        let Some(&index) = self.by_tid.get(&tid) else {
+            return;
+        };
+        let contexts = if index == self.current {
+            &mut self.running
+        } else {
+            &mut self.parked[index]
+        };
+        start_afresh(contexts, 1, arcs, backdate, now);
+        self.left_handlers[index] = 0;
+        self.count.end(tid);
+    }
+
+    /// Recording starts again after a part of the run it left out: in
+    /// every thread, each call left open returns and each context closes,
+    /// innermost first, as Callgrind unwinds every thread whenever
+    /// instrumentation is switched on or off. Each context starts again
+    /// empty, with no instruction before its next one: a signal handler
+    /// still runs, and its `sigreturn` is still to come (the recorder
+    /// records signals while recording is off). Which thread runs does not
+    /// change.
+    pub fn restart<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        // The running thread's entry in `parked` is empty.
+        for contexts in std::iter::once(&mut self.running).chain(&mut self.parked) {
+            // A recording restarts at its start, before anything ran: its
+            // contexts would close with no cost, and the back-dating tree
+            // would count new roots.
+            if contexts.iter().all(|context| context.last_instr.is_none()) {
+                continue;
+            }
+            let depth = contexts.len();
+            start_afresh(contexts, depth, arcs, backdate, now);
+        }
+    }
+
+    /// A signal handler starts in the running thread. Until its first
+    /// block, the innermost frame of the code it interrupts bounds it.
+    pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
+        // The thread's own frames, not a handler's, which may lie on the
+        // same alternate stack: a handler that interrupts another takes
+        // over its floor.
+        let in_handler = self.running.len() > 1;
+        let interrupted = self.current();
+        let interrupted_top = interrupted.leave_above;
+        let interrupted_base = match in_handler {
+            true => Some(interrupted.handler_floor).filter(|&floor| floor != 0),
+            false => interrupted.frames.first().and_then(|frame| frame.sp),
+        };
+        let mut context = Context::new(backdate.root(now));
+        context.handler_top = interrupted_top;
+        context.leave_above = interrupted_top;
+        context.handler_floor = interrupted_base.unwrap_or(0);
+        self.running.push(context);
+    }
+
+    /// The running thread's innermost signal handler returns; calls it left
+    /// open return with it. Without one running, the `sigreturn` is that
+    /// of a handler a block left earlier, which has ended already: it
+    /// changes nothing.
+    pub fn leave_handler<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> Result<(), NoHandler> {
+        if self.end_handler(arcs, backdate, now) {
+            return Ok(());
+        }
+        let left = &mut self.left_handlers[self.current];
+        *left = left.checked_sub(1).ok_or(NoHandler)?;
+        Ok(())
+    }
+
+    /// Leaves every signal handler that a block at stack pointer `sp` has
+    /// left by jumping out of it (`siglongjmp`, or an exception thrown
+    /// through it) into the code it interrupted, as at its `sigreturn`,
+    /// which does not come (or comes later, `Threads::left_handlers`
+    /// says when). Callgrind does the same when its unwinding
+    /// reaches below a handler's first frame. The block then leaves the
+    /// interrupted code's frames by the usual rule.
+    pub fn leave_jumped_handlers<B: Backdate<Cursor = C>>(
+        &mut self,
+        sp: u64,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) {
+        while self.current().left_handler(sp) && self.end_handler(arcs, backdate, now) {
+            self.left_handlers[self.current] += 1;
+        }
+    }
+
+    /// Ends the running thread's innermost signal handler, if one runs.
+    fn end_handler<B: Backdate<Cursor = C>>(
+        &mut self,
+        arcs: &mut Arcs,
+        backdate: &mut B,
+        now: u64,
+    ) -> bool {
+        if self.running.len() < 2 {
+            return false;
+        }
+        if let Some(handler) = self.running.pop() {
+            handler.end(arcs, backdate, now);
+        }
+        true
+    }
+
+    /// Ends the run: every open call returns and every context closes,
+    /// thread by thread in order of first sight, innermost first; no
+    /// thread is left, so nothing may run after.
+    pub fn finish<B: Backdate<Cursor = C>>(&mut self, arcs: &mut Arcs, backdate: &mut B, now: u64) {
+        std::mem::swap(&mut self.running, &mut self.parked[self.current]);
+        for contexts in self.parked.drain(..) {
+            for context in contexts.into_iter().rev() {
+                context.end(arcs, backdate, now);
+            }
+        }
+    }
+}
+
+/// Closes a thread's contexts, innermost first, as at the end of the run,
+/// and leaves it `depth` empty ones: its own, and a handler's for each
+/// signal handler still running.
+fn start_afresh<C, B: Backdate<Cursor = C>>(
+    contexts: &mut Vec<Context<C>>,
+    depth: usize,
+    arcs: &mut Arcs,
+    backdate: &mut B,
+    now: u64,
+) {
+    for context in contexts.drain(..).rev() {
+        context.end(arcs, backdate, now);
+    }
+    contexts.extend((0..depth).map(|_| Context::new(backdate.root(now))));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backdate::NoBackdate;
+
+    /// Threads are counted as they start, not by id: an id reused after
+    /// its thread ended starts another thread when it runs, and switching
+    /// back to a thread that still runs starts none.
+    #[test]
+    fn a_reused_thread_id_counts_as_another_thread() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut threads = Threads::new(&mut backdate);
+        assert_eq!(threads.count(), 1);
+        threads.switch(2, &mut backdate, 0);
+        threads.switch(1, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        assert_eq!(threads.count(), 2);
+        threads.exit(2, &mut arcs, &mut backdate, 0);
+        assert_eq!(threads.count(), 2);
+        threads.switch(1, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0);
+        assert_eq!(threads.count(), 3);
+    }
+}
