@@ -103,7 +103,8 @@ pub fn print_valgrind_lib(stdout: &mut dyn Write) -> Result<(), Failure> {
 }
 
 /// Checks, before the program runs, that the trace can be written, would
-/// not replace the program, and would not mix with its output.
+/// not replace the program, and would not mix with its output, and that
+/// the program is one the recorder runs.
 fn check_output(job: &RecordJob) -> Result<(), Failure> {
     use std::os::fd::AsFd;
     let output = &job.output;
@@ -123,12 +124,19 @@ fn check_output(job: &RecordJob) -> Result<(), Failure> {
         .program
         .first()
         .and_then(|name| record::program_file(name))
-        && same_path(&program, output)
     {
-        return Err(Failure::Input(anyhow::anyhow!(
-            "the trace {} would replace the program it records: name another (-o)",
-            output.display()
-        )));
+        if same_path(&program, output) {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "the trace {} would replace the program it records: name another (-o)",
+                output.display()
+            )));
+        }
+        if let Some(what) = record::foreign_program(&program) {
+            return Err(Failure::Input(anyhow::anyhow!(
+                "{} is {what}: linegrind records x86-64 programs only",
+                program.display()
+            )));
+        }
     }
     writable(output)
 }

@@ -123,6 +123,36 @@ pub fn program_file(name: &OsStr) -> Option<PathBuf> {
         .find(executable)
 }
 
+/// What `path` is, when it is an ELF program for another machine than
+/// x86-64 (a 32-bit x86 one, an AArch64 one), which the recorder cannot
+/// run: Valgrind only says that it failed to start its tool for the
+/// platform. `None` for an x86-64 program, a script, or what cannot be read.
+pub fn foreign_program(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut header = [0; 20];
+    File::open(path).ok()?.read_exact(&mut header).ok()?;
+    if header[..4] != *b"\x7fELF" {
+        return None;
+    }
+    let machine = [header[18], header[19]];
+    let machine = match header[5] {
+        2 => u16::from_be_bytes(machine),
+        _ => u16::from_le_bytes(machine),
+    };
+    let bits = match header[4] {
+        1 => "32-bit",
+        _ => "64-bit",
+    };
+    match machine {
+        62 if bits == "64-bit" => None,
+        62 => Some("an x32 program (32-bit pointers)".to_string()),
+        3 => Some("a 32-bit x86 program".to_string()),
+        40 => Some("a 32-bit ARM program".to_string()),
+        183 => Some("an AArch64 program".to_string()),
+        _ => Some(format!("a {bits} ELF program for machine {machine}")),
+    }
+}
+
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
     let what = what.into();
     move |err| RecordError::Io(what, err)

@@ -841,6 +841,38 @@ fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
     assert!(std::fs::read(&raw).unwrap().starts_with(b"LGR1"));
 }
 
+/// A program for another machine is refused before Valgrind starts, with
+/// what it is: here the header of a 32-bit x86 one and of an AArch64 one
+/// (Valgrind would only say that it failed to start its tool). A script
+/// is left to Valgrind, which runs its interpreter.
+#[test]
+fn record_refuses_a_program_for_another_machine() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for (class, machine, what) in [
+        (1, 3, "a 32-bit x86 program"),
+        (2, 183, "an AArch64 program"),
+    ] {
+        let mut header = vec![0x7f, b'E', b'L', b'F', class, 1, 1];
+        header.resize(18, 0);
+        header.extend(u16::to_le_bytes(machine));
+        header.resize(64, 0);
+        let program = dir.path().join("prog");
+        std::fs::write(&program, header).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let output = linegrind(dir.path(), &["record", "-q", "--", "./prog"]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "./prog is {what}: linegrind records x86-64 programs only"
+            )),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("prog.lgt").exists());
+    }
+}
+
 #[test]
 fn record_refuses_an_output_over_its_program_or_a_folder_before_running_it() {
     let dir = tempfile::tempdir().unwrap();
