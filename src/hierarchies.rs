@@ -17,6 +17,7 @@ use std::path::Path;
 
 use crate::byte_order_mark::BOM;
 use crate::cache::{CacheGeometry, GeometryError, parse_size};
+use crate::printable::shown;
 use crate::trace::lines::read_bounded;
 
 /// The three levels of one hierarchy.
@@ -176,14 +177,15 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         };
         if name.contains('=') {
             return Err(bad(format!(
-                "a line starts with the hierarchy's name, not `{name}`"
+                "a line starts with the hierarchy's name, not `{}`",
+                shown(name.as_bytes())
             )));
         }
         if !is_name(name) {
             return Err(bad(format!(
                 "`{}` cannot name a hierarchy: its outputs' file names end in it, so \
                  a name is at most {MAX_NAME} letters, digits, `-`, `_`, `.` and `+`",
-                name.escape_debug()
+                shown(name.as_bytes())
             )));
         }
         if hierarchies.iter().any(|other| other.name == name) {
@@ -192,15 +194,18 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         let mut levels = base;
         let mut given: Vec<&str> = Vec::new();
         for word in words {
-            let (key, value) = word
-                .split_once('=')
-                .ok_or_else(|| bad(format!("`{word}` is not LEVEL=SIZE,ASSOC,LINE")))?;
+            let (key, value) = word.split_once('=').ok_or_else(|| {
+                let word = shown(word.as_bytes());
+                bad(format!("`{word}` is not LEVEL=SIZE,ASSOC,LINE"))
+            })?;
+            let geometry = level(&mut levels, key).ok_or_else(|| {
+                let key = shown(key.as_bytes());
+                bad(format!("`{key}` is not a level (I1, D1 or LL)"))
+            })?;
             if given.contains(&key) {
                 return Err(bad(format!("`{key}` is given twice")));
             }
             given.push(key);
-            let geometry = level(&mut levels, key)
-                .ok_or_else(|| bad(format!("`{key}` is not a level (I1, D1 or LL)")))?;
             *geometry = value
                 .parse()
                 .map_err(|err: GeometryError| bad(format!("{key}: {err}")))?;
@@ -337,5 +342,27 @@ mod tests {
         assert!(error("a LL=1M,3,64\n").contains("line 1"));
         assert!(error("a D1=32K,8,48\n").contains("line 1: D1: "));
         assert_eq!(error("# nothing\n"), "h.conf: no hierarchy in it");
+        // The file's text escaped and cut, in every message that shows it.
+        let long = "9".repeat(1000);
+        for (line, shown) in [
+            ("\x1b]0;t\x07=1", "`\\u{1b}]0;t\\u{7}` is not a level"),
+            ("LL=1M,16,64\x1b[2J", "line size in `1M,16,64\\u{1b}[2J`"),
+            (
+                "LL=1M,\x1b[2J,64",
+                "`\\u{1b}[2J` is not a decimal associativity",
+            ),
+            (
+                &format!("LL={long},16,64"),
+                &format!("`{}…` is too large a size", &long[..80]),
+            ),
+            (
+                &format!("D1={long}"),
+                &format!("`{}…` is not of the form", &long[..80]),
+            ),
+        ] {
+            let message = error(&format!("a {line}\n"));
+            assert!(message.contains(shown), "{message}");
+            assert!(message.len() < 400, "{message}");
+        }
     }
 }

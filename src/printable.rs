@@ -47,9 +47,34 @@ fn hidden(c: char) -> bool {
         )
 }
 
+/// Characters of input text an error message shows at most.
+const SHOWN_CHARS: usize = 80;
+
+/// Text of an input (a trace's, a configuration's) as an error message
+/// shows it: control characters (a NUL, a tab inside a token, a binary
+/// file read as text) escaped, so that what is wrong can be seen and the
+/// terminal is left alone, and cut after [`SHOWN_CHARS`] characters.
+pub fn shown(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let head: String = text.chars().take(SHOWN_CHARS).collect();
+    let mut out = printable(&head).into_owned();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_text_is_escaped_and_cut() {
+        assert_eq!(shown(b"a\0b\x1b[31m"), "a\\u{0}b\\u{1b}[31m");
+        let long = shown(&[b'x'; 100]);
+        assert_eq!(long, format!("{}…", "x".repeat(80)));
+        assert_eq!(shown(&[b'x'; 80]), "x".repeat(80));
+    }
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::printable::shown;
+
 /// Smallest line size accepted, as in Callgrind (an access of up to 16
 /// bytes then touches at most two lines).
 pub const MIN_LINE_SIZE: u32 = 16;
@@ -141,7 +143,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Some(b'G' | b'g') => (&text[..text.len() - 1], 1 << 30),
         _ => (text, 1),
     };
-    let not_a_size = || format!("`{text}` is not a size (bytes, or with K, M or G)");
+    let not_a_size = || {
+        format!(
+            "`{}` is not a size (bytes, or with K, M or G)",
+            shown(text.as_bytes())
+        )
+    };
     // A plus sign, as Callgrind takes one (and `u64::parse`, for the
     // associativity and line size).
     let digits = digits.strip_prefix('+').unwrap_or(digits);
@@ -152,7 +159,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|count| count.checked_mul(unit))
-        .ok_or_else(|| format!("`{text}` is too large a size (over 2^64 bytes)"))
+        .ok_or_else(|| {
+            format!(
+                "`{}` is too large a size (over 2^64 bytes)",
+                shown(text.as_bytes())
+            )
+        })
 }
 
 impl FromStr for CacheGeometry {
@@ -162,17 +174,19 @@ impl FromStr for CacheGeometry {
     /// the size may also end in `K`, `M` or `G`.
     fn from_str(text: &str) -> Result<CacheGeometry, GeometryError> {
         let parts: Vec<&str> = text.split(',').collect();
+        let whole = shown(text.as_bytes());
         let [size, assoc, line] = parts[..] else {
             return Err(GeometryError(format!(
-                "`{text}` is not of the form size,assoc,line_size (for example 32768,8,64)"
+                "`{whole}` is not of the form size,assoc,line_size (for example 32768,8,64)"
             )));
         };
         let number = |part: &str, what: &str| {
-            part.trim()
-                .parse::<u64>()
-                .map_err(|_| GeometryError(format!("`{part}` is not a decimal {what} in `{text}`")))
+            part.trim().parse::<u64>().map_err(|_| {
+                let part = shown(part.as_bytes());
+                GeometryError(format!("`{part}` is not a decimal {what} in `{whole}`"))
+            })
         };
-        let size = parse_size(size).map_err(|why| GeometryError(format!("{why} in `{text}`")))?;
+        let size = parse_size(size).map_err(|why| GeometryError(format!("{why} in `{whole}`")))?;
         let assoc = number(assoc, "associativity")?;
         let line = number(line, "line size")?;
         let assoc = u32::try_from(assoc)

@@ -206,14 +206,60 @@ pub fn write_firefox_profile(
     // once in `Ir`.
     let end = profile.totals[EventKind::Ir];
     add_sections(&mut fx, &tracks, samples, end);
-    // The profiler takes its time range from the samples unless the
-    // profile gives one, which the crate does not write: without it, a
-    // section before the first line's end would lie outside it.
-    let mut json = serde_json::to_value(&fx)?;
-    json["meta"]["profilingStartTime"] = 0.0.into();
-    json["meta"]["profilingEndTime"] = millis(end).into();
-    serde_json::to_writer(&mut *out, &json)?;
+    let mut out = WithTimeRange {
+        out,
+        opening: Some(Vec::new()),
+        range: format!(
+            "\"profilingStartTime\":0.0,\"profilingEndTime\":{},",
+            serde_json::to_string(&millis(end))?
+        ),
+    };
+    // Streamed: a tree of the whole profile's JSON values took 5.8 KB per
+    // mark of the trace (six markers), its file about 280 bytes.
+    serde_json::to_writer(&mut out, &fx)?;
     writeln!(out)
+}
+
+/// What the crate's JSON opens with: its `meta` object's first member
+/// follows.
+const OPENING: &[u8] = b"{\"meta\":{";
+
+/// Passes the crate's JSON on with the run's time range added to its
+/// `meta` object. The profiler takes its time range from the samples
+/// unless the profile gives one, which the crate does not write: without
+/// it, a section before the first line's end would lie outside it.
+struct WithTimeRange<'a> {
+    out: &'a mut dyn Write,
+    /// The JSON's first bytes, until as many as [`OPENING`] holds have come;
+    /// `None` once the range is written after them.
+    opening: Option<Vec<u8>>,
+    /// The range's members, each followed by a comma.
+    range: String,
+}
+
+impl Write for WithTimeRange<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some(opening) = &mut self.opening else {
+            return self.out.write(buf);
+        };
+        let take = (OPENING.len() - opening.len()).min(buf.len());
+        opening.extend_from_slice(&buf[..take]);
+        if opening.len() == OPENING.len() {
+            if opening != OPENING {
+                return Err(io::Error::other(
+                    "the profiler crate's JSON does not open with its meta object",
+                ));
+            }
+            self.out.write_all(OPENING)?;
+            self.out.write_all(self.range.as_bytes())?;
+            self.opening = None;
+        }
+        Ok(take)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Instruction count `instructions` in milliseconds, one nanosecond each.

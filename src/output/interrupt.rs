@@ -1,9 +1,10 @@
-//! What an interrupt (SIGINT, SIGTERM, SIGHUP) does to the files linegrind
-//! writes. Outputs are written to a temporary file renamed into place at
-//! the end ([`super::OutputFile`]); an interrupted run removes the
-//! temporary files of the outputs it was writing, then dies of the signal,
-//! so that it leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s
-//! scratch folder and the FIFO in it). While `record`
+//! What an interrupt (SIGINT, SIGTERM, SIGHUP) or an abort (SIGABRT, as
+//! when memory runs out) does to the files linegrind writes. Outputs are
+//! written to a temporary file renamed into place at the end
+//! ([`super::OutputFile`]); an interrupted run removes the temporary files
+//! of the outputs it was writing, then dies of the signal, so that it
+//! leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s scratch
+//! folder and the FIFO in it). While `record`
 //! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
 //! as well) is the program's to act on: linegrind goes on, and writes the
 //! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
@@ -164,7 +165,7 @@ fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         handle(libc::SIGXFSZ, on_file_size_limit);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
             // SAFETY: sigaction is given valid structures.
             let ignored = unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
@@ -257,5 +258,39 @@ fn remove_temp_files() {
                 unsafe { remove(path) };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that aborts (memory it cannot have: Rust's allocation failure
+    /// aborts) removes its temporary files as an interrupted one does.
+    #[test]
+    fn an_abort_removes_the_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".linegrind-output.tmp");
+        std::fs::write(&path, b"half written").unwrap();
+        let registered = remove_on_interrupt(&path);
+        // SAFETY: the child only stores atomics and aborts, which is safe
+        // after a fork of a process with threads.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            // Other tests' files, which this process may be writing, stay.
+            for (slot, entry) in TEMP_FILES.iter().enumerate() {
+                if Some(slot) != registered.slot {
+                    entry.store(null_mut(), Ordering::Release);
+                }
+            }
+            // SAFETY: abort raises SIGABRT, whose handler removes the
+            // registered file.
+            unsafe { libc::abort() };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGABRT);
+        assert!(!path.exists());
     }
 }

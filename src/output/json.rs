@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::byte_order_mark::without_bom;
 use crate::cache::CacheGeometry;
 use crate::cost::EventKind;
-use crate::printable::printable;
+use crate::printable::{printable, shown};
 use crate::profile::Profile;
 use crate::report::ProfileFile;
 
@@ -201,6 +201,17 @@ pub struct CallSummary {
     pub inclusive: EventValues<u64>,
 }
 
+/// What serde_json says is wrong, with the text it quotes escaped and cut
+/// (a name of thousands of characters would fill the screen), and where.
+fn json_error(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    let at = format!(" at line {} column {}", err.line(), err.column());
+    match message.strip_suffix(&at) {
+        Some(what) => format!("{}{at}", shown(what.as_bytes())),
+        None => shown(message.as_bytes()),
+    }
+}
+
 impl Summary {
     /// The summary of `profile`, simulated from `source`.
     pub fn new(profile: &Profile, source: &Source) -> Summary {
@@ -317,13 +328,14 @@ impl Summary {
     /// Reads a summary, checking its schema and version.
     pub fn read(text: &[u8]) -> Result<Summary, String> {
         let text = without_bom(text);
-        let mut summary: Summary =
-            serde_json::from_slice(text).map_err(|err| printable(&err.to_string()).into_owned())?;
+        let mut summary: Summary = serde_json::from_slice(text).map_err(|err| json_error(&err))?;
         summary.escape_names();
+        // Names as a message shows them: cut, as a name may be long.
+        let cut = |text: &str| shown(text.as_bytes());
         if summary.schema != SCHEMA {
             return Err(format!(
                 "not a linegrind summary (schema `{}`, expected `{SCHEMA}`)",
-                summary.schema
+                cut(&summary.schema)
             ));
         }
         if summary.version != VERSION {
@@ -334,10 +346,13 @@ impl Summary {
         }
         for (at, event) in summary.events.iter().enumerate() {
             if summary.events[..at].contains(event) {
-                return Err(format!("`events` lists `{event}` twice"));
+                return Err(format!("`events` lists `{}` twice", cut(event)));
             }
             if !summary.totals.0.iter().any(|(name, _)| name == event) {
-                return Err(format!("`totals` has no `{event}`, which `events` lists"));
+                return Err(format!(
+                    "`totals` has no `{}`, which `events` lists",
+                    cut(event)
+                ));
             }
         }
         let unlisted = |values: &EventValues<u64>| {
@@ -345,7 +360,7 @@ impl Summary {
                 .0
                 .iter()
                 .find(|(name, _)| !summary.events.contains(name))
-                .map(|(name, _)| name.clone())
+                .map(|(name, _)| cut(name))
         };
         if let Some(event) = unlisted(&summary.totals) {
             return Err(format!(
@@ -359,7 +374,9 @@ impl Summary {
             if !listed.insert((&function.object, &function.file, &function.name)) {
                 return Err(format!(
                     "function `{}` of file `{}` in object `{}` is listed twice",
-                    function.name, function.file, function.object
+                    cut(&function.name),
+                    cut(&function.file),
+                    cut(&function.object)
                 ));
             }
         }
@@ -371,7 +388,7 @@ impl Summary {
                 if let Some(event) = unlisted(values) {
                     return Err(format!(
                         "function `{}` has `{event}` in `{field}`, which `events` does not list",
-                        function.name
+                        cut(&function.name)
                     ));
                 }
             }

@@ -25,11 +25,12 @@
 
 use std::io::BufRead;
 
-use super::error::{CR_LINES, Location, TraceError, shown};
+use super::error::{CR_LINES, Location, TraceError};
 use super::hex::parse_hex;
 use super::lines::{LineCount, parse_line};
 use super::valid::within;
 use super::{Access, Event, TraceRead};
+use crate::printable::shown;
 
 /// Which of the two forms a reader reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

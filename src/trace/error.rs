@@ -4,8 +4,6 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use crate::printable::printable;
-
 /// A place in a trace file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
@@ -92,27 +90,10 @@ impl std::error::Error for TraceError {
     }
 }
 
-/// Characters of a trace's text an error message shows at most.
-const SHOWN_CHARS: usize = 80;
-
 /// Why a file whose lines end in a carriage return alone is refused: it
 /// reads as one line.
 pub(super) const CR_LINES: &str = "a carriage return (`\\r`) inside the line: lines that end in `\\r` alone \
      are not read as lines (linegrind reads lines that end in `\\n` or `\\r\\n`)";
-
-/// Text of a trace as an error message shows it: control characters (a
-/// NUL, a tab inside a token, a binary file read as text) escaped, so that
-/// what is wrong can be seen and the terminal is left alone, and cut after
-/// [`SHOWN_CHARS`] characters.
-pub(crate) fn shown(text: &[u8]) -> String {
-    let text = String::from_utf8_lossy(text);
-    let head: String = text.chars().take(SHOWN_CHARS).collect();
-    let mut out = printable(&head).into_owned();
-    if text.chars().nth(SHOWN_CHARS).is_some() {
-        out.push('…');
-    }
-    out
-}
 
 #[cfg(test)]
 mod tests {
@@ -143,13 +124,5 @@ mod tests {
         // Said once, not again as a cause.
         let chain = format!("{:#}", anyhow::Error::new(copy).context("trace"));
         assert_eq!(chain, "trace: byte offset 7: read error: device gone");
-    }
-
-    #[test]
-    fn shown_text_is_escaped_and_cut() {
-        assert_eq!(shown(b"a\0b\x1b[31m"), "a\\u{0}b\\u{1b}[31m");
-        let long = shown(&[b'x'; 100]);
-        assert_eq!(long, format!("{}…", "x".repeat(80)));
-        assert_eq!(shown(&[b'x'; 80]), "x".repeat(80));
     }
 }

@@ -20,11 +20,12 @@
 
 use std::io::BufRead;
 
-use super::error::{Location, TraceError, shown};
+use super::error::{Location, TraceError};
 use super::hex::{DIGIT, NOT_HEX};
 use super::lines::{LineCount, parse_line};
 use super::valid::within;
 use super::{Access, Event, TraceRead};
+use crate::printable::shown;
 
 /// Callgrind's limit for dirty-helper accesses with 64-byte lines: the
 /// smallest of its line sizes.

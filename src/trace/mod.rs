@@ -26,7 +26,6 @@ pub use call_inference::CallInference;
 pub use code_objects::{Binary, BinaryError, CodeObjects, Transfer, VALGRIND_PIE_BIAS};
 pub use convert::{Blocker, TextWriter};
 pub use din::{DinForm, DinReader};
-pub(crate) use error::shown;
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use lackey::LackeyReader;
 pub use open::{AnyReader, Format, ReadOptions, detect};

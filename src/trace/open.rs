@@ -101,13 +101,16 @@ fn decide(start: &[u8], whole: bool) -> Option<Format> {
     };
     let mut valgrind = false;
     let mut seen = 0;
-    for line in complete.split_inclusive(|&b| b == b'\n').take(DETECT_LINES) {
-        seen += 1;
+    for line in complete.split_inclusive(|&b| b == b'\n') {
         let line = line.trim_ascii_end();
         let content = line.trim_ascii_start();
         if content.is_empty() || content.starts_with(b"#") {
             continue;
         }
+        if seen == DETECT_LINES {
+            break;
+        }
+        seen += 1;
         if content.starts_with(b"linegrind-trace") {
             return Some(Format::Text);
         }
@@ -138,8 +141,8 @@ fn decide(start: &[u8], whole: bool) -> Option<Format> {
     })
 }
 
-/// Lines looked at to tell a format: Valgrind's messages before a Lackey
-/// trace's first line are a few dozen.
+/// Lines other than blank lines and comments looked at to tell a format:
+/// Valgrind's messages before a Lackey trace's first line are a few dozen.
 const DETECT_LINES: usize = 1000;
 
 /// Bytes read at most to tell a format.
@@ -468,9 +471,16 @@ mod tests {
         assert_eq!(decide(b"==12== Lackey\nI  04", true), Some(Format::Lackey));
         assert_eq!(decide(b"LGTRACE\0", false), Some(Format::Binary));
         // Enough lines that decide nothing are text, whatever follows.
-        let blank = vec![b'\n'; DETECT_LINES];
-        assert_eq!(decide(&blank, false), Some(Format::Text));
-        assert_eq!(decide(&blank[1..], false), None);
+        let messages = b"==1== a message\n".repeat(DETECT_LINES);
+        assert_eq!(decide(&messages, false), Some(Format::Lackey));
+        assert_eq!(decide(&messages[16..], false), None);
+        let output = [&b"==1== Lackey\n"[..], &b"output\n".repeat(DETECT_LINES)].concat();
+        assert_eq!(decide(&output, false), Some(Format::Lackey));
+        // Blank lines and comments, which every format takes, count only
+        // against the bytes read.
+        let blank = [&b"\n# a comment\n".repeat(DETECT_LINES)[..], b"2 400\n"].concat();
+        assert_eq!(decide(&blank, false), Some(Format::Din));
+        assert_eq!(decide(&blank[..blank.len() - 6], false), None);
     }
 
     /// A pipe that gives a byte at a time is read until a whole line tells

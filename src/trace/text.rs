@@ -7,11 +7,12 @@
 
 use std::io::BufRead;
 
-use super::error::{CR_LINES, Location, TraceError, shown};
+use super::error::{CR_LINES, Location, TraceError};
 use super::hex::{hex_digit, parse_hex};
 use super::lines::{LineCount, parse_line};
 use super::{Access, Event, FunctionSymbol, LineSymbol, MarkEdge, ModuleMapping, TraceRead};
 use crate::byte_order_mark::without_bom;
+use crate::printable::shown;
 
 const HEADER: [&[u8]; 3] = [b"linegrind-trace", b"text", b"1"];
 

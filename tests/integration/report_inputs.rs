@@ -491,6 +491,43 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         serde_json::to_string(&value).unwrap(),
         "call 0 is between functions",
     );
+    // A long name is cut, with its control characters escaped, in what
+    // the summary's checks and serde's say.
+    let long = format!("\u{1b}[2J{}", "x".repeat(5000));
+    let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let functions = value["functions"].as_array_mut().unwrap();
+    functions[0]["name"] = long.clone().into();
+    functions.push(functions[0].clone());
+    check(
+        "long_twice.json",
+        serde_json::to_string(&value).unwrap(),
+        "xxxx…` of file ",
+    );
+    let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    value["version"] = long.into();
+    write(
+        dir.path(),
+        "long.json",
+        &serde_json::to_string(&value).unwrap(),
+    );
+    let args = [
+        "check",
+        "--baseline",
+        "long.json",
+        "a.json",
+        "--limit",
+        "Ir=+1%",
+    ];
+    let output = linegrind(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("invalid type: string \"\\u{1b}[2Jxx"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.len() < 400 && stderr.contains("… at line 1 column "),
+        "{stderr}"
+    );
 }
 
 /// A summary an editor saved with a UTF-8 byte-order mark is still JSON:

@@ -12,9 +12,9 @@ use super::{
 use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
 use crate::printable::printable;
+use crate::printable::shown;
 use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
-use crate::trace::shown;
 
 /// Parses a whole profile.
 pub(super) fn parse<C: CostValue>(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
