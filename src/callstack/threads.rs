@@ -30,7 +30,8 @@ pub struct Threads<C> {
     left_handlers: Vec<u32>,
 }
 
-/// `sigreturn` in a thread that is not running a signal handler.
+/// `sigreturn` in a thread that is not running a signal handler, nor has
+/// left one whose `sigreturn` has not come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoHandler;
 

@@ -12,7 +12,7 @@ use crate::record::{self, RecordError, RecordJob};
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
 pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
-    check_output(job)?;
+    check_job(job)?;
     // No progress line: the program's output goes to the same terminal,
     // and a line redrawn under it would garble it.
     let recording = match record::record(job) {
@@ -105,7 +105,7 @@ pub fn print_valgrind_lib(stdout: &mut dyn Write) -> Result<(), Failure> {
 /// Checks, before the program runs, that the trace can be written, would
 /// not replace the program, and would not mix with its output, and that
 /// the program is one the recorder runs.
-fn check_output(job: &RecordJob) -> Result<(), Failure> {
+fn check_job(job: &RecordJob) -> Result<(), Failure> {
     use std::os::fd::AsFd;
     let output = &job.output;
     for (fd, stream) in [

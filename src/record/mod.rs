@@ -139,18 +139,15 @@ pub fn foreign_program(path: &Path) -> Option<String> {
         2 => u16::from_be_bytes(machine),
         _ => u16::from_le_bytes(machine),
     };
-    let bits = match header[4] {
-        1 => "32-bit",
-        _ => "64-bit",
-    };
-    match machine {
-        62 if bits == "64-bit" => None,
-        62 => Some("an x32 program (32-bit pointers)".to_string()),
-        3 => Some("a 32-bit x86 program".to_string()),
-        40 => Some("a 32-bit ARM program".to_string()),
-        183 => Some("an AArch64 program".to_string()),
-        _ => Some(format!("a {bits} ELF program for machine {machine}")),
-    }
+    let bits = if header[4] == 2 { 64 } else { 32 };
+    Some(match (machine, bits) {
+        (62, 64) => return None,
+        (62, _) => "an x32 program (32-bit pointers)".to_string(),
+        (3, _) => "a 32-bit x86 program".to_string(),
+        (40, _) => "a 32-bit ARM program".to_string(),
+        (183, _) => "an AArch64 program".to_string(),
+        _ => format!("a {bits}-bit ELF program for machine {machine}"),
+    })
 }
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
