@@ -54,7 +54,7 @@ const SHOWN_CHARS: usize = 80;
 /// shows it: control characters (a NUL, a tab inside a token, a binary
 /// file read as text) escaped, so that what is wrong can be seen and the
 /// terminal is left alone, and cut after [`SHOWN_CHARS`] characters.
-pub fn shown(text: &[u8]) -> String {
+pub(crate) fn shown(text: &[u8]) -> String {
     let text = String::from_utf8_lossy(text);
     let head: String = text.chars().take(SHOWN_CHARS).collect();
     let mut out = printable(&head).into_owned();

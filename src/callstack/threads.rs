@@ -239,6 +239,55 @@ fn start_afresh<C, B: Backdate<Cursor = C>>(
 mod tests {
     use super::*;
     use crate::backdate::NoBackdate;
+    use crate::callstack::Call;
+    use crate::program::InstrId;
+
+    /// Thread `tid` runs, in a call entered at stack pointer 0x7000, and a
+    /// signal handler starts in it and is left for a block above that.
+    fn leave_a_handler(threads: &mut Threads<()>, tid: u32, arcs: &mut Arcs) {
+        let backdate = &mut NoBackdate;
+        threads.switch(tid, backdate, 0);
+        let call = Call {
+            site: InstrId(0),
+            from: InstrId(0),
+            arc: None,
+            return_addr: 0x1005,
+            entry: 0x2000,
+            charge_to: None,
+        };
+        threads
+            .current()
+            .push(call, Some(0x7000), false, backdate, 0);
+        threads.enter_handler(backdate, 0);
+        threads.leave_jumped_handlers(0x8000, arcs, backdate, 0);
+        assert_eq!(threads.running.len(), 1, "the handler is left");
+    }
+
+    /// A handler a block left lets one late `sigreturn` through in its own
+    /// thread, not in another, and not once the thread has ended.
+    #[test]
+    fn a_left_handlers_sigreturn_passes_once_in_its_thread() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut threads = Threads::new(&mut backdate);
+        leave_a_handler(&mut threads, 1, &mut arcs);
+        threads.switch(2, &mut backdate, 0);
+        assert_eq!(
+            threads.leave_handler(&mut arcs, &mut backdate, 0),
+            Err(NoHandler)
+        );
+        threads.switch(1, &mut backdate, 0);
+        assert_eq!(threads.leave_handler(&mut arcs, &mut backdate, 0), Ok(()));
+        assert_eq!(
+            threads.leave_handler(&mut arcs, &mut backdate, 0),
+            Err(NoHandler)
+        );
+        leave_a_handler(&mut threads, 2, &mut arcs);
+        threads.exit(2, &mut arcs, &mut backdate, 0);
+        assert_eq!(
+            threads.leave_handler(&mut arcs, &mut backdate, 0),
+            Err(NoHandler)
+        );
+    }
 
     /// Threads are counted as they start, not by id: an id reused after
     /// its thread ended starts another thread when it runs, and switching

@@ -4,7 +4,9 @@
 //! ([`super::OutputFile`]); an interrupted run removes the temporary files
 //! of the outputs it was writing, then dies of the signal, so that it
 //! leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s scratch
-//! folder and the FIFO in it). While `record`
+//! folder and the FIFO in it). An interrupt that comes while the outputs
+//! are renamed into place waits until all are; an abort does not wait,
+//! and ends the program `record` runs with SIGTERM. While `record`
 //! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
 //! as well) is the program's to act on: linegrind goes on, and writes the
 //! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
@@ -197,6 +199,16 @@ fn handle(signal: c_int, handler: extern "C" fn(c_int)) {
 extern "C" fn on_file_size_limit(_: c_int) {}
 
 extern "C" fn on_signal(signal: c_int) {
+    if signal == libc::SIGABRT {
+        // Not held back, as `abort` kills on return anyway; the program is
+        // ended as on SIGTERM, not made to dump its core.
+        let program = PROGRAM_PID.load(Ordering::Acquire);
+        if PROGRAM_RUNS.load(Ordering::Acquire) && program != 0 {
+            // SAFETY: as below.
+            unsafe { libc::kill(program, libc::SIGTERM) };
+        }
+        die_of(signal);
+    }
     if COMMITTING.load(Ordering::SeqCst) {
         // Noted before the second look, so that a commit ending in between
         // finds it (`holding_interrupts`); one that has ended is not
@@ -273,19 +285,31 @@ mod tests {
         let path = dir.path().join(".linegrind-output.tmp");
         std::fs::write(&path, b"half written").unwrap();
         let registered = remove_on_interrupt(&path);
-        // SAFETY: the child only stores atomics and aborts, which is safe
-        // after a fork of a process with threads.
+        // SAFETY: the child only stores atomics, sets a limit and aborts,
+        // which is safe after a fork of a process with threads.
         let child = unsafe { libc::fork() };
+        assert!(child >= 0, "{}", io::Error::last_os_error());
         if child == 0 {
-            // Other tests' files, which this process may be writing, stay.
+            // Other tests' files, which this process may be writing, stay,
+            // and no commit or program of theirs changes what it does.
             for (slot, entry) in TEMP_FILES.iter().enumerate() {
                 if Some(slot) != registered.slot {
                     entry.store(null_mut(), Ordering::Release);
                 }
             }
-            // SAFETY: abort raises SIGABRT, whose handler removes the
+            COMMITTING.store(false, Ordering::SeqCst);
+            PROGRAM_RUNS.store(false, Ordering::Release);
+            let no_core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: setrlimit is given a valid limit (no core file of
+            // the test); abort raises SIGABRT, whose handler removes the
             // registered file.
-            unsafe { libc::abort() };
+            unsafe {
+                libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+                libc::abort();
+            }
         }
         let mut status = 0;
         // SAFETY: waits for the child forked above.

@@ -202,14 +202,19 @@ pub struct CallSummary {
 }
 
 /// What serde_json says is wrong, with the text it quotes escaped and cut
-/// (a name of thousands of characters would fill the screen), and where.
+/// (a name of thousands of characters would fill the screen), what it
+/// expected instead, and where.
 fn json_error(err: &serde_json::Error) -> String {
     let message = err.to_string();
     let at = format!(" at line {} column {}", err.line(), err.column());
-    match message.strip_suffix(&at) {
-        Some(what) => format!("{}{at}", shown(what.as_bytes())),
-        None => shown(message.as_bytes()),
-    }
+    let what = message.strip_suffix(&at).unwrap_or(&message);
+    let (found, expected) = what.split_at(what.rfind(", expected").unwrap_or(what.len()));
+    let at = if what.len() < message.len() {
+        at
+    } else {
+        String::new()
+    };
+    format!("{}{}{at}", shown(found.as_bytes()), printable(expected))
 }
 
 impl Summary {

@@ -525,7 +525,7 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         "{stderr}"
     );
     assert!(
-        stderr.len() < 400 && stderr.contains("… at line 1 column "),
+        stderr.len() < 400 && stderr.contains("…, expected u32 at line 1 column "),
         "{stderr}"
     );
 }

@@ -11,8 +11,7 @@ use super::{
 };
 use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
-use crate::printable::printable;
-use crate::printable::shown;
+use crate::printable::{printable, shown};
 use crate::trace::binary::is_binary;
 use crate::trace::lines::{LineRead, read_line, too_long};
 
