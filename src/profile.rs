@@ -39,6 +39,8 @@ pub struct ConfigCosts {
     pub arcs: Vec<Arc>,
     pub tree: Option<TreeStats>,
     pub threads: u64,
+    /// See [`Profile::late_sigreturns`].
+    pub late_sigreturns: u64,
     pub samples: Option<StackSamples>,
 }
 
@@ -57,6 +59,11 @@ pub struct Profile {
     pub tree: Option<TreeStats>,
     /// Number of threads the trace ran.
     pub threads: u64,
+    /// `sigreturn`s of signal handlers that a block had left, which came
+    /// all the same (a handler that switched to another coroutine's stack
+    /// and was switched back to): what such a handler ran after it was
+    /// left is charged in the code running when it came back.
+    pub late_sigreturns: u64,
     /// Sum of all self costs.
     pub totals: Cost,
     /// Bytes per loading stack over time, when they were collected.
@@ -78,6 +85,7 @@ impl Profile {
             arcs: run.arcs,
             tree: run.tree,
             threads: run.threads,
+            late_sigreturns: run.late_sigreturns,
             totals,
             samples: run.samples,
         }

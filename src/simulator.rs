@@ -616,14 +616,16 @@ impl<B: Backdate> Simulator<B> {
 
     /// Ends the walk: open calls return, and resident lines are charged as
     /// if evicted (L1 first, then LL). Returns the number of threads.
-    fn end_walk(&mut self) -> u64 {
+    /// Ends the walk: the threads' open calls return and the caches are
+    /// flushed. How many threads ran, and how many `sigreturn`s came late.
+    fn end_walk(&mut self) -> (u64, u64) {
         let now = self.instructions;
-        let threads = self.threads.count();
+        let counts = (self.threads.count(), self.threads.late_sigreturns());
         self.threads
             .finish(&mut self.arcs, &mut self.charges.backdate, now);
         self.caches.flush(&mut self.charges.charger(now));
         self.known.add_counts(&mut self.charges.self_cost);
-        threads
+        counts
     }
 
     /// Ends the run: open calls return, resident lines are charged as if
@@ -640,7 +642,7 @@ impl<B: Backdate> Simulator<B> {
             self.lane_configs.is_empty(),
             "lanes finish with finish_lanes"
         );
-        let threads = self.end_walk();
+        let (threads, late_sigreturns) = self.end_walk();
         let (arc_use, tree) = self.charges.backdate.finish(self.instructions);
         let mut arcs = self.arcs.into_vec();
         for (arc, cost) in arcs.iter_mut().zip(&arc_use) {
@@ -655,6 +657,7 @@ impl<B: Backdate> Simulator<B> {
                 arcs,
                 tree,
                 threads,
+                late_sigreturns,
                 samples: self.charges.samples,
             }],
         }

@@ -28,6 +28,8 @@ pub struct Threads<C> {
     /// still come to their `sigreturn`, as one does that switched to
     /// another stack (`swapcontext`) and was switched back to later.
     left_handlers: Vec<u32>,
+    /// `sigreturn`s that came after their handler was left.
+    late_sigreturns: u64,
 }
 
 /// `sigreturn` in a thread that is not running a signal handler, nor has
@@ -47,6 +49,7 @@ impl<C> Threads<C> {
             count: ThreadCount::default(),
             current: 0,
             left_handlers: vec![0],
+            late_sigreturns: 0,
         }
     }
 
@@ -168,7 +171,13 @@ impl<C> Threads<C> {
         }
         let left = &mut self.left_handlers[self.current];
         *left = left.checked_sub(1).ok_or(NoHandler)?;
+        self.late_sigreturns += 1;
         Ok(())
+    }
+
+    /// How many `sigreturn`s came after a block had left their handler.
+    pub fn late_sigreturns(&self) -> u64 {
+        self.late_sigreturns
     }
 
     /// Leaves every signal handler that a block at stack pointer `sp` has
@@ -277,6 +286,7 @@ mod tests {
         );
         threads.switch(1, &mut backdate, 0);
         assert_eq!(threads.leave_handler(&mut arcs, &mut backdate, 0), Ok(()));
+        assert_eq!(threads.late_sigreturns(), 1);
         assert_eq!(
             threads.leave_handler(&mut arcs, &mut backdate, 0),
             Err(NoHandler)

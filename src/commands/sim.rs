@@ -134,7 +134,20 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     let format = reader.format();
     let read_warnings = reader.warnings(&name.to_string());
     let symbol_warnings = profiles[0].program.symbolizer().warnings();
-    let warnings = symbol_warnings.iter().chain(&read_warnings);
+    let late = profiles[0].late_sigreturns;
+    let late_warning = (late > 0).then(|| {
+        format!(
+            "{} `sigreturn`(s) came after a block had left their signal handler (a handler \
+             that switched to another stack, as to another coroutine, and was switched back \
+             to): what such a handler ran after it was left is charged with the code it \
+             came back to, not as the handler's",
+            grouped(late)
+        )
+    });
+    let warnings = symbol_warnings
+        .iter()
+        .chain(&read_warnings)
+        .chain(&late_warning);
     for warning in warnings {
         writeln!(stderr, "linegrind: warning: {}", printable(warning))
             .other("cannot write a warning")?;

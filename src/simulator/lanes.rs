@@ -38,7 +38,7 @@ impl<B: Backdate> Simulator<Lanes<B>> {
     /// the order of the configurations, sharing every cost that does not
     /// depend on LL.
     pub fn finish_lanes(mut self) -> Walked {
-        let threads = self.end_walk();
+        let (threads, late_sigreturns) = self.end_walk();
         let events = EventSet::new(self.config.cache_use());
         let arcs = self.arcs.into_vec();
         let costs = self.charges.backdate.finish_each(self.instructions);
@@ -71,6 +71,7 @@ impl<B: Backdate> Simulator<Lanes<B>> {
                     arcs,
                     tree: lane.stats,
                     threads,
+                    late_sigreturns,
                     samples: None,
                 }
             })

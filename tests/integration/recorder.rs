@@ -423,6 +423,14 @@ fn a_handler_switched_away_from_and_back_to_returns() {
     for function in ["main", "co"] {
         assert_inclusive_adds_up(&profile, function);
     }
+    // The 49 that come back with no handler running, of the 50 left for
+    // the stack above, as `sim` warns.
+    assert_eq!(profile.late_sigreturns, 49);
+    let stderr = sim_succeeds(dir.path(), "preempt.lgt");
+    assert!(
+        stderr.contains("warning: 49 `sigreturn`(s) came after a block had left"),
+        "{stderr}"
+    );
 }
 
 /// Over all the calls into `function`, its inclusive cost is its self cost
