@@ -62,7 +62,8 @@ pub struct Profile {
     /// `sigreturn`s of signal handlers that a block had left, which came
     /// all the same (a handler that switched to another coroutine's stack
     /// and was switched back to): what such a handler ran after it was
-    /// left is charged in the code running when it came back.
+    /// left runs as a call within the code it came back to, not as a
+    /// signal handler.
     pub late_sigreturns: u64,
     /// Sum of all self costs.
     pub totals: Cost,

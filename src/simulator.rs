@@ -615,9 +615,8 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// Ends the walk: open calls return, and resident lines are charged as
-    /// if evicted (L1 first, then LL). Returns the number of threads.
-    /// Ends the walk: the threads' open calls return and the caches are
-    /// flushed. How many threads ran, and how many `sigreturn`s came late.
+    /// if evicted (L1 first, then LL). How many threads ran, and how many
+    /// `sigreturn`s came late ([`Profile::late_sigreturns`]).
     fn end_walk(&mut self) -> (u64, u64) {
         let now = self.instructions;
         let counts = (self.threads.count(), self.threads.late_sigreturns());

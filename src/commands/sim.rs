@@ -139,8 +139,8 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         format!(
             "{} `sigreturn`(s) came after a block had left their signal handler (a handler \
              that switched to another stack, as to another coroutine, and was switched back \
-             to): what such a handler ran after it was left is charged with the code it \
-             came back to, not as the handler's",
+             to): what such a handler ran after it was left runs as a call within the \
+             code it came back to, not as a signal handler",
             grouped(late)
         )
     });

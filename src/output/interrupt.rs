@@ -6,7 +6,7 @@
 //! leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s scratch
 //! folder and the FIFO in it). An interrupt that comes while the outputs
 //! are renamed into place waits until all are; an abort does not wait,
-//! and ends the program `record` runs with SIGTERM. While `record`
+//! and ends the program `record` runs, once it has started, with SIGTERM. While `record`
 //! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
 //! as well) is the program's to act on: linegrind goes on, and writes the
 //! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
@@ -277,44 +277,103 @@ fn remove_temp_files() {
 mod tests {
     use super::*;
 
-    /// A run that aborts (memory it cannot have: Rust's allocation failure
-    /// aborts) removes its temporary files as an interrupted one does.
-    #[test]
-    fn an_abort_removes_the_temporary_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".linegrind-output.tmp");
-        std::fs::write(&path, b"half written").unwrap();
-        let registered = remove_on_interrupt(&path);
+    /// Forks a child that keeps only `slot` of the registered files, as
+    /// no commit or program of other tests, runs `set_up` and aborts; its
+    /// wait status.
+    fn abort_in_child(slot: Option<usize>, set_up: impl FnOnce()) -> c_int {
+        install();
         // SAFETY: the child only stores atomics, sets a limit and aborts,
         // which is safe after a fork of a process with threads.
         let child = unsafe { libc::fork() };
         assert!(child >= 0, "{}", io::Error::last_os_error());
         if child == 0 {
-            // Other tests' files, which this process may be writing, stay,
-            // and no commit or program of theirs changes what it does.
-            for (slot, entry) in TEMP_FILES.iter().enumerate() {
-                if Some(slot) != registered.slot {
+            for (other, entry) in TEMP_FILES.iter().enumerate() {
+                if Some(other) != slot {
                     entry.store(null_mut(), Ordering::Release);
                 }
             }
             COMMITTING.store(false, Ordering::SeqCst);
             PROGRAM_RUNS.store(false, Ordering::Release);
+            set_up();
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
             };
             // SAFETY: setrlimit is given a valid limit (no core file of
-            // the test); abort raises SIGABRT, whose handler removes the
-            // registered file.
+            // the test); abort raises SIGABRT.
             unsafe {
                 libc::setrlimit(libc::RLIMIT_CORE, &no_core);
                 libc::abort();
             }
         }
+        wait(child)
+    }
+
+    /// Waits for the child `pid`; its wait status.
+    fn wait(pid: libc::pid_t) -> c_int {
         let mut status = 0;
-        // SAFETY: waits for the child forked above.
-        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
-        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGABRT);
-        assert!(!path.exists());
+        // SAFETY: waits for a child this test forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        status
+    }
+
+    fn died_of(status: c_int, signal: c_int) -> bool {
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == signal
+    }
+
+    /// A run that aborts (memory it cannot have: Rust's allocation failure
+    /// aborts) removes its temporary files as an interrupted one does, also
+    /// while outputs are renamed into place, which an abort cannot wait
+    /// for.
+    #[test]
+    fn an_abort_removes_the_temporary_files() {
+        for committing in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(".linegrind-output.tmp");
+            std::fs::write(&path, b"half written").unwrap();
+            let registered = remove_on_interrupt(&path);
+            let status = abort_in_child(registered.slot, || {
+                COMMITTING.store(committing, Ordering::SeqCst);
+            });
+            assert!(died_of(status, libc::SIGABRT), "{status:#x}");
+            assert!(!path.exists(), "committing: {committing}");
+        }
+    }
+
+    /// An abort while `record` runs a program ends the program with
+    /// SIGTERM, not with the SIGABRT that would have it dump its core.
+    #[test]
+    fn an_abort_ends_the_program_with_sigterm() {
+        // SAFETY: sigset_t is plain data, filled by sigemptyset and
+        // sigaddset; SIGTERM stays blocked in this thread until the fork
+        // has been made, so that the program dies of it only once its
+        // handler (this process's, which removes files) is reset.
+        let mut term: libc::sigset_t = unsafe { std::mem::zeroed() };
+        unsafe {
+            libc::sigemptyset(&mut term);
+            libc::sigaddset(&mut term, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &term, null_mut());
+        }
+        // SAFETY: the child only resets a handler, unblocks a signal and
+        // sleeps, which is safe after a fork of a process with threads.
+        let program = unsafe { libc::fork() };
+        if program == 0 {
+            unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                libc::pthread_sigmask(libc::SIG_UNBLOCK, &term, null_mut());
+                libc::sleep(10);
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &term, null_mut()) };
+        assert!(program > 0, "{}", io::Error::last_os_error());
+        let status = abort_in_child(None, || {
+            PROGRAM_RUNS.store(true, Ordering::Release);
+            PROGRAM_PID.store(program, Ordering::Release);
+        });
+        assert!(died_of(status, libc::SIGABRT), "{status:#x}");
+        let status = wait(program);
+        assert!(died_of(status, libc::SIGTERM), "{status:#x}");
     }
 }

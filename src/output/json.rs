@@ -64,7 +64,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for EventValues<T> {
                     // JSON tools keep one of the two, not always the same.
                     if entries.iter().any(|(seen, _)| *seen == name) {
                         return Err(serde::de::Error::custom(format!(
-                            "event `{name}` given twice"
+                            "event `{}` given twice",
+                            shown(name.as_bytes())
                         )));
                     }
                     entries.push((name, value));
@@ -201,20 +202,27 @@ pub struct CallSummary {
     pub inclusive: EventValues<u64>,
 }
 
-/// What serde_json says is wrong, with the text it quotes escaped and cut
-/// (a name of thousands of characters would fill the screen), what it
-/// expected instead, and where.
+/// What serde_json says is wrong, and where. In its messages that quote
+/// the input (an invalid type's string value, an unknown field's name)
+/// the quoted part is escaped and cut, as a name of thousands of
+/// characters would fill the screen; what it expected instead comes from
+/// the summary's types, and this reader's own messages cut the names they
+/// show.
 fn json_error(err: &serde_json::Error) -> String {
     let message = err.to_string();
     let at = format!(" at line {} column {}", err.line(), err.column());
-    let what = message.strip_suffix(&at).unwrap_or(&message);
-    let (found, expected) = what.split_at(what.rfind(", expected").unwrap_or(what.len()));
-    let at = if what.len() < message.len() {
-        at
-    } else {
-        String::new()
+    let (what, at) = match message.strip_suffix(&at) {
+        Some(what) => (what, at.as_str()),
+        None => (message.as_str(), ""),
     };
-    format!("{}{}{at}", shown(found.as_bytes()), printable(expected))
+    let quotes_input = what.starts_with("invalid ") || what.starts_with("unknown ");
+    match what.rfind(", expected").filter(|_| quotes_input) {
+        Some(tail) => {
+            let (found, expected) = what.split_at(tail);
+            format!("{}{}{at}", shown(found.as_bytes()), printable(expected))
+        }
+        None => format!("{}{at}", printable(what)),
+    }
 }
 
 impl Summary {

@@ -139,7 +139,7 @@ pub fn foreign_program(path: &Path) -> Option<String> {
         2 => u16::from_be_bytes(machine),
         _ => u16::from_le_bytes(machine),
     };
-    let bits = if header[4] == 2 { 64 } else { 32 };
+    let bits = if header[4] == 1 { 32 } else { 64 };
     Some(match (machine, bits) {
         (62, 64) => return None,
         (62, _) => "an x32 program (32-bit pointers)".to_string(),

@@ -503,6 +503,27 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         serde_json::to_string(&value).unwrap(),
         "xxxx…` of file ",
     );
+    // A name that reads like serde's own tail is cut all the same.
+    let named = format!("a, expected {}", "x".repeat(5000));
+    let totals = format!("\"totals\": {{\"{named}\": 1, \"{named}\": 2, ");
+    write(
+        dir.path(),
+        "long_event.json",
+        &summary.replacen("\"totals\": {", &totals, 1),
+    );
+    let args = [
+        "check",
+        "--baseline",
+        "long_event.json",
+        "a.json",
+        "--limit",
+        "Ir=+1%",
+    ];
+    let stderr = String::from_utf8(linegrind(dir.path(), &args).stderr).unwrap();
+    assert!(
+        stderr.contains("given twice") && stderr.len() < 400,
+        "{stderr}"
+    );
     let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
     value["version"] = long.into();
     write(
