@@ -145,14 +145,18 @@ impl<C> Threads<C> {
         let in_handler = self.running.len() > 1;
         let interrupted = self.current();
         let interrupted_top = interrupted.leave_above;
-        let interrupted_base = match in_handler {
-            true => Some(interrupted.handler_floor).filter(|&floor| floor != 0),
-            false => interrupted.frames.first().and_then(|frame| frame.sp),
+        let floor = match in_handler {
+            true => interrupted.handler_floor,
+            false => interrupted
+                .frames
+                .first()
+                .and_then(|frame| frame.sp)
+                .unwrap_or(0),
         };
         let mut context = Context::new(backdate.root(now));
         context.handler_top = interrupted_top;
         context.leave_above = interrupted_top;
-        context.handler_floor = interrupted_base.unwrap_or(0);
+        context.handler_floor = floor;
         self.running.push(context);
     }
 
