@@ -6,10 +6,10 @@
 //! leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s scratch
 //! folder and the FIFO in it). An interrupt that comes while the outputs
 //! are renamed into place waits until all are; an abort does not wait,
-//! and ends the program `record` runs, once it has started, with SIGTERM. While `record`
-//! runs a program, SIGINT (Ctrl-C, which the terminal sends to the program
-//! as well) is the program's to act on: linegrind goes on, and writes the
-//! trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
+//! and ends the program `record` runs, once it has started, with SIGTERM.
+//! While `record` runs a program, SIGINT (Ctrl-C, which the terminal sends
+//! to the program as well) is the program's to act on: linegrind goes on,
+//! and writes the trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
 //! alone, are passed on to the program before linegrind dies, so that it
 //! does not run on unwatched. A write past the file size limit
 //! (`ulimit -f`) fails as any failed write does, with its error, instead
