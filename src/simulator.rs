@@ -569,10 +569,11 @@ impl<B: Backdate> Simulator<B> {
     }
 
     /// Whether control reached the first instruction of `block` by a call
-    /// or return that [`crate::callstack::Context::plain_transfer`] applies, which it did,
-    /// with the jump that a return elsewhere than its call's code makes: then
-    /// [`Simulator::arrive`] would do nothing else, as the block is known
-    /// and no inlined function is shown (no block would be known).
+    /// or return that [`crate::callstack::Context::plain_transfer`]
+    /// applies, which it did, with the jump that a return elsewhere than
+    /// its call's code makes: then [`Simulator::arrive`] would do nothing
+    /// else, as the block is known and no inlined function is shown (no
+    /// block would be known).
     #[inline]
     fn plain_transfer(&mut self, block: &KnownBlock) -> bool {
         let context = self.threads.current();

@@ -9,11 +9,12 @@
 //! and ends the program `record` runs, once it has started, with SIGTERM.
 //! While `record` runs a program, SIGINT (Ctrl-C, which the terminal sends
 //! to the program as well) is the program's to act on: linegrind goes on,
-//! and writes the trace of what ran. SIGTERM and SIGHUP, which may be sent to linegrind
-//! alone, are passed on to the program before linegrind dies, so that it
-//! does not run on unwatched. A write past the file size limit
-//! (`ulimit -f`) fails as any failed write does, with its error, instead
-//! of killing linegrind (SIGXFSZ) before it can remove what it wrote.
+//! and writes the trace of what ran. SIGTERM and SIGHUP, which may be
+//! sent to linegrind alone, are passed on to the program before linegrind
+//! dies, so that it does not run on unwatched. A write past the file size
+//! limit (`ulimit -f`) fails as any failed write does, with its error,
+//! instead of killing linegrind (SIGXFSZ) before it can remove what it
+//! wrote.
 
 use std::ffi::{CString, c_char, c_int};
 use std::io;
