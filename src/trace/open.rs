@@ -79,38 +79,65 @@ impl FromStr for Format {
 /// and Valgrind's `==PID==` messages are passed over, and after such a
 /// message every line but a Lackey trace line (the program's output).
 pub fn detect(start: &[u8]) -> Format {
-    decide(start, true).unwrap_or(Format::Text)
+    Detection::default()
+        .decide(start, true)
+        .unwrap_or(Format::Text)
 }
 
-/// The format `start` shows. Unless it is `whole` (all there is, or all
-/// that is looked at), only its complete lines count, and `None` says that
-/// they decide nothing yet: a pipe may give the first line in pieces.
-fn decide(start: &[u8], whole: bool) -> Option<Format> {
-    if is_binary(start) {
-        // A start that could still grow into the magic waits for more.
-        return (whole || start.len() >= MAGIC.len()).then_some(Format::Binary);
-    }
-    let complete = match whole {
-        true => start,
-        false => {
-            &start[..start
+/// How far the lines of a start that grows as a pipe gives it were looked
+/// at: each line is looked at once, however small the pieces it comes in.
+#[derive(Default)]
+struct Detection {
+    /// Bytes of the start looked at: whole lines that decided nothing.
+    scanned: usize,
+    /// Lines among them other than blank lines and comments.
+    seen: usize,
+    /// Whether one of them was a Valgrind message.
+    valgrind: bool,
+}
+
+impl Detection {
+    /// The format `start` shows, given that it begins with the start given
+    /// before. Unless it is `whole` (all there is, or all that is looked
+    /// at), only its complete lines count, and `None` says that they decide
+    /// nothing yet: a pipe may give the first line in pieces.
+    fn decide(&mut self, start: &[u8], whole: bool) -> Option<Format> {
+        if is_binary(start) {
+            // A start that could still grow into the magic waits for more.
+            return (whole || start.len() >= MAGIC.len()).then_some(Format::Binary);
+        }
+        let end = match whole {
+            true => start.len(),
+            false => start
                 .iter()
                 .rposition(|&b| b == b'\n')
-                .map_or(0, |at| at + 1)]
+                .map_or(0, |at| at + 1),
+        };
+        let lines = start[self.scanned..end].split_inclusive(|&b| b == b'\n');
+        self.scanned = end;
+        for line in lines {
+            if let Some(format) = self.line(line) {
+                return Some(format);
+            }
         }
-    };
-    let mut valgrind = false;
-    let mut seen = 0;
-    for line in complete.split_inclusive(|&b| b == b'\n') {
+        if !whole && self.seen < DETECT_LINES {
+            return None;
+        }
+        Some(if self.valgrind {
+            Format::Lackey
+        } else {
+            Format::Text
+        })
+    }
+
+    /// What one whole line decides, once it is looked at.
+    fn line(&mut self, line: &[u8]) -> Option<Format> {
         let line = line.trim_ascii_end();
         let content = line.trim_ascii_start();
-        if content.is_empty() || content.starts_with(b"#") {
-            continue;
+        if content.is_empty() || content.starts_with(b"#") || self.seen == DETECT_LINES {
+            return None;
         }
-        if seen == DETECT_LINES {
-            break;
-        }
-        seen += 1;
+        self.seen += 1;
         if content.starts_with(b"linegrind-trace") {
             return Some(Format::Text);
         }
@@ -118,27 +145,19 @@ fn decide(start: &[u8], whole: bool) -> Option<Format> {
             return Some(Format::Lackey);
         }
         if content.starts_with(b"==") || content.starts_with(b"--") {
-            valgrind = true;
-            continue;
+            self.valgrind = true;
+            return None;
         }
-        if valgrind {
+        if self.valgrind {
             // The program's output, written into Lackey's log.
-            continue;
+            return None;
         }
-        return Some(match din::form_of(content) {
+        Some(match din::form_of(content) {
             Some(DinForm::Traditional) => Format::Din,
             Some(DinForm::Extended) => Format::ExtendedDin,
             None => Format::Text,
-        });
+        })
     }
-    if !whole && seen < DETECT_LINES {
-        return None;
-    }
-    Some(if valgrind {
-        Format::Lackey
-    } else {
-        Format::Text
-    })
 }
 
 /// Lines other than blank lines and comments looked at to tell a format:
@@ -154,7 +173,7 @@ const DETECT_BYTES: usize = 1 << 20;
 fn read_start<T>(
     input: &mut impl Read,
     head: &mut Vec<u8>,
-    enough: impl Fn(&[u8], bool) -> Option<T>,
+    mut enough: impl FnMut(&[u8], bool) -> Option<T>,
 ) -> io::Result<T> {
     let mut chunk = vec![0u8; 64 << 10];
     loop {
@@ -235,9 +254,12 @@ impl AnyReader {
             Some(format) => read_start(&mut file, &mut head, |start, whole| {
                 (whole || start.len() >= BOM.len_utf8()).then_some(format)
             }),
-            None => read_start(&mut file, &mut head, |start, whole| {
-                decide(without_bom(start), whole)
-            }),
+            None => {
+                let mut detection = Detection::default();
+                read_start(&mut file, &mut head, |start, whole| {
+                    detection.decide(without_bom(start), whole)
+                })
+            }
         }
         .map_err(io)?;
         if format == Format::Binary {
@@ -453,6 +475,50 @@ mod tests {
         assert!("csv".parse::<Format>().is_err());
     }
 
+    /// What a start decides looked at in one piece.
+    fn decide(start: &[u8], whole: bool) -> Option<Format> {
+        Detection::default().decide(start, whole)
+    }
+
+    /// Decides a start as a pipe gives it, piece by piece.
+    fn pieces() -> impl FnMut(&[u8], bool) -> Option<Format> {
+        let mut detection = Detection::default();
+        move |start, whole| detection.decide(start, whole)
+    }
+
+    /// A start given in pieces decides at each piece what it decides
+    /// looked at whole, and each line is looked at once.
+    #[test]
+    fn a_start_in_pieces_decides_as_a_whole_one() {
+        let comments = b"# a comment\n\n".repeat(10);
+        let messages = b"==1== a message\n".repeat(DETECT_LINES - 1);
+        for start in [
+            [&comments[..], b"==1== Lackey\nI  0400,3\n"].concat(),
+            [&comments[..], b"2 400\n0 7ff0\n"].concat(),
+            [&comments[..], b"linegrind-trace text 1\n"].concat(),
+            [&messages[..], b"output\nmore output\n"].concat(),
+            [&b"LGTRACE\0"[..], &comments[..]].concat(),
+        ] {
+            for piece in [1, 5, 12, 64] {
+                let mut detection = Detection::default();
+                let mut read = 0;
+                loop {
+                    read = (read + piece).min(start.len());
+                    let whole = read == start.len();
+                    let found = detection.decide(&start[..read], whole);
+                    assert_eq!(found, decide(&start[..read], whole), "{piece} at {read}");
+                    if found.is_some() {
+                        break;
+                    }
+                }
+                let lines_end = start[..read].iter().rposition(|&b| b == b'\n');
+                if !is_binary(&start) {
+                    assert_eq!(detection.scanned, lines_end.map_or(0, |at| at + 1));
+                }
+            }
+        }
+    }
+
     /// Until the start read so far is all there is, only whole lines
     /// decide: a pipe may give the first line in pieces.
     #[test]
@@ -501,11 +567,11 @@ mod tests {
         let trace = b"2 400\n0 7ff0\n";
         let mut head = Vec::new();
         let mut input = ByteAtATime(trace);
-        let format = read_start(&mut input, &mut head, decide).unwrap();
+        let format = read_start(&mut input, &mut head, pieces()).unwrap();
         assert_eq!((format, &head[..]), (Format::Din, &trace[..6]));
         // At the end of a start that says nothing, the whole decides.
         let mut head = Vec::new();
-        let format = read_start(&mut ByteAtATime(b"# c"), &mut head, decide).unwrap();
+        let format = read_start(&mut ByteAtATime(b"# c"), &mut head, pieces()).unwrap();
         assert_eq!((format, &head[..]), (Format::Text, &b"# c"[..]));
     }
 
