@@ -20,7 +20,7 @@ pub use atomic::{
     write_atomically, write_uncommitted, written_in_place,
 };
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
-pub use callgrind_names::{NameIds, function_identity, one_line};
+pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 pub use firefox::write_firefox_profile;
 pub use interrupt::{holding_interrupts, remove_on_interrupt, run_program};
 pub use labels::object_file_name;

@@ -3,9 +3,12 @@
 //! contain code that ran, the PLT ranges, and a source line for every
 //! instruction that ran.
 
+use std::borrow::Cow;
 use std::path::Path;
 
-use crate::symbols::ElfObject;
+use crate::output::{UNKNOWN, one_line};
+
+use crate::symbols::{ElfObject, SourceLine};
 use crate::trace::binary::Control;
 use crate::trace::{Event, FunctionSymbol, LineSymbol, ModuleMapping};
 
@@ -51,7 +54,35 @@ pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
             .collect();
         embed_object(object, module.bias, &mine, &mut out);
     }
+    // What a trace would refuse (a range an odd object wraps past the end
+    // of the address space) is left out: its code is then code without a
+    // symbol, where a refused record would make the whole trace unreadable.
+    out.retain(|control| match control {
+        Control::Event(event) => event.check().is_ok(),
+        _ => true,
+    });
     out
+}
+
+/// The source line at `svma`, its file named as a trace holds it.
+fn embeddable_source(object: &ElfObject, svma: u64) -> Option<SourceLine> {
+    object.source(svma).map(|source| SourceLine {
+        file: embeddable(source.file),
+        ..source
+    })
+}
+
+/// `name` as a trace holds it: on one line, and Callgrind's `???` for a
+/// name of nothing but blanks, as the callgrind writer shows the names of
+/// an object read at simulation time.
+fn embeddable(name: String) -> String {
+    if name.trim().is_empty() {
+        return UNKNOWN.to_owned();
+    }
+    match one_line(&name) {
+        Cow::Borrowed(_) => name,
+        Cow::Owned(one) => one,
+    }
 }
 
 /// The PLT sections, functions and lines of one object's executed code at
@@ -69,17 +100,17 @@ fn embed_object(object: &ElfObject, bias: u64, addrs: &[u64], out: &mut Vec<Cont
     let mut in_dwarf_function = false;
     for &addr in addrs {
         let svma = addr.wrapping_sub(bias);
-        let source = object.source(svma);
+        let source = embeddable_source(object, svma);
         match object.function(svma) {
             Some(f) => {
                 in_dwarf_function = false;
                 let start = f.start.wrapping_add(bias);
                 if functions.last().is_none_or(|last| last.start != start) {
-                    let entry = object.source(f.start);
+                    let entry = embeddable_source(object, f.start);
                     functions.push(FunctionSymbol {
                         start,
                         end: f.end.wrapping_add(bias),
-                        name: f.name.clone(),
+                        name: embeddable(f.name.clone()),
                         file: entry.as_ref().map(|s| s.file.clone()),
                         line: entry.map_or(0, |s| s.line),
                     });
@@ -89,6 +120,7 @@ fn embed_object(object: &ElfObject, bias: u64, addrs: &[u64], out: &mut Vec<Cont
             // ran, which no symbol's range can overlap.
             None => match object.dwarf_function(svma) {
                 Some(name) => {
+                    let name = embeddable(name);
                     match functions.last_mut() {
                         Some(last) if in_dwarf_function && last.name == name => last.end = addr + 1,
                         _ => functions.push(FunctionSymbol {

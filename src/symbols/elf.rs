@@ -134,7 +134,11 @@ impl ElfObject {
                     .name()
                     .is_ok_and(|name| PLT_SECTIONS.contains(&name))
             })
-            .map(|section| (section.address(), section.address() + section.size()))
+            .map(|section| {
+                let start = section.address();
+                (start, start.saturating_add(section.size()))
+            })
+            .filter(|&(start, end)| start < end)
             .collect();
         let mut functions = function_symbols(&elf);
         let mut dwarf = None;

@@ -542,6 +542,30 @@ fn an_instruction_valgrind_cannot_decode_is_recorded_as_callgrind_counts_it() {
     sim_succeeds(dir.path(), "undecodable.lgt");
 }
 
+/// A source file named with a line break (by `#line`) is embedded with the
+/// break written as `\n`, as the callgrind writer shows such a name read
+/// from the program at simulation time: a name the trace refuses would
+/// make the whole recording unreadable.
+#[test]
+fn a_source_file_named_with_a_line_break_is_embedded_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    if record_as_it_is("odd_names.c", dir.path()).is_none() {
+        return;
+    }
+    let trace = dir.path().join("odd_names.lgt");
+    let events = events(&trace);
+    let work = events.iter().find_map(|event| match event {
+        Event::Function(f) if f.name == "work" => Some(f),
+        _ => None,
+    });
+    let file = work.and_then(|f| f.file.as_deref());
+    assert!(
+        file.is_some_and(|file| file.ends_with("odd\\nname.c")),
+        "{file:?}"
+    );
+    sim_succeeds(dir.path(), "odd_names.lgt");
+}
+
 /// A trace that cannot be written (`/dev/full`): `record` fails, saying
 /// why, but the program runs to its end, as the recorder's stream is read
 /// on and dropped rather than closed under it (a SIGPIPE would end it).
