@@ -182,10 +182,13 @@ pub struct Context<C> {
     /// frame of the thread it interrupted (on an alternate stack mapped
     /// above the thread's stack), the stack pointer at or below which a
     /// block has left the handler: the outermost of those frames', which
-    /// the handler's own code stays above; 0, which no stack pointer is
-    /// at or below, otherwise. Until the first block, the outermost
-    /// frame's stack pointer, or the floor of the handler it interrupted.
+    /// the handler's own code stays above, if `has_floor`; 0 otherwise,
+    /// so that only a block at 0 has to ask `has_floor`. Until the first
+    /// block, the outermost frame's stack pointer, or the floor of the
+    /// handler it interrupted.
     handler_floor: u64,
+    /// Whether `handler_floor` is one.
+    has_floor: bool,
     /// How many frames entered without a stack pointer return to each
     /// address, so that a `ret` to none of them pops the innermost frame
     /// without a search of the whole stack...
@@ -215,6 +218,7 @@ impl<C> Context<C> {
             inline_depth: 0,
             handler_top: None,
             handler_floor: 0,
+            has_floor: false,
             return_addrs: FxHashMap::default(),
             frames_with_sp: 0,
             cursor,
@@ -241,14 +245,21 @@ impl<C> Context<C> {
             self.handler_top = sp.map(|sp| top.max(sp.saturating_add(8)));
             self.leave_above = self.top_sp().or(self.handler_top);
         }
-        if sp.is_none_or(|sp| sp <= self.handler_floor) {
+        if sp.is_none_or(|sp| self.below_floor(sp)) {
             self.handler_floor = 0;
+            self.has_floor = false;
         }
     }
 
     /// Whether a block at stack pointer `sp` has left this signal handler.
     pub fn left_handler(&self, sp: u64) -> bool {
-        self.handler_top.is_some_and(|top| sp > top) || sp <= self.handler_floor
+        self.handler_top.is_some_and(|top| sp > top) || self.below_floor(sp)
+    }
+
+    /// Whether a block at stack pointer `sp` is back at or below this signal
+    /// handler's floor.
+    fn below_floor(&self, sp: u64) -> bool {
+        sp <= self.handler_floor && self.has_floor
     }
 
     /// Number of active calls.
@@ -312,7 +323,8 @@ impl<C> Context<C> {
 
     /// Whether a block at stack pointer `sp` leaves no frame and no signal
     /// handler by it: none was entered below `sp`, and it is not back below
-    /// a handler's alternate stack.
+    /// a handler's alternate stack. Without a floor, a block at 0 is
+    /// taken to leave something, which the arrival then finds it does not.
     #[inline]
     fn leaves_nothing_at(&self, sp: u64) -> bool {
         self.leave_above.is_none_or(|top| top >= sp) && sp > self.handler_floor

@@ -146,17 +146,14 @@ impl<C> Threads<C> {
         let interrupted = self.current();
         let interrupted_top = interrupted.leave_above;
         let floor = match in_handler {
-            true => interrupted.handler_floor,
-            false => interrupted
-                .frames
-                .first()
-                .and_then(|frame| frame.sp)
-                .unwrap_or(0),
+            true => interrupted.has_floor.then_some(interrupted.handler_floor),
+            false => interrupted.frames.first().and_then(|frame| frame.sp),
         };
         let mut context = Context::new(backdate.root(now));
         context.handler_top = interrupted_top;
         context.leave_above = interrupted_top;
-        context.handler_floor = floor;
+        context.handler_floor = floor.unwrap_or(0);
+        context.has_floor = floor.is_some();
         self.running.push(context);
     }
 

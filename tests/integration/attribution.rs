@@ -539,6 +539,37 @@ fn a_handler_on_a_stack_above_the_interrupted_code_runs_until_sigreturn() {
     }
 }
 
+/// A handler whose blocks run at stack pointer 0 (a made-up trace's) with
+/// no floor below it: 0 is a stack pointer like any other, not one that
+/// leaves the handler.
+#[test]
+fn a_handler_at_stack_pointer_zero_runs_until_sigreturn() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 1000 1100 main
+         fn 2000 2100 handler
+         sp 7000
+         i 1000 4     # main; a signal comes
+         signal 11
+         sp 0
+         i 2000 4     # handler
+         sp 0
+         i 2004 4
+         sigreturn
+         sp 7000
+         i 1004 4     # main",
+        SimConfig::default(),
+    );
+    assert_eq!(self_cost(&profile, "handler")[Ir], 2);
+    assert_eq!(self_cost(&profile, "main")[Ir], 2);
+    assert_eq!(profile.late_sigreturns, 0);
+    let called = |arc: &linegrind::arcs::Arc| profile.program.function(arc.callee).name.clone();
+    assert!(
+        profile.arcs.iter().all(|arc| called(arc) != "handler"),
+        "the handler taken for a callee"
+    );
+}
+
 /// A handler on an alternate stack mapped above the thread's stack (as
 /// Valgrind maps a thread's) that jumps out, twice: its own calls stay
 /// above the thread's frames, and the first block back among them, at or
