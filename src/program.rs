@@ -204,11 +204,6 @@ pub struct Program {
 }
 
 impl Program {
-    /// Empty tables, no modules.
-    pub fn new() -> Program {
-        Program::default()
-    }
-
     /// Empty tables; functions matching `skip` will be skipped, and with
     /// `inline`, inlined functions are functions of their own.
     pub fn with_options(skip: SkipRules, inline: bool) -> Program {
@@ -698,7 +693,7 @@ mod tests {
 
     #[test]
     fn instructions_are_interned_once_with_their_function() {
-        let mut p = Program::new();
+        let mut p = Program::default();
         let main = p
             .add_function(0x1000, 0x1040, "main".into(), Some("m.c".into()), 12)
             .unwrap();
@@ -737,7 +732,7 @@ mod tests {
 
     #[test]
     fn trace_lines_give_instructions_their_own_position() {
-        let mut p = Program::new();
+        let mut p = Program::default();
         p.add_function(0x1000, 0x1040, "main".into(), Some("m.c".into()), 12)
             .unwrap();
         p.add_line(0x1004, 14, None).unwrap();
@@ -760,7 +755,7 @@ mod tests {
 
     #[test]
     fn code_without_symbols_is_named_after_its_frame_entry() {
-        let mut p = Program::new();
+        let mut p = Program::default();
         p.add_function(0x1000, 0x1040, "main".into(), None, 0)
             .unwrap();
         let callee = p.callee(0x2000);
@@ -782,7 +777,7 @@ mod tests {
     /// however often it runs.
     #[test]
     fn code_without_symbols_in_another_object_joins_its_frame_once() {
-        let mut p = Program::new();
+        let mut p = Program::default();
         p.add_module(&ModuleMapping {
             path: "/x/b".into(),
             bias: 0,
@@ -802,7 +797,7 @@ mod tests {
 
     #[test]
     fn a_symbol_for_code_that_already_ran_is_refused() {
-        let mut p = Program::new();
+        let mut p = Program::default();
         p.intern(0x2010, 2, 0x2000);
         let err = p
             .add_function(0x2000, 0x2020, "late".into(), None, 0)

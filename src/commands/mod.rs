@@ -16,7 +16,7 @@ mod trace_input;
 pub use check::{CheckJob, EXCEEDED, check};
 pub use convert::{ConvertJob, convert};
 pub use diff::{DiffJob, diff};
-pub use failure::{Failure, InputContext};
+pub use failure::Failure;
 pub use info::info;
 pub use record::{print_valgrind_lib, record};
 pub use report::{ReportJob, report};

@@ -64,7 +64,7 @@ mod tests {
 
     #[test]
     fn namesakes_without_objects_are_told_apart_by_their_files() {
-        let mut program = Program::new();
+        let mut program = Program::default();
         let mut add = |start: u64, name: &str, file: &str| {
             program
                 .add_function(start, start + 0x10, name.into(), Some(file.into()), 1)
