@@ -121,6 +121,15 @@ fn trace_file(text: &str) -> Result<std::path::PathBuf, String> {
     }
 }
 
+/// A number of things to show: a whole number, 0 or more.
+fn count(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|err: std::num::ParseIntError| match err.kind() {
+            std::num::IntErrorKind::PosOverflow => format!("more than {}", usize::MAX),
+            _ => "expected a whole number, 0 or more".into(),
+        })
+}
+
 fn yes_no(text: &str) -> Result<bool, String> {
     match text {
         "yes" => Ok(true),

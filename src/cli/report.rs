@@ -7,7 +7,7 @@ use linegrind::report::TreeDirection;
 use linegrind::report::check::Limit;
 use linegrind::report::diff::{Renames, Rewrite};
 
-use super::{color, output_file, yes_no};
+use super::{color, count, output_file, yes_no};
 
 pub const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -41,7 +41,7 @@ pub struct ReportArgs {
     threshold: f64,
 
     /// Show at most this many functions (example: --top 50).
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = count)]
     top: usize,
 
     /// Show call trees instead of the flat profile: `callee` top-down from
@@ -116,7 +116,7 @@ pub struct DiffArgs {
     sort: Option<String>,
 
     /// Show at most this many functions (example: --top 50).
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = count)]
     top: usize,
 
     /// Rewrite function names before lining them up, sed-style (repeatable;

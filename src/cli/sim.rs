@@ -11,7 +11,7 @@ use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
 use super::trace::InputArgs;
-use super::{output_file, yes_no};
+use super::{count, output_file, yes_no};
 
 pub const SIM_EXAMPLES: &str = "\
 Examples:
@@ -84,7 +84,7 @@ pub struct SimArgs {
     backdate: bool,
 
     /// Functions listed in each top list of the summary (example: --top=20).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = count)]
     top: usize,
 
     /// Give costs per instruction address, as Callgrind's --dump-instr

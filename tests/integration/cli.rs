@@ -290,6 +290,15 @@ fn bad_options_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     let output = linegrind(dir.path(), &["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
+    // Counts say what they take, not how the number failed to parse.
+    for (top, why) in [
+        ("-1", "expected a whole number, 0 or more"),
+        ("99999999999999999999", "more than 18446744073709551615"),
+    ] {
+        let output = linegrind(dir.path(), &["sim", trace, &format!("--top={top}")]);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(stderr(&output).contains(why), "{}", stderr(&output));
+    }
 }
 
 #[test]
