@@ -174,8 +174,9 @@ pub struct CheckArgs {
     /// The current run, compared with the baseline.
     current: PathBuf,
 
-    /// How far an event may rise: EVENT=+N% of the baseline or EVENT=+N
-    /// (repeatable, at least one; example: --limit SpLoss1=+2%).
+    /// How far an event may rise: EVENT=+N% of the baseline or EVENT=+N,
+    /// the + optional (repeatable, at least one; example: --limit
+    /// SpLoss1=+2%).
     #[arg(long, value_name = "EVENT=+N%", required = true)]
     limit: Vec<Limit>,
 

@@ -57,7 +57,7 @@ impl FromStr for Limit {
         let usage = || {
             format!(
                 "expected EVENT=+N% (N with at most {MAX_DECIMALS} decimals) or EVENT=+N, \
-                 found `{text}`"
+                 the + optional, found `{text}`"
             )
         };
         let (event, value) = text.split_once('=').ok_or_else(usage)?;
