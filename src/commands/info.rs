@@ -141,6 +141,12 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
                 let key = format!("{}:", printable(key));
                 writeln!(out, "{key:<15} {}", printable(value))?;
             }
+            if reader.command().is_none() {
+                writeln!(
+                    out,
+                    "cmd:            none (not recorded: converted from a format without one)"
+                )?;
+            }
             // Only a recording has a command line; a trace converted from
             // another format has neither it nor an exit code, and one
             // converted from a recording cut short has no exit code.
@@ -158,6 +164,10 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
                 Some(None) => writeln!(out, "exit code:      none ({why_none})")?,
                 None => writeln!(out, "exit code:      unknown (the trace is cut short)")?,
             }
+        } else {
+            let none = "none (the format has no place for it)";
+            writeln!(out, "cmd:            {none}")?;
+            writeln!(out, "exit code:      {none}")?;
         }
         if let Some(why) = reader.truncated() {
             writeln!(out, "truncated:      {why}")?;

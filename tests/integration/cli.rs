@@ -59,11 +59,20 @@ fn the_profile_names_the_recorded_command_and_the_trace() {
     let output = linegrind(dir.path(), &["convert", converted, from_text]);
     assert!(output.status.success(), "{}", stderr(&output));
     let info = stdout(&linegrind(dir.path(), &["info", from_text]));
-    assert!(!info.contains("cmd:"), "{info}");
-    assert!(
-        info.contains("exit code:      none (not recorded: converted from a format without one)\n"),
-        "{info}"
-    );
+    for line in ["cmd:      ", "exit code:"] {
+        assert!(
+            info.contains(&format!(
+                "{line}      none (not recorded: converted from a format without one)\n"
+            )),
+            "{info}"
+        );
+    }
+    // A text trace has no place for either.
+    let info = stdout(&linegrind(dir.path(), &["info", converted]));
+    for line in ["cmd:      ", "exit code:"] {
+        let none = format!("{line}      none (the format has no place for it)\n");
+        assert!(info.contains(&none), "{info}");
+    }
     // From a recording cut short, it has the command but no exit code.
     let recording = fs::read(recorded).unwrap();
     fs::write(
