@@ -13,6 +13,7 @@ use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
 use crate::printable::{printable, shown};
 use crate::trace::binary::is_binary;
+use crate::trace::detect;
 use crate::trace::lines::{LineRead, read_line, too_long};
 
 /// Parses a whole profile.
@@ -64,7 +65,7 @@ const FUNCTIONS: usize = 2;
 
 /// What a file starting with `start` is when it is one of linegrind's
 /// other files rather than a profile: the mistakes worth naming.
-fn not_a_profile(start: &[u8]) -> Option<&'static str> {
+fn not_a_profile(start: &[u8]) -> Option<String> {
     // A text trace may open with comments, as a profile does.
     let first_line = start
         .split(|&b| b == b'\n')
@@ -73,10 +74,20 @@ fn not_a_profile(start: &[u8]) -> Option<&'static str> {
         .unwrap_or_default();
     if is_binary(start) || first_line.starts_with(b"linegrind-trace") {
         Some(
-            "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)",
+            "this is a linegrind trace (simulate it with `linegrind sim` and read the file it writes)"
+                .into(),
         )
     } else if Summary::is_json(start) {
-        Some("this is JSON (a `sim --json` summary, which `linegrind check` and `diff` read)")
+        Some(
+            "this is JSON (a `sim --json` summary, which `linegrind check` and `diff` read)".into(),
+        )
+    } else if let format = detect(start)
+        && format.is_imported()
+    {
+        Some(format!(
+            "this is a {} trace (simulate it with `linegrind sim` and read the file it writes)",
+            format.describe()
+        ))
     } else {
         None
     }
@@ -718,6 +729,17 @@ calls=1 5
             binary.to_string().contains("this is a linegrind trace"),
             "{binary}"
         );
+        for (text, format) in [
+            ("==12== Lackey\nI  0400,3\n", "a Valgrind Lackey trace"),
+            ("2 400\n0 7ff0\n", "a Dinero din (LABEL ADDRESS) trace"),
+            ("i 400 3\nr 7ff0 8\n", "a Dinero extended din"),
+        ] {
+            let imported = signed_error(text);
+            assert!(
+                imported.contains(&format!("this is {format}")),
+                "{imported}"
+            );
+        }
     }
 
     #[test]
