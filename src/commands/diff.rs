@@ -125,6 +125,11 @@ fn write_comparison(
         ]);
     }
     totals.write(out, job.color)?;
+    for (run, events) in ["A", "B"].iter().zip(&diff.unshared) {
+        if !events.is_empty() {
+            writeln!(out, "only {run} has {}: not compared", events.join(" "))?;
+        }
+    }
 
     let event = &diff.events[sort];
     let mut changed: Vec<usize> = (0..diff.functions.len())

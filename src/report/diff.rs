@@ -263,6 +263,8 @@ impl FunctionDelta {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diff {
     pub events: Vec<String>,
+    /// The events only A has, and those only B has: not compared.
+    pub unshared: [Vec<String>; 2],
     pub totals: [Vec<i128>; 2],
     /// Every function of either run, in order of first appearance (A, then
     /// B).
@@ -284,7 +286,7 @@ impl std::error::Error for NoCommonEvents {}
 impl Diff {
     /// Lines up `a` and `b` after `renames`.
     pub fn new(a: &RunCosts, b: &RunCosts, renames: &Renames) -> Result<Diff, NoCommonEvents> {
-        let events = common_events(&a.events, |event| b.event(event).is_some());
+        let events = events_where(&a.events, |event| b.event(event).is_some());
         if events.is_empty() {
             return Err(NoCommonEvents);
         }
@@ -338,9 +340,14 @@ impl Diff {
                 }
             }
         }
+        let unshared = [
+            events_where(&a.events, |event| b.event(event).is_none()),
+            events_where(&b.events, |event| a.event(event).is_none()),
+        ];
         Ok(Diff {
             totals: [pick(0, &a.totals), pick(1, &b.totals)],
             events,
+            unshared,
             functions,
         })
     }
@@ -351,10 +358,9 @@ impl Diff {
     }
 }
 
-/// The events of `a` that the other run has too (`in_other`), in `a`'s
-/// order.
-fn common_events(a: &[String], in_other: impl Fn(&str) -> bool) -> Vec<String> {
-    a.iter().filter(|event| in_other(event)).cloned().collect()
+/// The events of `a` that pass `keep`, in `a`'s order.
+fn events_where(a: &[String], keep: impl Fn(&str) -> bool) -> Vec<String> {
+    a.iter().filter(|event| keep(event)).cloned().collect()
 }
 
 /// Adds `costs` to `into`. The costs are 64-bit numbers summed over
@@ -426,7 +432,7 @@ impl DiffFile {
         b: &ProfileFile<i64>,
         renames: &Renames,
     ) -> Result<DiffFile, BeyondRange> {
-        let events = common_events(&a.events, |event| b.event(event).is_some());
+        let events = events_where(&a.events, |event| b.event(event).is_some());
         let pick = |file: &ProfileFile<i64>, costs: &[i64]| -> Vec<i128> {
             events
                 .iter()

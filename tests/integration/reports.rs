@@ -390,6 +390,35 @@ fn check_exits_0_within_limits_3_past_them_and_2_on_bad_input() {
     assert!(stderr.contains("`totals` has no `Dw`"), "{stderr}");
 }
 
+/// Events only one run has are named as left out, not dropped silently.
+#[test]
+fn diff_names_the_events_only_one_run_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    for (out, cacheuse) in [("plain.out", "no"), ("use.out", "yes")] {
+        let args = ["sim", trace.to_str().unwrap(), "-q", "-o", out];
+        let output = linegrind(dir.path(), &[&args[..], &["--cacheuse", cacheuse]].concat());
+        assert!(output.status.success());
+    }
+    let text = |a: &str, b: &str| {
+        let output = linegrind(dir.path(), &["diff", a, b]);
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let unshared = "AcCost1 SpLoss1 AcCost2 SpLoss2 Loaded1 Used1 Loaded2 Used2: not compared\n";
+    let forward = text("plain.out", "use.out");
+    assert!(
+        forward.contains(&format!("\nonly B has {unshared}")),
+        "{forward}"
+    );
+    let backward = text("use.out", "plain.out");
+    assert!(
+        backward.contains(&format!("\nonly A has {unshared}")),
+        "{backward}"
+    );
+    assert!(!text("use.out", "use.out").contains("only "));
+}
+
 #[test]
 fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
     let dir = tempfile::tempdir().unwrap();
