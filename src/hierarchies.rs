@@ -156,12 +156,14 @@ pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyE
 /// The longest name of a hierarchy.
 const MAX_NAME: usize = 64;
 
-/// Whether `name` can name a hierarchy: it becomes part of file names.
+/// Whether `name` can name a hierarchy: it becomes part of file names,
+/// so it has a letter or digit of its own (`.` and `..` name folders).
 fn is_name(name: &str) -> bool {
     name.chars().count() <= MAX_NAME
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+        && name.chars().any(char::is_alphanumeric)
 }
 
 /// The hierarchies of a configuration file's `text` (see the module
@@ -184,12 +186,28 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         if !is_name(name) {
             return Err(bad(format!(
                 "`{}` cannot name a hierarchy: its outputs' file names end in it, so \
-                 a name is at most {MAX_NAME} letters, digits, `-`, `_`, `.` and `+`",
+                 a name is at most {MAX_NAME} letters, digits, `-`, `_`, `.` and `+`, \
+                 a letter or digit among them",
                 shown(name.as_bytes())
             )));
         }
-        if hierarchies.iter().any(|other| other.name == name) {
-            return Err(bad(format!("`{name}` is named twice")));
+        if let Some(other) = hierarchies.iter().find(|other| other.name == name) {
+            let first = other.line.unwrap_or_default();
+            return Err(bad(format!(
+                "`{name}` is named twice (first on line {first})"
+            )));
+        }
+        // Their outputs would be one file where case is not told apart.
+        if let Some(other) = hierarchies
+            .iter()
+            .find(|other| other.name.to_lowercase() == name.to_lowercase())
+        {
+            return Err(bad(format!(
+                "`{name}` and `{}` (line {}) differ only in case: their outputs would be \
+                 one file on a file system that does not tell case apart",
+                other.name,
+                other.line.unwrap_or_default()
+            )));
         }
         let mut levels = base;
         let mut given: Vec<&str> = Vec::new();
@@ -326,7 +344,12 @@ mod tests {
             error("a\nb L3=1M,16,64\n"),
             "h.conf: line 2: `L3` is not a level (I1, D1 or LL)"
         );
-        assert!(error("a\na\n").contains("line 2: `a` is named twice"));
+        assert!(error("a\na\n").contains("line 2: `a` is named twice (first on line 1)"));
+        assert!(error("a\nb\nA\n").contains("line 3: `A` and `a` (line 1) differ only in case"));
+        for dots in [".", "..", "..."] {
+            let error = error(&format!("{dots} LL=1M,16,64\n"));
+            assert!(error.contains("a letter or digit among them"), "{error}");
+        }
         assert_eq!(
             error("a D1=16K,4,64 D1=8K,4,64\n"),
             "h.conf: line 1: `D1` is given twice"
