@@ -77,10 +77,15 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
         )?;
     }
     if let Some(tree) = &profile.tree {
+        // The mean is over instructions: a trace of data accesses alone
+        // has none to average over.
+        let mean = match totals[Ir] {
+            0 => "no mean (no instructions)".to_string(),
+            _ => format!("mean {:.1} nodes", tree.mean_nodes),
+        };
         writeln!(
             out,
-            "\nback-dating tree: mean {:.1} nodes, max {}, {} created",
-            tree.mean_nodes,
+            "\nback-dating tree: {mean}, max {}, {} created",
             grouped(tree.max_nodes),
             grouped(tree.created_nodes)
         )?;

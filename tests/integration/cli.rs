@@ -846,6 +846,15 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
         stderr(&output)
     );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    // It simulates, its back-dating tree without a mean over instructions.
+    let output = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("back-dating tree: no mean (no instructions), max 1, 1 created"),
+        "{}",
+        stdout(&output)
+    );
+    fs::remove_file(dir.path().join("callgrind.out.cachelab")).unwrap();
     // `info` does not suggest the conversion, as it does for a trace that
     // converts.
     let info = stdout(&linegrind(dir.path(), &["info", trace.to_str().unwrap()]));
