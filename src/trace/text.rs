@@ -78,7 +78,7 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                     if *header_seen {
                         return directive(first, &mut tokens).map(Some);
                     }
-                    check_header(first, &mut tokens)?;
+                    check_header(content, first, &mut tokens)?;
                     *header_seen = true;
                     Ok(None)
                 },
@@ -136,7 +136,9 @@ fn without_comment(line: &[u8]) -> &[u8] {
         .map_or(line, |hash| &line[..hash])
 }
 
-fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
+/// Checks that the first line, `content` without its comment, whose first
+/// token is `first`, is the header.
+fn check_header(content: &[u8], first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
     let rest: Vec<&[u8]> = tokens.by_ref().collect();
     let found = std::iter::once(first).chain(rest.iter().copied());
     let found: Vec<&[u8]> = found.collect();
@@ -158,7 +160,7 @@ fn check_header(first: &[u8], tokens: &mut Tokens) -> Result<(), TraceError> {
     Err(tokens.error(format!(
         "expected the header `linegrind-trace text 1` as the first line, found `{}` \
          (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)",
-        shown(&found.join(&b' '))
+        shown(content.trim_ascii())
     )))
 }
 
@@ -716,6 +718,11 @@ mod tests {
             error("# only a comment\n\ni 1000 4\n"),
             "line 3: expected the header `linegrind-trace text 1` as the first line, found \
              `i 1000 4` (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)"
+        );
+        // The line as it is, its blanks kept, its comment left out.
+        assert!(
+            error(" I  0400,3\t # an instruction\n")
+                .contains("as the first line, found `I  0400,3` (")
         );
         assert_eq!(
             error("linegrind-trace text 2\n"),
