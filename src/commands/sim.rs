@@ -254,9 +254,12 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
                 path.display(),
             )));
         }
+        // A device that takes what is written (`/dev/null`) is not
+        // overwritten: outputs may share it.
         if paths[..i]
             .iter()
             .any(|(earlier, _)| same_path(earlier, path))
+            && !is_char_device(path)
         {
             return Err(Failure::Input(anyhow::anyhow!(
                 "{} is named for two outputs (-o, --json, --profile): give each its own",
@@ -266,6 +269,12 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
         writable(path)?;
     }
     Ok(())
+}
+
+/// Whether `path` is a character device (`/dev/null`, a terminal).
+fn is_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_char_device())
 }
 
 /// Refuses as the name each named hierarchy's outputs are made from

@@ -589,6 +589,10 @@ fn an_output_that_would_overwrite_the_trace_or_another_output_exits_2() {
         "out is named for two outputs",
     );
     assert!(!dir.path().join("out").exists());
+    // A device is not overwritten: outputs may share one.
+    let args = ["sim", "chain.lgt", "-o", "/dev/null", "--json", "/dev/null"];
+    let output = linegrind(dir.path(), &args);
+    assert!(output.status.success(), "{}", stderr(&output));
 
     // An output that names a folder, in every command that writes one.
     refused(
