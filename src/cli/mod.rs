@@ -121,6 +121,14 @@ fn trace_file(text: &str) -> Result<std::path::PathBuf, String> {
     }
 }
 
+/// A function name pattern: an empty one would match nothing.
+fn pattern(text: &str) -> Result<String, String> {
+    match text {
+        "" => Err("an empty pattern, which matches no function".into()),
+        _ => Ok(text.to_string()),
+    }
+}
+
 /// A number of things to show: a whole number, 0 or more.
 fn count(text: &str) -> Result<usize, String> {
     text.parse()

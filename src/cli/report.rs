@@ -7,7 +7,7 @@ use linegrind::report::TreeDirection;
 use linegrind::report::check::Limit;
 use linegrind::report::diff::{Renames, Rewrite};
 
-use super::{color, count, output_file, yes_no};
+use super::{color, count, output_file, pattern, yes_no};
 
 pub const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -183,7 +183,7 @@ pub struct CheckArgs {
     /// Apply the limits to the inclusive cost of the functions matching
     /// PATTERN as well (`*`, `?`; on the name or `file:name`; repeatable;
     /// example: --function 'gather_*').
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", value_parser = pattern)]
     function: Vec<String>,
 
     /// No colours, even on a terminal (example: --no-color).

@@ -11,7 +11,7 @@ use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
 use super::trace::InputArgs;
-use super::{count, output_file, yes_no};
+use super::{count, output_file, pattern, yes_no};
 
 pub const SIM_EXAMPLES: &str = "\
 Examples:
@@ -100,7 +100,7 @@ pub struct SimArgs {
     /// Skip functions matching PATTERN (`*` and `?` wildcards; repeatable;
     /// names as profiles show them): their cost and calls are their
     /// caller's (example: --fn-skip='GOMP_*').
-    #[arg(long = "fn-skip", value_name = "PATTERN")]
+    #[arg(long = "fn-skip", value_name = "PATTERN", value_parser = pattern)]
     fn_skip: Vec<String>,
 
     /// Show inlined functions as functions of their own, called from the

@@ -299,6 +299,13 @@ fn bad_options_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     let output = linegrind(dir.path(), &["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
+    let output = linegrind(dir.path(), &["sim", trace, "--fn-skip="]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("an empty pattern"),
+        "{}",
+        stderr(&output)
+    );
     // Counts say what they take, not how the number failed to parse.
     for (top, why) in [
         ("-1", "expected a whole number, 0 or more"),
