@@ -6,7 +6,7 @@ use std::fmt;
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
 use crate::cache::{Caches, NoMemory, longest_access};
-use crate::callstack::{Threads, Transfer};
+use crate::callstack::{MAX_NESTED_HANDLERS, Threads, Transfer};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{EventKind, EventSet};
@@ -44,6 +44,8 @@ pub enum SimError {
     Twice(&'static str, &'static str),
     /// `sigreturn` outside a signal handler.
     NoHandler,
+    /// `signal` inside more handlers than a stack holds.
+    TooDeep,
     /// A function symbol that cannot be added.
     Symbol(SymbolError),
     /// A block run that does not fit its block.
@@ -68,6 +70,11 @@ impl fmt::Display for SimError {
                     "`sigreturn` without a `signal` handler running in this thread"
                 )
             }
+            SimError::TooDeep => write!(
+                f,
+                "`signal` inside {MAX_NESTED_HANDLERS} signal handlers running in this \
+                 thread: no program's stack holds that many signal frames"
+            ),
             SimError::Symbol(err) => err.fmt(f),
             SimError::Run(why) => f.write_str(why),
         }
@@ -259,7 +266,10 @@ impl<B: Backdate> Simulator<B> {
                 self.threads
                     .exit(tid, &mut self.arcs, &mut self.charges.backdate, now)
             }
-            Event::Signal { .. } => self.threads.enter_handler(&mut self.charges.backdate, now),
+            Event::Signal { .. } => self
+                .threads
+                .enter_handler(&mut self.charges.backdate, now)
+                .map_err(|_| SimError::TooDeep)?,
             Event::SigReturn => self
                 .threads
                 .leave_handler(&mut self.arcs, &mut self.charges.backdate, now)

@@ -37,6 +37,17 @@ pub struct Threads<C> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoHandler;
 
+/// Signal handlers one thread runs nested at most. Each signal frame holds
+/// the interrupted code's registers, over a kilobyte of the thread's stack
+/// on x86-64, so that more would need 100 MB of stack (a program's is 8 MB
+/// by default): a trace that nests more is made up, and would take memory
+/// without bound (a context each).
+pub const MAX_NESTED_HANDLERS: usize = 100_000;
+
+/// A `signal` that would nest more than [`MAX_NESTED_HANDLERS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooDeep;
+
 impl<C> Threads<C> {
     /// Thread 1 running, with an empty stack.
     pub fn new<B: Backdate<Cursor = C>>(backdate: &mut B) -> Threads<C> {
@@ -138,7 +149,15 @@ impl<C> Threads<C> {
 
     /// A signal handler starts in the running thread. Until its first
     /// block, the innermost frame of the code it interrupts bounds it.
-    pub fn enter_handler<B: Backdate<Cursor = C>>(&mut self, backdate: &mut B, now: u64) {
+    pub fn enter_handler<B: Backdate<Cursor = C>>(
+        &mut self,
+        backdate: &mut B,
+        now: u64,
+    ) -> Result<(), TooDeep> {
+        // The thread's own context is the first.
+        if self.running.len() > MAX_NESTED_HANDLERS {
+            return Err(TooDeep);
+        }
         // The thread's own frames, not a handler's, which may lie on the
         // same alternate stack: a handler that interrupts another takes
         // over its floor.
@@ -155,6 +174,7 @@ impl<C> Threads<C> {
         context.handler_floor = floor.unwrap_or(0);
         context.has_floor = floor.is_some();
         self.running.push(context);
+        Ok(())
     }
 
     /// The running thread's innermost signal handler returns; calls it left
@@ -268,7 +288,7 @@ mod tests {
         threads
             .current()
             .push(call, Some(0x7000), false, backdate, 0);
-        threads.enter_handler(backdate, 0);
+        threads.enter_handler(backdate, 0).unwrap();
         threads.leave_jumped_handlers(0x8000, arcs, backdate, 0);
         assert_eq!(threads.running.len(), 1, "the handler is left");
     }

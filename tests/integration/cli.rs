@@ -3,6 +3,7 @@
 use std::fs;
 use std::time::Duration;
 
+use linegrind::callstack::MAX_NESTED_HANDLERS;
 use linegrind::trace::batch::BATCH_ITEMS;
 
 use crate::support::{linegrind, root, run_within, skip, which, without_source};
@@ -227,6 +228,26 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
         )),
         "{}",
         stderr(&output)
+    );
+
+    // Signal handlers nested deeper than any stack holds: an error at the
+    // `signal` one too many, not memory without bound.
+    let nested = |depth: usize| {
+        let mut text = String::from("linegrind-trace text 1\ni 1000 4\n");
+        text.push_str(&"signal 10\ni 2000 4\n".repeat(depth));
+        fs::write(&bad, text).unwrap();
+        linegrind(dir.path(), &["sim", "-q", "-o", "nested.out", "bad.lgt"])
+    };
+    assert!(nested(MAX_NESTED_HANDLERS).status.success());
+    let output = nested(MAX_NESTED_HANDLERS + 1);
+    assert_eq!(output.status.code(), Some(2));
+    let line = 2 * MAX_NESTED_HANDLERS + 3;
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "linegrind: bad.lgt: line {line}: `signal` inside {MAX_NESTED_HANDLERS} signal \
+             handlers running in this thread: no program's stack holds that many signal frames\n"
+        )
     );
 
     let output = linegrind(dir.path(), &["sim", "missing.lgt"]);
