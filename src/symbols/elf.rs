@@ -7,7 +7,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
 use super::demangle;
 use super::file_names::FileNames;
@@ -309,8 +309,20 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     // `is_definition` leaves out GNU indirect functions (strlen and the like
     // in glibc), which are code all the same. Symbols without a size are
     // left out, as Valgrind leaves them out (crt's frame_dummy and such).
+    // Valgrind takes a data object in a code section (an assembler's table
+    // in `.text`) for a function too.
+    let in_code = |s: &object::Symbol| {
+        s.section_index()
+            .and_then(|index| elf.section_by_index(index).ok())
+            .is_some_and(|section| section.kind() == SectionKind::Text)
+    };
     let mut candidates: Vec<(u64, u64, String)> = symbols
-        .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
+        .filter(|s| match s.kind() {
+            SymbolKind::Text => true,
+            SymbolKind::Data => in_code(s),
+            _ => false,
+        })
+        .filter(|s| !s.is_undefined() && s.address() != 0)
         .filter(|s| s.size() > 0)
         // A name that is not UTF-8 (Latin-1 in an assembler label) is
         // kept, its odd bytes replaced.

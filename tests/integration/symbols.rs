@@ -307,6 +307,8 @@ fn cpp_names_are_demangled() {
     assert_eq!(line, grow_body);
 }
 
+/// Short C names are not demangled, and code typed as a data object is
+/// named by its symbol, as Valgrind names both.
 #[test]
 fn short_c_names_are_not_demangled_as_types() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,7 +319,7 @@ fn short_c_names_are_not_demangled_as_types() {
         "linegrind-trace text 1\nobject {} bias={BIAS:x}\n",
         binary.display()
     );
-    let names = ["f", "Ss", "v"];
+    let names = ["f", "Ss", "v", "obj_in_text"];
     let mut addrs = Vec::new();
     for name in names {
         let Some(addr) = symbol(&binary, name, false) else {
