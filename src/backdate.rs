@@ -58,8 +58,9 @@ pub trait Backdate {
 /// Size of the back-dating tree over a run, as the paper reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TreeStats {
-    /// Live nodes averaged over the run, weighted by instructions executed.
-    pub mean_nodes: f64,
+    /// Live nodes averaged over the run, weighted by instructions executed;
+    /// none for a run without instructions.
+    pub mean_nodes: Option<f64>,
     /// Most live nodes at any time.
     pub max_nodes: u64,
     /// Nodes created over the run.

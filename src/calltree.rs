@@ -331,11 +331,7 @@ impl Backdate for CallTree {
     fn finish(mut self, now: u64) -> (Vec<UseCost>, Option<TreeStats>) {
         debug_assert_eq!(self.live, 0, "nodes left after every release");
         self.count_live(now, 0);
-        let mean_nodes = if now == 0 {
-            0.0
-        } else {
-            self.live_instructions as f64 / now as f64
-        };
+        let mean_nodes = (now != 0).then(|| self.live_instructions as f64 / now as f64);
         let stats = TreeStats {
             mean_nodes,
             max_nodes: self.max_live,
@@ -382,7 +378,7 @@ mod tests {
         assert_eq!(stats.created_nodes, 3);
         // f's and g's nodes are made when the line is loaded: 1 node for 2
         // instructions, 3 for 3, 1 for 1: 12 / 6.
-        assert!((stats.mean_nodes - 12.0 / 6.0).abs() < 1e-9);
+        assert!((stats.mean_nodes.unwrap() - 12.0 / 6.0).abs() < 1e-9);
     }
 
     #[test]

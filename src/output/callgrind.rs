@@ -123,11 +123,13 @@ impl Writer<'_> {
         writeln!(self.out, "desc: LL cache: {}", config.ll().describe())?;
         writeln!(self.out, "desc: Trace: {}", one_line(source.trace))?;
         if let Some(tree) = &profile.tree {
-            writeln!(
-                self.out,
-                "desc: Back-dating tree mean nodes: {:.1}",
-                tree.mean_nodes
-            )?;
+            match tree.mean_nodes {
+                Some(mean) => writeln!(self.out, "desc: Back-dating tree mean nodes: {mean:.1}")?,
+                None => writeln!(
+                    self.out,
+                    "desc: Back-dating tree mean nodes: none (no instructions)"
+                )?,
+            }
             writeln!(
                 self.out,
                 "desc: Back-dating tree max nodes: {}",

@@ -173,7 +173,8 @@ pub struct Wasted {
 /// Back-dating tree statistics, as the callgrind file's `desc:` lines.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
-    pub mean_nodes: f64,
+    /// None (null) for a run without instructions.
+    pub mean_nodes: Option<f64>,
     pub max_nodes: u64,
     pub nodes_created: u64,
 }

@@ -79,9 +79,9 @@ pub fn write_summary(out: &mut dyn Write, profile: &Profile, top: usize) -> io::
     if let Some(tree) = &profile.tree {
         // The mean is over instructions: a trace of data accesses alone
         // has none to average over.
-        let mean = match totals[Ir] {
-            0 => "no mean (no instructions)".to_string(),
-            _ => format!("mean {:.1} nodes", tree.mean_nodes),
+        let mean = match tree.mean_nodes {
+            Some(mean) => format!("mean {mean:.1} nodes"),
+            None => "no mean (no instructions)".to_string(),
         };
         writeln!(
             out,

@@ -879,14 +879,28 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
     );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     // It simulates, its back-dating tree without a mean over instructions.
-    let output = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    let args = [
+        "sim",
+        trace.to_str().unwrap(),
+        "-o",
+        "out",
+        "--json",
+        "json",
+    ];
+    let output = linegrind(dir.path(), &args);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stdout(&output).contains("back-dating tree: no mean (no instructions), max 1, 1 created"),
         "{}",
         stdout(&output)
     );
-    fs::remove_file(dir.path().join("callgrind.out.cachelab")).unwrap();
+    let out = fs::read_to_string(dir.path().join("out")).unwrap();
+    assert!(out.contains("\ndesc: Back-dating tree mean nodes: none (no instructions)\n"));
+    let json = fs::read_to_string(dir.path().join("json")).unwrap();
+    assert!(json.contains("\"mean_nodes\": null,"), "{json}");
+    for file in ["out", "json"] {
+        fs::remove_file(dir.path().join(file)).unwrap();
+    }
     // `info` does not suggest the conversion, as it does for a trace that
     // converts.
     let info = stdout(&linegrind(dir.path(), &["info", trace.to_str().unwrap()]));
