@@ -28,7 +28,7 @@ pub use convert::{Blocker, TextWriter};
 pub use din::{DinForm, DinReader};
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use lackey::LackeyReader;
-pub use open::{AnyReader, Format, ReadOptions, detect};
+pub use open::{AnyReader, Format, ReadOptions, detect, imported_format};
 pub use text::TextReader;
 pub use thread_count::ThreadCount;
 

@@ -84,6 +84,18 @@ pub fn detect(start: &[u8]) -> Format {
         .unwrap_or(Format::Text)
 }
 
+/// The imported format one of the first lines of `start` shows by its
+/// shape (a Lackey or Dinero trace line), if one does: not one told only
+/// by Valgrind's messages, as a Callgrind log or a diff opens (`==1==`,
+/// `---`), nor a binary or text linegrind trace.
+pub fn imported_format(start: &[u8]) -> Option<Format> {
+    let mut detection = Detection::default();
+    without_bom(start)
+        .split_inclusive(|&b| b == b'\n')
+        .find_map(|line| detection.line(line))
+        .filter(|format| format.is_imported())
+}
+
 /// How far the lines of a start that grows as a pipe gives it were looked
 /// at: each line is looked at once, however small the pieces it comes in.
 #[derive(Default)]

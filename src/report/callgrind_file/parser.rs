@@ -13,7 +13,7 @@ use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
 use crate::printable::{printable, shown};
 use crate::trace::binary::is_binary;
-use crate::trace::detect;
+use crate::trace::imported_format;
 use crate::trace::lines::{LineRead, read_line, too_long};
 
 /// Parses a whole profile.
@@ -81,16 +81,30 @@ fn not_a_profile(start: &[u8]) -> Option<String> {
         Some(
             "this is JSON (a `sim --json` summary, which `linegrind check` and `diff` read)".into(),
         )
-    } else if let format = detect(start)
-        && format.is_imported()
-    {
+    } else if let Some(format) = imported_format(start) {
         Some(format!(
             "this is a {} trace (simulate it with `linegrind sim` and read the file it writes)",
             format.describe()
         ))
+    } else if is_valgrind_message(first_line) {
+        Some(
+            "this is Valgrind's log, its messages (Callgrind writes its profile to \
+             callgrind.out.PID)"
+                .into(),
+        )
     } else {
         None
     }
+}
+
+/// Whether `line` is one of Valgrind's messages: `==PID==` first.
+fn is_valgrind_message(line: &[u8]) -> bool {
+    line.strip_prefix(b"==")
+        .and_then(|rest| {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            rest[digits..].strip_prefix(b"==").filter(|_| digits > 0)
+        })
+        .is_some()
 }
 
 /// Adds `costs` to `into`, which grows to their length; `None`, with
@@ -733,12 +747,27 @@ calls=1 5
             ("==12== Lackey\nI  0400,3\n", "a Valgrind Lackey trace"),
             ("2 400\n0 7ff0\n", "a Dinero din (LABEL ADDRESS) trace"),
             ("i 400 3\nr 7ff0 8\n", "a Dinero extended din"),
+            (
+                "\u{feff}2 400\n0 7ff0\n",
+                "a Dinero din (LABEL ADDRESS) trace",
+            ),
         ] {
             let imported = signed_error(text);
             assert!(
                 imported.contains(&format!("this is {format}")),
                 "{imported}"
             );
+        }
+        // Valgrind's messages alone, or a file that opens with dashes, are
+        // no trace.
+        let log = signed_error("==1== Callgrind, a call-graph generating cache profiler\n");
+        assert!(log.contains("line 1: this is Valgrind's log"), "{log}");
+        for text in [
+            "--------\nProfile data file 'callgrind.out.1'\n",
+            "--- a/x.c\n+++ b/x.c\n",
+        ] {
+            let error = signed_error(text);
+            assert!(!error.contains("trace"), "{error}");
         }
     }
 
