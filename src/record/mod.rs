@@ -254,7 +254,8 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     };
     let totals = writer.totals();
     let replaced = !recorded.finished && recorded.exec_at == Some(totals.block_runs);
-    let symbols = symbols::embed(&recorded.modules, recorded.instr_addrs);
+    let mut left_out = recorded.left_out;
+    let symbols = symbols::embed(&recorded.modules, recorded.instr_addrs, &mut left_out);
     let exit_code = if recorded.finished {
         status.code()
     } else {
@@ -274,7 +275,7 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
         totals,
         bytes,
         replaced,
-        left_out: recorded.left_out,
+        left_out,
     })
 }
 

@@ -65,14 +65,19 @@ impl Recorded {
         let Err(why) = event.check() else {
             return true;
         };
-        match &mut self.left_out {
-            Some((count, _)) => *count += 1,
-            None => {
-                let first = format!("{why}, in the record at byte {at} of the stream");
-                self.left_out = Some((1, first));
-            }
-        }
+        left_out(&mut self.left_out, || {
+            format!("{why}, in the record at byte {at} of the stream")
+        });
         false
+    }
+}
+
+/// Counts a record left out of the trace in `count`, noting why of the
+/// first (`first`).
+pub fn left_out(count: &mut Option<(u64, String)>, first: impl FnOnce() -> String) {
+    match count {
+        Some((count, _)) => *count += 1,
+        None => *count = Some((1, first())),
     }
 }
 

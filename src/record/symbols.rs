@@ -8,13 +8,19 @@ use std::path::Path;
 
 use crate::output::{UNKNOWN, one_line};
 
+use super::raw;
 use crate::symbols::{ElfObject, SourceLine};
 use crate::trace::binary::Control;
 use crate::trace::{Event, FunctionSymbol, LineSymbol, ModuleMapping};
 
 /// Symbols for the instructions at `addrs` (any order, repeats allowed) in
-/// `modules`, as control records for the trace's symbol table.
-pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
+/// `modules`, as control records for the trace's symbol table; those the
+/// trace cannot hold are counted in `left_out` instead.
+pub fn embed(
+    modules: &[ModuleMapping],
+    mut addrs: Vec<u64>,
+    left_out: &mut Option<(u64, String)>,
+) -> Vec<Control> {
     addrs.sort_unstable();
     addrs.dedup();
     // Objects that cannot be read here keep their symbols to `sim` time.
@@ -57,9 +63,15 @@ pub fn embed(modules: &[ModuleMapping], mut addrs: Vec<u64>) -> Vec<Control> {
     // What a trace would refuse (a range an odd object wraps past the end
     // of the address space) is left out: its code is then code without a
     // symbol, where a refused record would make the whole trace unreadable.
-    out.retain(|control| match control {
-        Control::Event(event) => event.check().is_ok(),
-        _ => true,
+    out.retain(|control| {
+        let Control::Event(event) = control else {
+            return true;
+        };
+        let Err(why) = event.check() else {
+            return true;
+        };
+        raw::left_out(left_out, || format!("{why}, among the program's symbols"));
+        false
     });
     out
 }
@@ -160,4 +172,44 @@ fn embed_object(object: &ElfObject, bias: u64, addrs: &[u64], out: &mut Vec<Cont
             .into_iter()
             .map(|f| Control::Event(Event::Function(Box::new(f)))),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use object::{Object, ObjectSymbol, SymbolKind};
+
+    use super::*;
+
+    /// A function that an object mapped at the top of the address space
+    /// would run past its end, which no trace holds: left out and counted,
+    /// not written into a trace `sim` would refuse.
+    #[test]
+    fn symbols_a_trace_cannot_hold_are_left_out_and_counted() {
+        let exe = std::env::current_exe().unwrap();
+        let data = std::fs::read(&exe).unwrap();
+        let elf = object::File::parse(&*data).unwrap();
+        let function = elf
+            .symbols()
+            .find(|s| s.kind() == SymbolKind::Text && s.size() >= 2 && s.address() != 0)
+            .expect("a function in the test binary");
+        let start = u64::MAX - 1;
+        let module = ModuleMapping {
+            path: exe.to_str().unwrap().to_string(),
+            bias: start.wrapping_sub(function.address()),
+            range: Some((start, u64::MAX)),
+            build_id: None,
+            embedded: false,
+        };
+        let mut left_out = None;
+        let controls = embed(&[module], vec![start], &mut left_out);
+        let (count, first) = left_out.expect("the function left out");
+        assert_eq!(count, 1);
+        assert!(first.ends_with(", among the program's symbols"), "{first}");
+        for control in &controls {
+            if let Control::Event(event) = control {
+                assert_eq!(event.check(), Ok(()), "{event:?}");
+                assert!(!matches!(event, Event::Function(_)), "{event:?}");
+            }
+        }
+    }
 }
