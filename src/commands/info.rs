@@ -137,15 +137,16 @@ pub fn info(input: &TraceInput, out: &mut dyn Write) -> Result<(), Failure> {
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         writeln!(out, "format:         {}", reader.format().describe())?;
         if let AnyReader::Binary(binary) = &reader {
-            for (key, value) in binary.meta() {
-                let key = format!("{}:", printable(key));
-                writeln!(out, "{key:<15} {}", printable(value))?;
-            }
+            // Where a recording's command line comes, first.
             if reader.command().is_none() {
                 writeln!(
                     out,
                     "cmd:            none (not recorded: converted from a format without one)"
                 )?;
+            }
+            for (key, value) in binary.meta() {
+                let key = format!("{}:", printable(key));
+                writeln!(out, "{key:<15} {}", printable(value))?;
             }
             // Only a recording has a command line; a trace converted from
             // another format has neither it nor an exit code, and one
