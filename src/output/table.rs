@@ -3,6 +3,13 @@
 
 use std::io::{self, Write};
 
+use unicode_width::UnicodeWidthStr;
+
+/// Columns a cell is padded to at most: one long name (a C++ template's)
+/// would push every row's later columns that far; a wider cell pushes its
+/// own row's only.
+const MAX_PADDED: usize = 100;
+
 /// How a column lines up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -57,8 +64,9 @@ impl Cell {
     }
 }
 
-/// Rows of cells, written with every column as wide as its widest cell and
-/// two spaces between columns; the last column is not padded.
+/// Rows of cells, written with every column as wide as its widest cell (in
+/// the columns a terminal shows it in, up to [`MAX_PADDED`]) and two spaces
+/// between columns; the last column is not padded.
 #[derive(Clone, Debug)]
 pub struct Table {
     align: Vec<Align>,
@@ -94,7 +102,7 @@ impl Table {
         let mut widths = vec![0; columns];
         for row in &self.rows {
             for (width, cell) in widths.iter_mut().zip(row) {
-                *width = (*width).max(cell.text.chars().count());
+                *width = (*width).max(cell.text.width().min(MAX_PADDED));
             }
         }
         for row in &self.rows {
@@ -102,7 +110,7 @@ impl Table {
             for (column, &align) in self.align.iter().enumerate() {
                 let text = row.get(column).map_or("", |cell| cell.text.as_str());
                 let style = row.get(column).map_or(Style::Plain, |cell| cell.style);
-                let pad = widths[column] - text.chars().count();
+                let pad = widths[column].saturating_sub(text.width());
                 let last = column + 1 == columns;
                 if column > 0 {
                     line.push_str("  ");
@@ -155,5 +163,29 @@ mod tests {
         let coloured = String::from_utf8(coloured).unwrap();
         assert!(coloured.contains("\x1b[31mmain\x1b[0m           7"));
         assert!(coloured.starts_with(" \x1b[1mcost\x1b[0m"));
+    }
+
+    /// Wide characters take two columns, and a name wider than
+    /// [`MAX_PADDED`] pushes only its own row's later columns.
+    #[test]
+    fn cells_are_padded_by_the_columns_they_take_and_not_past_the_cap() {
+        let write = |names: &[&str]| {
+            let mut table = Table::new(&[Align::Left, Align::Right]);
+            for name in names {
+                table.row(vec![Cell::plain(*name), Cell::plain("1")]);
+            }
+            let mut out = Vec::new();
+            table.write(&mut out, false).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            write(&["函数", "abcd", "ab"]),
+            "函数  1\nabcd  1\nab    1\n"
+        );
+        let long = "x".repeat(MAX_PADDED + 50);
+        let text = write(&[&long, "f"]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("{long}  1"));
+        assert_eq!(lines[1], format!("f{}  1", " ".repeat(MAX_PADDED - 1)));
     }
 }
