@@ -65,7 +65,7 @@ impl Cell {
 }
 
 /// Rows of cells, written with every column as wide as its widest cell (in
-/// the columns a terminal shows it in, up to [`MAX_PADDED`]) and two spaces
+/// the columns a terminal shows it in, up to 100) and two spaces
 /// between columns; the last column is not padded.
 #[derive(Clone, Debug)]
 pub struct Table {
