@@ -173,8 +173,9 @@ pub struct Wasted {
 /// Back-dating tree statistics, as the callgrind file's `desc:` lines.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
-    /// None (null) for a run without instructions.
-    pub mean_nodes: Option<f64>,
+    /// 0 for a run without instructions, as schema version 1 has it a
+    /// number.
+    pub mean_nodes: f64,
     pub max_nodes: u64,
     pub nodes_created: u64,
 }
@@ -317,7 +318,7 @@ impl Summary {
             ),
             derived: derived(profile),
             tree: profile.tree.as_ref().map(|tree| Tree {
-                mean_nodes: tree.mean_nodes,
+                mean_nodes: tree.mean_nodes.unwrap_or(0.0),
                 max_nodes: tree.max_nodes,
                 nodes_created: tree.created_nodes,
             }),
