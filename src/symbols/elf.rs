@@ -7,7 +7,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags, SymbolKind, elf};
 
 use super::demangle;
 use super::file_names::FileNames;
@@ -310,11 +310,15 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
     // in glibc), which are code all the same. Symbols without a size are
     // left out, as Valgrind leaves them out (crt's frame_dummy and such).
     // Valgrind takes a data object in a code section (an assembler's table
-    // in `.text`) for a function too.
+    // in `.text`) for a function too. Code sections are told by their
+    // flags: a separate debug file holds them without their bytes.
     let in_code = |s: &object::Symbol| {
         s.section_index()
             .and_then(|index| elf.section_by_index(index).ok())
-            .is_some_and(|section| section.kind() == SectionKind::Text)
+            .is_some_and(|section| match section.flags() {
+                SectionFlags::Elf { sh_flags } => sh_flags & u64::from(elf::SHF_EXECINSTR) != 0,
+                _ => false,
+            })
     };
     let mut candidates: Vec<(u64, u64, String)> = symbols
         .filter(|s| match s.kind() {
