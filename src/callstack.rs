@@ -43,7 +43,7 @@ use crate::program::{FnId, InlineCall, InstrId};
 
 mod threads;
 
-pub use threads::{MAX_NESTED_HANDLERS, NoHandler, Threads, TooDeep};
+pub use threads::{MAX_CONTEXTS, NoHandler, Threads, TooMany};
 
 /// A call about to take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::fmt;
 use crate::arcs::Arcs;
 use crate::backdate::{Backdate, NoBackdate};
 use crate::cache::{Caches, NoMemory, longest_access};
-use crate::callstack::{MAX_NESTED_HANDLERS, Threads, Transfer};
+use crate::callstack::{MAX_CONTEXTS, Threads, Transfer};
 use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{EventKind, EventSet};
@@ -44,8 +44,8 @@ pub enum SimError {
     Twice(&'static str, &'static str),
     /// `sigreturn` outside a signal handler.
     NoHandler,
-    /// `signal` inside more handlers than a stack holds.
-    TooDeep,
+    /// A `thread` or `signal` past [`MAX_CONTEXTS`].
+    TooMany(&'static str),
     /// A function symbol that cannot be added.
     Symbol(SymbolError),
     /// A block run that does not fit its block.
@@ -70,10 +70,11 @@ impl fmt::Display for SimError {
                     "`sigreturn` without a `signal` handler running in this thread"
                 )
             }
-            SimError::TooDeep => write!(
+            SimError::TooMany(what) => write!(
                 f,
-                "`signal` inside {MAX_NESTED_HANDLERS} signal handlers running in this \
-                 thread: no program's stack holds that many signal frames"
+                "{what} past {MAX_CONTEXTS} threads and running signal handlers together: \
+                 no recording has that many (Valgrind runs 500 threads at most, and a signal \
+                 frame takes over a kilobyte of stack)"
             ),
             SimError::Symbol(err) => err.fmt(f),
             SimError::Run(why) => f.write_str(why),
@@ -260,7 +261,9 @@ impl<B: Backdate> Simulator<B> {
             Event::StackPointer { sp } => self.threads.current().set_sp(sp),
             Event::Thread { tid } => {
                 self.tid = tid;
-                self.threads.switch(tid, &mut self.charges.backdate, now)
+                self.threads
+                    .switch(tid, &mut self.charges.backdate, now)
+                    .map_err(|_| SimError::TooMany("`thread`"))?
             }
             Event::ThreadExit { tid } => {
                 self.threads
@@ -269,7 +272,7 @@ impl<B: Backdate> Simulator<B> {
             Event::Signal { .. } => self
                 .threads
                 .enter_handler(&mut self.charges.backdate, now)
-                .map_err(|_| SimError::TooDeep)?,
+                .map_err(|_| SimError::TooMany("`signal`"))?,
             Event::SigReturn => self
                 .threads
                 .leave_handler(&mut self.arcs, &mut self.charges.backdate, now)

@@ -30,6 +30,8 @@ pub struct Threads<C> {
     left_handlers: Vec<u32>,
     /// `sigreturn`s that came after their handler was left.
     late_sigreturns: u64,
+    /// Every thread's contexts, counted.
+    contexts: usize,
 }
 
 /// `sigreturn` in a thread that is not running a signal handler, nor has
@@ -37,16 +39,18 @@ pub struct Threads<C> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoHandler;
 
-/// Signal handlers one thread runs nested at most. Each signal frame holds
-/// the interrupted code's registers, over a kilobyte of the thread's stack
-/// on x86-64, so that more would need 100 MB of stack (a program's is 8 MB
-/// by default): a trace that nests more is made up, and would take memory
-/// without bound (a context each).
-pub const MAX_NESTED_HANDLERS: usize = 100_000;
+/// Contexts at most, every thread's own and one per signal handler
+/// running, together. A recording has at most 500 threads (Valgrind's
+/// default limit), whose ids it reuses, and a signal frame holds the
+/// interrupted code's registers, over a kilobyte of stack on x86-64: a
+/// trace with more is made up, and would take memory without bound (a
+/// few hundred bytes a context).
+pub const MAX_CONTEXTS: usize = 100_000;
 
-/// A `signal` that would nest more than [`MAX_NESTED_HANDLERS`].
+/// A thread or a signal handler that would make more than
+/// [`MAX_CONTEXTS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TooDeep;
+pub struct TooMany;
 
 impl<C> Threads<C> {
     /// Thread 1 running, with an empty stack.
@@ -61,6 +65,7 @@ impl<C> Threads<C> {
             current: 0,
             left_handlers: vec![0],
             late_sigreturns: 0,
+            contexts: 1,
         }
     }
 
@@ -81,19 +86,38 @@ impl<C> Threads<C> {
     }
 
     /// Makes `tid` the running thread, creating it on first sight.
-    pub fn switch<B: Backdate<Cursor = C>>(&mut self, tid: u32, backdate: &mut B, now: u64) {
+    pub fn switch<B: Backdate<Cursor = C>>(
+        &mut self,
+        tid: u32,
+        backdate: &mut B,
+        now: u64,
+    ) -> Result<(), TooMany> {
+        let index = match self.by_tid.get(&tid) {
+            Some(&index) => index,
+            None => {
+                self.add_context()?;
+                self.parked.push(vec![Context::new(backdate.root(now))]);
+                self.left_handlers.push(0);
+                self.by_tid.insert(tid, self.parked.len() - 1);
+                self.parked.len() - 1
+            }
+        };
         self.count.run(tid);
-        let (parked, left_handlers) = (&mut self.parked, &mut self.left_handlers);
-        let index = *self.by_tid.entry(tid).or_insert_with(|| {
-            parked.push(vec![Context::new(backdate.root(now))]);
-            left_handlers.push(0);
-            parked.len() - 1
-        });
         if index != self.current {
             std::mem::swap(&mut self.running, &mut self.parked[self.current]);
             std::mem::swap(&mut self.running, &mut self.parked[index]);
             self.current = index;
         }
+        Ok(())
+    }
+
+    /// Counts one more context, if there may be one.
+    fn add_context(&mut self) -> Result<(), TooMany> {
+        if self.contexts == MAX_CONTEXTS {
+            return Err(TooMany);
+        }
+        self.contexts += 1;
+        Ok(())
     }
 
     /// Thread `tid` has ended: every call it left open returns and its
@@ -115,6 +139,7 @@ impl<C> Threads<C> {
         } else {
             &mut self.parked[index]
         };
+        self.contexts -= contexts.len() - 1;
         start_afresh(contexts, 1, arcs, backdate, now);
         self.left_handlers[index] = 0;
         self.count.end(tid);
@@ -153,11 +178,8 @@ impl<C> Threads<C> {
         &mut self,
         backdate: &mut B,
         now: u64,
-    ) -> Result<(), TooDeep> {
-        // The thread's own context is the first.
-        if self.running.len() > MAX_NESTED_HANDLERS {
-            return Err(TooDeep);
-        }
+    ) -> Result<(), TooMany> {
+        self.add_context()?;
         // The thread's own frames, not a handler's, which may lie on the
         // same alternate stack: a handler that interrupts another takes
         // over its floor.
@@ -232,6 +254,7 @@ impl<C> Threads<C> {
         }
         if let Some(handler) = self.running.pop() {
             handler.end(arcs, backdate, now);
+            self.contexts -= 1;
         }
         true
     }
@@ -276,7 +299,7 @@ mod tests {
     /// signal handler starts in it and is left for a block above that.
     fn leave_a_handler(threads: &mut Threads<()>, tid: u32, arcs: &mut Arcs) {
         let backdate = &mut NoBackdate;
-        threads.switch(tid, backdate, 0);
+        threads.switch(tid, backdate, 0).unwrap();
         let call = Call {
             site: InstrId(0),
             from: InstrId(0),
@@ -300,12 +323,12 @@ mod tests {
         let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
         let mut threads = Threads::new(&mut backdate);
         leave_a_handler(&mut threads, 1, &mut arcs);
-        threads.switch(2, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0).unwrap();
         assert_eq!(
             threads.leave_handler(&mut arcs, &mut backdate, 0),
             Err(NoHandler)
         );
-        threads.switch(1, &mut backdate, 0);
+        threads.switch(1, &mut backdate, 0).unwrap();
         assert_eq!(threads.leave_handler(&mut arcs, &mut backdate, 0), Ok(()));
         assert_eq!(threads.late_sigreturns(), 1);
         assert_eq!(
@@ -328,15 +351,15 @@ mod tests {
         let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
         let mut threads = Threads::new(&mut backdate);
         assert_eq!(threads.count(), 1);
-        threads.switch(2, &mut backdate, 0);
-        threads.switch(1, &mut backdate, 0);
-        threads.switch(2, &mut backdate, 0);
+        threads.switch(2, &mut backdate, 0).unwrap();
+        threads.switch(1, &mut backdate, 0).unwrap();
+        threads.switch(2, &mut backdate, 0).unwrap();
         assert_eq!(threads.count(), 2);
         threads.exit(2, &mut arcs, &mut backdate, 0);
         assert_eq!(threads.count(), 2);
-        threads.switch(1, &mut backdate, 0);
-        threads.switch(2, &mut backdate, 0);
-        threads.switch(2, &mut backdate, 0);
+        threads.switch(1, &mut backdate, 0).unwrap();
+        threads.switch(2, &mut backdate, 0).unwrap();
+        threads.switch(2, &mut backdate, 0).unwrap();
         assert_eq!(threads.count(), 3);
     }
 }

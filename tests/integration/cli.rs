@@ -3,7 +3,7 @@
 use std::fs;
 use std::time::Duration;
 
-use linegrind::callstack::MAX_NESTED_HANDLERS;
+use linegrind::callstack::MAX_CONTEXTS;
 use linegrind::trace::batch::BATCH_ITEMS;
 
 use crate::support::{linegrind, root, run_within, skip, which, without_source};
@@ -230,25 +230,44 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
         stderr(&output)
     );
 
-    // Signal handlers nested deeper than any stack holds: an error at the
-    // `signal` one too many, not memory without bound.
-    let nested = |depth: usize| {
-        let mut text = String::from("linegrind-trace text 1\ni 1000 4\n");
-        text.push_str(&"signal 10\ni 2000 4\n".repeat(depth));
+    // More threads and signal handlers than any recording has: an error at
+    // the one too many, not memory without bound.
+    let sim_bad = |text: String| {
         fs::write(&bad, text).unwrap();
-        linegrind(dir.path(), &["sim", "-q", "-o", "nested.out", "bad.lgt"])
+        linegrind(dir.path(), &["sim", "-q", "-o", "many.out", "bad.lgt"])
     };
-    assert!(nested(MAX_NESTED_HANDLERS).status.success());
-    let output = nested(MAX_NESTED_HANDLERS + 1);
-    assert_eq!(output.status.code(), Some(2));
-    let line = 2 * MAX_NESTED_HANDLERS + 3;
-    assert_eq!(
-        stderr(&output),
-        format!(
-            "linegrind: bad.lgt: line {line}: `signal` inside {MAX_NESTED_HANDLERS} signal \
-             handlers running in this thread: no program's stack holds that many signal frames\n"
-        )
-    );
+    let too_many = |output: std::process::Output, line: usize, what: &str| {
+        assert_eq!(output.status.code(), Some(2));
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "linegrind: bad.lgt: line {line}: {what} past {MAX_CONTEXTS} threads and running \
+                 signal handlers together: no recording has that many (Valgrind runs 500 \
+                 threads at most, and a signal frame takes over a kilobyte of stack)\n"
+            )
+        );
+    };
+    let nested = |depth: usize| {
+        let signals = "signal 10\ni 2000 4\n".repeat(depth);
+        sim_bad(format!("linegrind-trace text 1\ni 1000 4\n{signals}"))
+    };
+    assert!(nested(MAX_CONTEXTS - 1).status.success());
+    too_many(nested(MAX_CONTEXTS), 2 * MAX_CONTEXTS + 1, "`signal`");
+    let threads = |count: usize, then: &str| {
+        let threads: String = (2..=count)
+            .map(|tid| format!("thread {tid}\ni 1000 4\n"))
+            .collect();
+        sim_bad(format!("linegrind-trace text 1\ni 1000 4\n{threads}{then}"))
+    };
+    assert!(threads(MAX_CONTEXTS, "").status.success());
+    let line = 2 * MAX_CONTEXTS + 1;
+    too_many(threads(MAX_CONTEXTS, "signal 10\n"), line, "`signal`");
+    too_many(threads(MAX_CONTEXTS + 1, ""), line, "`thread`");
+    // A thread that ends ends its handlers: its count goes down.
+    let last = MAX_CONTEXTS - 1;
+    let ended = format!("signal 10\ni 2000 4\nthread-exit {last}\nsignal 10\ni 2000 4\n");
+    let output = threads(last, &ended);
+    assert!(output.status.success(), "{}", stderr(&output));
 
     let output = linegrind(dir.path(), &["sim", "missing.lgt"]);
     assert_eq!(output.status.code(), Some(2));
