@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     let job = match cli::Args::parse().into_job() {
         Ok(job) => job,
         Err(err) => {
-            eprintln!("linegrind: {err}");
+            say(format_args!("linegrind: {err}"));
             return ExitCode::from(2);
         }
     };
@@ -22,21 +22,22 @@ fn main() -> ExitCode {
         out: io::stdout().lock(),
         closed: false,
     };
+    let mut stderr = Stderr(io::stderr());
     let result = match &job {
-        cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut io::stderr()).map(|()| 0),
-        cli::Job::Record(job) => commands::record(job, &mut io::stderr()),
+        cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut stderr).map(|()| 0),
+        cli::Job::Record(job) => commands::record(job, &mut stderr),
         cli::Job::PrintValgrindLib => commands::print_valgrind_lib(&mut stdout).map(|()| 0),
-        cli::Job::Convert(job) => commands::convert(job, &mut io::stderr()).map(|()| 0),
+        cli::Job::Convert(job) => commands::convert(job, &mut stderr).map(|()| 0),
         cli::Job::Info(input) => commands::info(input, &mut stdout).map(|()| 0),
         cli::Job::Report(job) => commands::report(job, &mut stdout).map(|()| 0),
-        cli::Job::Diff(job) => commands::diff(job, &mut stdout, &mut io::stderr()).map(|()| 0),
+        cli::Job::Diff(job) => commands::diff(job, &mut stdout, &mut stderr).map(|()| 0),
         cli::Job::Check(job) => commands::check(job, &mut stdout),
     };
     let code = match result {
         Ok(code) => code,
         Err(failure) if stdout.closed && is_closed_pipe(&failure) => 0,
         Err(failure) => {
-            eprintln!("linegrind: {failure}");
+            say(format_args!("linegrind: {failure}"));
             return ExitCode::from(failure.exit_code());
         }
     };
@@ -44,10 +45,37 @@ fn main() -> ExitCode {
     // no exit code (`check`'s 3 included).
     match stdout.flush() {
         Err(err) if !stdout.closed => {
-            eprintln!("linegrind: {err}");
+            say(format_args!("linegrind: {err}"));
             ExitCode::FAILURE
         }
         _ => ExitCode::from(code),
+    }
+}
+
+/// Prints a line on standard error, if it can: with nowhere to say it
+/// (closed, full), the exit code is all that is left to tell.
+fn say(message: std::fmt::Arguments) {
+    let _ = writeln!(io::stderr(), "{message}");
+}
+
+/// Standard error, for warnings, progress and `record`'s report: a reader
+/// that stopped reading it (`linegrind record -- app 2>&1 | head -1`) is
+/// not an error, and what is left to say goes nowhere.
+struct Stderr(io::Stderr);
+
+impl Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.write(buf) {
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(buf.len()),
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.0.flush() {
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
     }
 }
 

@@ -933,24 +933,53 @@ fn a_data_only_import_does_not_convert_into_a_trace_sim_would_refuse() {
     );
 }
 
-/// `linegrind ARGS` with standard output a pipe whose reader is gone.
-fn into_closed_pipe(args: &[&str]) -> std::process::Output {
+/// The write end of a pipe whose reader is gone.
+fn closed_pipe() -> fs::File {
     use std::os::fd::FromRawFd;
-    use std::process::Command;
     let mut ends = [0; 2];
     // SAFETY: `pipe` fills `ends` with two new descriptors, each owned
     // once: the read end closed at once, the write end by a `File`.
-    let writer = unsafe {
+    unsafe {
         assert_eq!(libc::pipe(ends.as_mut_ptr()), 0);
         libc::close(ends[0]);
         fs::File::from_raw_fd(ends[1])
-    };
-    Command::new(env!("CARGO_BIN_EXE_linegrind"))
+    }
+}
+
+/// `linegrind ARGS` with standard output a pipe whose reader is gone.
+fn into_closed_pipe(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_linegrind"))
         .current_dir(root())
         .args(args)
-        .stdout(writer)
+        .stdout(closed_pipe())
         .output()
         .unwrap()
+}
+
+/// Standard error whose reader is gone: a warning, or an error message,
+/// that cannot be said changes no exit code (and panics nowhere).
+#[test]
+fn a_closed_pipe_on_standard_error_leaves_the_exit_code_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    // A last line without its newline: a warning.
+    fs::write(dir.path().join("t.txt"), "linegrind-trace text 1\ni 1000 4").unwrap();
+    fs::write(
+        dir.path().join("bad.txt"),
+        "linegrind-trace text 1\nr 1000 4\n",
+    )
+    .unwrap();
+    let run = |trace: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_linegrind"))
+            .current_dir(dir.path())
+            .args(["sim", trace, "-o", "/dev/null"])
+            .stdout(std::process::Stdio::null())
+            .stderr(closed_pipe())
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(run("t.txt"), Some(0));
+    assert_eq!(run("bad.txt"), Some(2));
 }
 
 #[test]
