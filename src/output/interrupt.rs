@@ -1,4 +1,4 @@
-//! What an interrupt (SIGINT, SIGTERM, SIGHUP) or an abort (SIGABRT, as
+//! What an interrupt (SIGINT, SIGQUIT, SIGTERM, SIGHUP) or an abort (SIGABRT, as
 //! when memory runs out) does to the files linegrind writes. Outputs are
 //! written to a temporary file renamed into place at the end
 //! ([`super::OutputFile`]); an interrupted run removes the temporary files
@@ -7,9 +7,9 @@
 //! folder and the FIFO in it). An interrupt that comes while the outputs
 //! are renamed into place waits until all are; an abort does not wait,
 //! and ends the program `record` runs, once it has started, with SIGTERM.
-//! While `record` runs a program, SIGINT (Ctrl-C, which the terminal sends
-//! to the program as well) is the program's to act on: linegrind goes on,
-//! and writes the trace of what ran. SIGTERM and SIGHUP, which may be
+//! While `record` runs a program, SIGINT and SIGQUIT (Ctrl-C and Ctrl-\,
+//! which the terminal sends to the program as well) are the program's to
+//! act on: linegrind goes on, and writes the trace of what ran. SIGTERM and SIGHUP, which may be
 //! sent to linegrind alone, are passed on to the program before linegrind
 //! dies, so that it does not run on unwatched. A write past the file size
 //! limit (`ulimit -f`) fails as any failed write does, with its error,
@@ -33,7 +33,7 @@ const SLOTS: usize = 256;
 /// another thread at any moment.
 static TEMP_FILES: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
 
-/// Whether SIGINT is left to the program `record` runs.
+/// Whether SIGINT and SIGQUIT are left to the program `record` runs.
 static PROGRAM_RUNS: AtomicBool = AtomicBool::new(false);
 
 /// The process id of the program `record` runs, from its start until it
@@ -88,8 +88,8 @@ impl Drop for Registered {
     }
 }
 
-/// Runs `program` to its end, during which SIGINT goes to it and not to
-/// linegrind, and SIGTERM and SIGHUP are passed on to it.
+/// Runs `program` to its end, during which SIGINT and SIGQUIT go to it and
+/// not to linegrind, and SIGTERM and SIGHUP are passed on to it.
 pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
     install();
     PROGRAM_RUNS.store(true, Ordering::Release);
@@ -168,7 +168,13 @@ fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         handle(libc::SIGXFSZ, on_file_size_limit);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
+        for signal in [
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGABRT,
+        ] {
             // SAFETY: sigaction is given valid structures.
             let ignored = unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
@@ -220,7 +226,7 @@ extern "C" fn on_signal(signal: c_int) {
         }
     }
     if PROGRAM_RUNS.load(Ordering::Acquire) {
-        if signal == libc::SIGINT {
+        if matches!(signal, libc::SIGINT | libc::SIGQUIT) {
             return;
         }
         // Noted first, so that `run_program` passes it on if the program

@@ -787,6 +787,13 @@ fn record_shell(dir: &Path, tmp: &Path, script: &str) -> Option<std::process::Ou
     unsafe {
         command.pre_exec(|| {
             libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            // A program that SIGQUIT ends leaves no core (nor Valgrind's).
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
             Ok(())
         });
     }
@@ -806,20 +813,24 @@ fn files_in(dir: &Path) -> Vec<String> {
 #[test]
 fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     use std::os::unix::process::ExitStatusExt;
-    let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    // SIGINT to the whole group, as a terminal's Ctrl-C sends it.
-    let Some(output) = record_shell(dir.path(), tmp.path(), "kill -INT 0; sleep 10") else {
-        return;
-    };
-    assert_eq!(
-        output.status.signal(),
-        None,
-        "linegrind itself was not interrupted"
-    );
-    assert_eq!(output.status.code(), Some(128 + libc::SIGINT));
-    assert_eq!(files_in(dir.path()), ["t.lgt"]);
-    assert_eq!(files_in(tmp.path()), Vec::<String>::new());
-    assert!(events(&dir.path().join("t.lgt")).len() > 1000);
+    // SIGINT to the whole group, as a terminal's Ctrl-C sends it, and
+    // SIGQUIT, as Ctrl-\ does.
+    for (signal, name) in [(libc::SIGINT, "INT"), (libc::SIGQUIT, "QUIT")] {
+        let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let script = format!("kill -{name} 0; sleep 10");
+        let Some(output) = record_shell(dir.path(), tmp.path(), &script) else {
+            return;
+        };
+        assert_eq!(
+            output.status.signal(),
+            None,
+            "linegrind itself was not interrupted by SIG{name}"
+        );
+        assert_eq!(output.status.code(), Some(128 + signal));
+        assert_eq!(files_in(dir.path()), ["t.lgt"]);
+        assert_eq!(files_in(tmp.path()), Vec::<String>::new());
+        assert!(events(&dir.path().join("t.lgt")).len() > 1000);
+    }
 }
 
 #[test]
