@@ -1,13 +1,13 @@
 //! `linegrind record`: record a program into a binary trace.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
 use crate::output::{bytes_per_event, grouped, is_open_as};
-use crate::record::{self, RecordError, RecordJob};
+use crate::record::{self, RecordError, RecordJob, Recording};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
@@ -22,6 +22,15 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
         }
         Err(err) => return Err(Failure::Other(err.into())),
     };
+    // The trace is kept: a report that cannot be written (standard error
+    // full) leaves the program's exit code, the one its caller looks at.
+    let _ = report(job, &recording, stderr);
+    Ok(exit_code(recording.status))
+}
+
+/// The warnings, and unless `job.quiet`, the line that says what was
+/// recorded.
+fn report(job: &RecordJob, recording: &Recording, stderr: &mut dyn Write) -> io::Result<()> {
     let totals = recording.totals;
     if recording.replaced {
         writeln!(
@@ -30,19 +39,17 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
              what it started ran unrecorded (as under Callgrind without --trace-children): \
              record that program itself",
             grouped(totals.instructions),
-        )
-        .other("cannot write the report")?;
+        )?;
     }
     if let Some((count, first)) = &recording.left_out {
         writeln!(
             stderr,
             "linegrind: warning: {count} record(s) the trace format cannot hold were left out \
              of the trace; the first: {first}",
-        )
-        .other("cannot write the report")?;
+        )?;
     }
     if job.quiet {
-        return Ok(exit_code(recording.status));
+        return Ok(());
     }
     // A device or a pipe keeps no size to tell.
     let size = recording.bytes.map_or(String::new(), |bytes| {
@@ -61,8 +68,6 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
         job.output.display(),
         ended_by_signal(recording.status),
     )
-    .other("cannot write the report")?;
-    Ok(exit_code(recording.status))
 }
 
 /// `; the program was ended by signal 6 (SIGABRT)` when a signal ended

@@ -810,6 +810,24 @@ fn files_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A report `record` cannot write (standard error full) leaves the
+/// program's exit code, and the trace is kept.
+#[test]
+fn a_report_that_cannot_be_written_leaves_the_programs_exit_code() {
+    if recorder_tool().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir.path())
+        .args(["record", "-o", "t.lgt", "--", "/bin/sh", "-c", "exit 7"])
+        .stderr(std::fs::File::create("/dev/full").unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(7));
+    assert!(events(&dir.path().join("t.lgt")).len() > 1000);
+}
+
 #[test]
 fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     use std::os::unix::process::ExitStatusExt;
