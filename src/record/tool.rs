@@ -81,14 +81,15 @@ pub fn install() -> Result<PathBuf, ToolError> {
     let dir = parent.join(format!("valgrind-{:016x}", hasher.finish()));
     let setup = |err| ToolError::Setup(dir.clone(), err);
     // The tool runs as the user: only a folder no one else can write into
-    // is trusted to hold it.
+    // is trusted to hold it, and only files of the user's own in it.
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&parent)
-        .and_then(|()| check_private(&parent))
+        .and_then(|()| make_private(&parent))
         .map_err(setup)?;
     if dir.join(TOOL_FILE).exists() {
+        check_own(&dir).map_err(setup)?;
         return Ok(dir);
     }
     // Built in a fresh folder and renamed into place, so that two recorders
@@ -119,7 +120,12 @@ fn cache_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute())
+                .map(|home| home.join(".cache"))
+        })
         .map(|base| base.join("linegrind"))
         .unwrap_or_else(|| {
             // SAFETY: geteuid cannot fail and touches no memory.
@@ -128,27 +134,53 @@ fn cache_dir() -> PathBuf {
         })
 }
 
-/// Refuses `dir` unless it is a folder (not a link to one) of the user's
-/// own that no one else can write into, where another user could have put
-/// a tool of theirs for linegrind to run.
-fn check_private(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
+/// Makes `dir` a folder no one but the user can write into, or refuses
+/// it: one another user owns, or that is a link, could hold a tool of
+/// theirs for linegrind to run. (Versions before made it as the umask
+/// said, writable by the user's group where that is 002.)
+fn make_private(dir: &Path) -> std::io::Result<()> {
     let meta = fs::symlink_metadata(dir)?;
+    owned(dir, &meta)?;
+    if !meta.is_dir() {
+        return Err(untrusted(dir, "it is not a folder"));
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o022 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(mode & !0o022))?;
+    }
+    Ok(())
+}
+
+/// Refuses the tool folder `dir` unless it, and everything in it, is the
+/// user's own, and no one else can write into it.
+fn check_own(dir: &Path) -> std::io::Result<()> {
+    let meta = fs::symlink_metadata(dir)?;
+    owned(dir, &meta)?;
+    if meta.permissions().mode() & 0o022 != 0 {
+        return Err(untrusted(dir, "others can write into it"));
+    }
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        owned(&entry.path(), &fs::symlink_metadata(entry.path())?)?;
+    }
+    Ok(())
+}
+
+/// Refuses `path` unless the user owns it.
+fn owned(path: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid cannot fail and touches no memory.
-    let user = unsafe { libc::geteuid() };
-    let why = if !meta.is_dir() {
-        "it is not a folder"
-    } else if meta.uid() != user {
-        "another user owns it"
-    } else if meta.mode() & 0o022 != 0 {
-        "others can write into it"
-    } else {
-        return Ok(());
-    };
-    Err(std::io::Error::other(format!(
-        "{} cannot be trusted to hold the tool linegrind runs: {why} (remove it, or set HOME)",
-        dir.display()
-    )))
+    match meta.uid() == unsafe { libc::geteuid() } {
+        true => Ok(()),
+        false => Err(untrusted(path, "another user owns it")),
+    }
+}
+
+fn untrusted(path: &Path, why: &str) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{} cannot be trusted to hold the tool linegrind runs: {why} (remove it)",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -156,26 +188,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_folder_of_the_users_own_that_others_cannot_write_is_trusted() {
+    fn only_folders_and_files_of_the_users_own_that_others_cannot_write_are_trusted() {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path().join("linegrind");
         fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
-        assert!(check_private(&dir).is_ok());
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(check_private(&dir).is_ok());
-        let refused = |path: &Path| check_private(path).unwrap_err().to_string();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(refused(&dir).ends_with("others can write into it (remove it, or set HOME)"));
+        assert!(make_private(&dir).is_ok());
+        // A folder of an earlier version, writable by the user's group,
+        // is made the user's alone.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o775)).unwrap();
+        make_private(&dir).unwrap();
+        let mode = fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
         let link = base.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).unwrap();
-        assert!(refused(&link).contains("it is not a folder"));
+        let refused = |result: std::io::Result<()>| result.unwrap_err().to_string();
+        assert!(refused(make_private(&link)).contains("it is not a folder"));
+        // The tool folder, and what it holds.
+        let tool = dir.join("valgrind-0");
+        fs::DirBuilder::new().mode(0o700).create(&tool).unwrap();
+        fs::write(tool.join(TOOL_FILE), b"").unwrap();
+        assert!(check_own(&tool).is_ok());
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(refused(check_own(&tool)).ends_with("others can write into it (remove it)"));
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o700)).unwrap();
         // Another user's, where the tests run as root and can make one.
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
         // SAFETY: geteuid and chown are given valid arguments.
         if unsafe { libc::geteuid() } == 0 {
-            let path = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
-            assert_eq!(unsafe { libc::chown(path.as_ptr(), 65534, 65534) }, 0);
-            assert!(refused(&dir).contains("another user owns it"));
+            let chown = |path: &Path| {
+                let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+                assert_eq!(unsafe { libc::chown(path.as_ptr(), 65534, 65534) }, 0);
+            };
+            chown(&tool.join(TOOL_FILE));
+            assert!(refused(check_own(&tool)).contains("another user owns it"));
+            chown(&dir);
+            assert!(refused(make_private(&dir)).contains("another user owns it"));
         }
     }
 }
