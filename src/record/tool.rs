@@ -81,22 +81,24 @@ pub fn install() -> Result<PathBuf, ToolError> {
     let dir = parent.join(format!("valgrind-{:016x}", hasher.finish()));
     let setup = |err| ToolError::Setup(dir.clone(), err);
     // The tool runs as the user: only a folder no one else can write into
-    // is trusted to hold it, and only files of the user's own in it.
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&parent)
-        .and_then(|()| make_private(&parent))
-        .map_err(setup)?;
-    if dir.join(TOOL_FILE).exists() {
-        check_own(&dir).map_err(setup)?;
-        return Ok(dir);
+    // is trusted to hold it, and only files of the user's own in it. The
+    // folders above are made as any program makes them.
+    if let Some(above) = parent.parent() {
+        fs::create_dir_all(above).map_err(setup)?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(&parent) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(setup(err)),
+        _ => make_private(&parent).map_err(setup)?,
+    }
+    if fs::symlink_metadata(&dir).is_ok() {
+        return tool_folder(&dir).map(|()| dir.clone()).map_err(setup);
     }
     // Built in a fresh folder and renamed into place, so that two recorders
     // starting at once never see a half-made one.
     let fresh = tempfile::Builder::new()
         .prefix(".valgrind-")
-        .tempdir_in(parent)
+        .permissions(fs::Permissions::from_mode(0o700))
+        .tempdir_in(&parent)
         .map_err(setup)?;
     for entry in fs::read_dir(&installed).map_err(setup)? {
         let entry = entry.map_err(setup)?;
@@ -108,10 +110,22 @@ pub fn install() -> Result<PathBuf, ToolError> {
     fs::set_permissions(&tool_path, fs::Permissions::from_mode(0o755)).map_err(setup)?;
     let fresh = fresh.keep();
     if fs::rename(&fresh, &dir).is_err() {
-        // Another recorder got there first; use its folder.
+        // Another recorder got there first: its folder, once checked.
         let _ = fs::remove_dir_all(&fresh);
+        tool_folder(&dir).map_err(setup)?;
     }
     Ok(dir)
+}
+
+/// Makes the existing tool folder `dir` the user's alone, or refuses it:
+/// it must hold the tool as a file, and nothing of another user's.
+fn tool_folder(dir: &Path) -> std::io::Result<()> {
+    make_private(dir)?;
+    check_own(dir)?;
+    match fs::symlink_metadata(dir.join(TOOL_FILE)) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        _ => Err(untrusted(dir, "it does not hold the tool as a file")),
+    }
 }
 
 /// `linegrind` in the user's cache folder, or without one (no `HOME`), a
@@ -151,14 +165,8 @@ fn make_private(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Refuses the tool folder `dir` unless it, and everything in it, is the
-/// user's own, and no one else can write into it.
+/// Refuses the folder `dir` unless everything in it is the user's own.
 fn check_own(dir: &Path) -> std::io::Result<()> {
-    let meta = fs::symlink_metadata(dir)?;
-    owned(dir, &meta)?;
-    if meta.permissions().mode() & 0o022 != 0 {
-        return Err(untrusted(dir, "others can write into it"));
-    }
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         owned(&entry.path(), &fs::symlink_metadata(entry.path())?)?;
@@ -178,7 +186,8 @@ fn owned(path: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
 
 fn untrusted(path: &Path, why: &str) -> std::io::Error {
     std::io::Error::other(format!(
-        "{} cannot be trusted to hold the tool linegrind runs: {why} (remove it)",
+        "{} cannot be trusted to hold the tool linegrind runs: {why} (remove it, or set \
+         XDG_CACHE_HOME to a folder of your own)",
         path.display()
     ))
 }
@@ -203,14 +212,21 @@ mod tests {
         std::os::unix::fs::symlink(&dir, &link).unwrap();
         let refused = |result: std::io::Result<()>| result.unwrap_err().to_string();
         assert!(refused(make_private(&link)).contains("it is not a folder"));
-        // The tool folder, and what it holds.
+        // The tool folder, and what it holds: one an earlier version made
+        // writable by the user's group is made the user's alone; one
+        // without the tool as a file is refused.
         let tool = dir.join("valgrind-0");
-        fs::DirBuilder::new().mode(0o700).create(&tool).unwrap();
+        fs::DirBuilder::new().mode(0o775).create(&tool).unwrap();
         fs::write(tool.join(TOOL_FILE), b"").unwrap();
-        assert!(check_own(&tool).is_ok());
-        fs::set_permissions(&tool, fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(refused(check_own(&tool)).ends_with("others can write into it (remove it)"));
-        fs::set_permissions(&tool, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o775)).unwrap();
+        tool_folder(&tool).unwrap();
+        let mode = fs::metadata(&tool).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        fs::remove_file(tool.join(TOOL_FILE)).unwrap();
+        std::os::unix::fs::symlink("/bin/true", tool.join(TOOL_FILE)).unwrap();
+        assert!(refused(tool_folder(&tool)).contains("it does not hold the tool as a file"));
+        fs::remove_file(tool.join(TOOL_FILE)).unwrap();
+        fs::write(tool.join(TOOL_FILE), b"").unwrap();
         // Another user's, where the tests run as root and can make one.
         // SAFETY: geteuid and chown are given valid arguments.
         if unsafe { libc::geteuid() } == 0 {
@@ -219,7 +235,7 @@ mod tests {
                 assert_eq!(unsafe { libc::chown(path.as_ptr(), 65534, 65534) }, 0);
             };
             chown(&tool.join(TOOL_FILE));
-            assert!(refused(check_own(&tool)).contains("another user owns it"));
+            assert!(refused(tool_folder(&tool)).contains("another user owns it"));
             chown(&dir);
             assert!(refused(make_private(&dir)).contains("another user owns it"));
         }
