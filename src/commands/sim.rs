@@ -12,8 +12,9 @@ use crate::cost::EventKind;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, grouped, holding_interrupts, is_stdout, names_folder, percent,
-    write_callgrind, write_firefox_profile, write_summary, write_uncommitted, written_in_place,
+    Positions, Progress, Source, grouped, holding_interrupts, is_char_device, is_stdout,
+    names_folder, percent, write_callgrind, write_firefox_profile, write_summary,
+    write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
 use crate::printable::printable;
@@ -269,12 +270,6 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
         writable(path)?;
     }
     Ok(())
-}
-
-/// Whether `path` is a character device (`/dev/null`, a terminal).
-fn is_char_device(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_char_device())
 }
 
 /// Refuses as the name each named hierarchy's outputs are made from

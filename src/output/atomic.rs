@@ -226,9 +226,14 @@ pub fn written_in_place(path: &Path) -> bool {
 /// (a terminal, `/dev/null`) takes both.
 pub fn is_stdout(path: &Path) -> bool {
     use std::os::fd::AsFd;
+    is_open_as(path, io::stdout().as_fd()) && !is_char_device(path)
+}
+
+/// Whether `path` is a character device (`/dev/null`, a terminal), which
+/// takes what any number of writers write.
+pub fn is_char_device(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    is_open_as(path, io::stdout().as_fd())
-        && fs::metadata(path).is_ok_and(|file| !file.file_type().is_char_device())
+    fs::metadata(path).is_ok_and(|meta| meta.file_type().is_char_device())
 }
 
 /// Whether `path` is the file, pipe or device open as `fd`.

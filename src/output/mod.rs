@@ -16,8 +16,8 @@ mod summary;
 pub mod table;
 
 pub use atomic::{
-    OutputFile, check_writable, folder_of, is_open_as, is_stdout, link_chain, names_folder,
-    write_atomically, write_uncommitted, written_in_place,
+    OutputFile, check_writable, folder_of, is_char_device, is_open_as, is_stdout, link_chain,
+    names_folder, write_atomically, write_uncommitted, written_in_place,
 };
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};

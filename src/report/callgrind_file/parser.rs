@@ -67,7 +67,7 @@ const FUNCTIONS: usize = 2;
 /// other files rather than a profile: the mistakes worth naming.
 fn not_a_profile(start: &[u8]) -> Option<String> {
     // A text trace may open with comments, as a profile does.
-    let first_line = start
+    let first_line = without_bom(start)
         .split(|&b| b == b'\n')
         .map(<[u8]>::trim_ascii)
         .find(|line| !line.is_empty() && !line.starts_with(b"#"))
@@ -760,8 +760,13 @@ calls=1 5
         }
         // Valgrind's messages alone, or a file that opens with dashes, are
         // no trace.
-        let log = signed_error("==1== Callgrind, a call-graph generating cache profiler\n");
-        assert!(log.contains("line 1: this is Valgrind's log"), "{log}");
+        for text in [
+            "==1== Callgrind, a call-graph generating cache profiler\n",
+            "\u{feff}==1== Memcheck\n",
+        ] {
+            let log = signed_error(text);
+            assert!(log.contains("line 1: this is Valgrind's log"), "{log}");
+        }
         for text in [
             "--------\nProfile data file 'callgrind.out.1'\n",
             "--- a/x.c\n+++ b/x.c\n",
