@@ -15,8 +15,10 @@ Examples:
   linegrind record -- ./app input.dat        # writes app.lgt
   linegrind record -o run1.lgt -- ./app
   linegrind record --instr-atstart=no -- ./app   # record from CALLGRIND_START_INSTRUMENTATION
+  # Callgrind as the recording ran, with the caches sim simulates by default:
   env _=\"$(command -v linegrind)\" VALGRIND_LIB=\"$(linegrind record --print-valgrind-lib)\" \\
-      valgrind --tool=callgrind ./app           # Callgrind as the recording ran";
+      valgrind --tool=callgrind --cacheuse=yes \\
+      --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 ./app";
 
 pub const CONVERT_EXAMPLES: &str = "\
 Examples:

@@ -16,19 +16,21 @@ pub fn grouped(n: u64) -> String {
 /// `part` as a percentage of the size of `whole`, with two decimals, or
 /// `-` when `whole` is zero. The sign is `part`'s: in a difference file a
 /// function that improved shows a negative share of the total change. A
-/// part that is not zero never shows as `0.00%` but as `<0.01%`, and one
-/// smaller than the whole never as `100.00%` but as `>99.99%`.
+/// part that is not zero never shows as `0.00%` but as `<0.01%` (`>-0.01%`
+/// when negative), and one smaller than the whole never as `100.00%` but
+/// as `>99.99%` (`<-99.99%`).
 pub fn percent(part: impl Into<i128>, whole: impl Into<i128>) -> String {
     let (part, whole) = (part.into(), whole.into());
     if whole == 0 {
         return "-".to_string();
     }
     let (size, whole) = (part.unsigned_abs(), whole.unsigned_abs());
-    let sign = if part < 0 { "-" } else { "" };
+    let negative = part < 0;
+    let sign = if negative { "-" } else { "" };
     let shown = format!("{:.2}", size as f64 * 100.0 / whole as f64);
     match shown.as_str() {
-        "0.00" if size > 0 => format!("{sign}<0.01%"),
-        "100.00" if size < whole => format!("{sign}>99.99%"),
+        "0.00" if size > 0 => (if negative { ">-0.01%" } else { "<0.01%" }).to_string(),
+        "100.00" if size < whole => (if negative { "<-99.99%" } else { ">99.99%" }).to_string(),
         _ => format!("{sign}{shown}%"),
     }
 }
@@ -66,7 +68,8 @@ mod tests {
         assert_eq!(percent(5u64, 0u64), "-");
         assert_eq!(percent(0u64, 7u64), "0.00%");
         assert_eq!(percent(1u64, 1_000_000u64), "<0.01%");
-        assert_eq!(percent(-1, 1_000_000), "-<0.01%");
+        assert_eq!(percent(-1, 1_000_000), ">-0.01%");
+        assert_eq!(percent(-999_999, -1_000_000), "<-99.99%");
         assert_eq!(percent(999_999u64, 1_000_000u64), ">99.99%");
         assert_eq!(percent(7u64, 7u64), "100.00%");
         assert_eq!(percent(-7, 7), "-100.00%");
