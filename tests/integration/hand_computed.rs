@@ -454,6 +454,53 @@ fn an_ll_eviction_of_a_line_still_in_l1_keeps_its_use() {
 }
 
 #[test]
+fn a_straddling_access_takes_its_lines_in_order_through_l1_and_ll() {
+    // LL holds a single line. A modify over two data lines, one resident in
+    // D1 and LL: the first line goes through D1 and, missing, LL before the
+    // second is looked up.
+    let trace = |read: &str| {
+        format!(
+            "linegrind-trace text 1
+             fn 401000 401040 main
+             i 401000 4   # I1 and LL miss: LL holds the code line
+             r {read} 4   # D1 and LL miss: LL evicts the code line
+             i 401004 4   # I1 hit: the code line is no longer in LL
+             m 60003c 8   # line 0x600000 bytes 60..64, then 0x600040 bytes 0..4"
+        )
+    };
+    let caches = || config("128,2,64", "128,2,64", "64,1,64");
+    let ll_use = [AcCost2, SpLoss2, Used2];
+    // The read's line is the modify's second: the first line misses D1 and
+    // LL, whose eviction ends the second line's LL residency with the read's
+    // use alone (1000, 60, 4); the second line's D1 hit that follows counts
+    // for D1 only. With the code line's LL residency (1000, 60, 4) and the
+    // first line's, charged at the end (1000, 60, 4):
+    let second = simulate_text(&trace("600044"), caches());
+    assert_eq!(
+        only(&second.totals, &ll_use),
+        cost(&[(AcCost2, 3000), (SpLoss2, 180), (Used2, 12)])
+    );
+    // The read's line is the modify's first: it hits D1 and adds to its LL
+    // residency, which the second line's LL miss then ends with two uses of
+    // 8 bytes (500, 56, 8); the second line is charged at the end (1000, 60,
+    // 4).
+    let first = simulate_text(&trace("600038"), caches());
+    assert_eq!(
+        only(&first.totals, &ll_use),
+        cost(&[(AcCost2, 2500), (SpLoss2, 176), (Used2, 16)])
+    );
+    // L1 is the same either way: the read's line twice, 8 bytes (500, 56),
+    // the other line once, 4 bytes (1000, 60), the code line twice, 8 bytes
+    // (500, 56).
+    for profile in [&second, &first] {
+        assert_eq!(
+            only(&profile.totals, &[AcCost1, SpLoss1]),
+            cost(&[(AcCost1, 2000), (SpLoss1, 172)])
+        );
+    }
+}
+
+#[test]
 fn evicted_lines_are_charged_when_they_leave() {
     // D1 is direct-mapped with two lines; lines 0x8000 and 0x8080 share set 0.
     let profile = simulate_text(
