@@ -190,12 +190,16 @@ impl<C> Threads<C> {
         // over its floor.
         let in_handler = self.running.len() > 1;
         let interrupted = self.current();
+        // A stack pointer given for the thread's next instruction is the
+        // handler's, which runs it.
+        let sp = interrupted.sp.take();
         let interrupted_top = interrupted.leave_above;
         let floor = match in_handler {
             true => interrupted.has_floor.then_some(interrupted.handler_floor),
             false => interrupted.frames.first().and_then(|frame| frame.sp),
         };
         let mut context = Context::new(backdate.root(now));
+        context.sp = sp;
         context.handler_top = interrupted_top;
         context.leave_above = interrupted_top;
         context.handler_floor = floor.unwrap_or(0);
@@ -258,6 +262,11 @@ impl<C> Threads<C> {
             return false;
         }
         if let Some(handler) = self.running.pop() {
+            // A stack pointer given for the thread's next instruction is
+            // the interrupted code's now.
+            if handler.sp.is_some() {
+                self.current().sp = handler.sp;
+            }
             handler.end(arcs, backdate, now);
             self.contexts -= 1;
         }

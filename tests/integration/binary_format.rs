@@ -1430,3 +1430,66 @@ fn recording_switched_back_on_restarts() {
     let profile = simulate(&mut reader, linegrind::config::SimConfig::default()).unwrap();
     assert_eq!(profile.totals[linegrind::cost::EventKind::D1mr], 2);
 }
+
+/// A stack pointer given for a thread's next instruction belongs to that
+/// instruction, in a signal handler that starts before it or in the
+/// interrupted code after its handler returns, and no later one: read as
+/// text, event by event, and as block runs from a binary trace alike.
+#[test]
+fn a_stack_pointer_across_a_signal_is_the_next_instructions() {
+    let trace = "linegrind-trace text 1
+        fn 401000 401010 main
+        fn 402000 402010 f
+        fn 403000 403010 g
+        fn 500000 500010 handler
+        i 401000 1
+        call 402000
+        sp 7fff0f00
+        i 402000 1
+        call 403000
+        sp 7fff0e00
+        i 403000 1
+        sp 7fff8000  # the handler's first instruction's, overridden
+        signal 11
+        sp 7fff0e00
+        i 500000 1
+        sp 7fff0e80  # out of the handler (siglongjmp), leaving g's frame
+        i 402001 1
+        i 402002 1   # still f's: the stack pointer above came before the handler
+        signal 11
+        sp 7fff0d00
+        i 500000 1
+        sp 7fff0f80  # given before sigreturn: the next instruction's
+        sigreturn
+        i 401001 1   # main's, returned to by that stack pointer";
+    let config = config("32768,8,64", "32768,8,64", "8388608,16,64");
+    let original = events(&mut TextReader::new(trace.as_bytes()));
+    let binary = to_binary(&original, false, &[]);
+    let from_blocks = simulate(
+        &mut BinaryReader::new(Cursor::new(&binary), false).unwrap(),
+        config.clone(),
+    )
+    .unwrap();
+    let from_events = simulate(&mut TextReader::new(trace.as_bytes()), config).unwrap();
+    assert_eq!(from_blocks.arcs, from_events.arcs);
+    assert_eq!(from_blocks.self_cost, from_events.self_cost);
+    let self_ir =
+        |name: &str| crate::support::self_cost(&from_events, name)[linegrind::cost::EventKind::Ir];
+    // f ran 402000 to 402002: the stack pointer given before the first
+    // handler was the handler's, so 402002 still ran in f's frame.
+    assert_eq!(
+        [
+            self_ir("main"),
+            self_ir("f"),
+            self_ir("g"),
+            self_ir("handler")
+        ],
+        [2, 3, 1, 2]
+    );
+    // 401001 left f's frame by the stack pointer given before sigreturn: a
+    // return to main, not a call of main from f.
+    let calls =
+        |caller: &str, callee: &str| crate::support::arc(&from_events, caller, callee).calls;
+    assert_eq!((calls("main", "f"), calls("f", "g")), (1, 1));
+    assert_eq!(from_events.arcs.len(), 2);
+}
