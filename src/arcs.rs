@@ -55,6 +55,11 @@ impl Arcs {
     }
 
     /// The arc with this id.
+    pub fn get(&self, id: ArcId) -> &Arc {
+        &self.arcs[id.0 as usize]
+    }
+
+    /// The arc `id`, to count on.
     pub fn get_mut(&mut self, id: ArcId) -> &mut Arc {
         &mut self.arcs[id.0 as usize]
     }

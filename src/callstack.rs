@@ -83,6 +83,8 @@ impl Call {
 pub struct Left {
     /// The instruction that made the call.
     pub from: InstrId,
+    /// The arc it was counted on; `None` when its callee is skipped.
+    pub arc: Option<ArcId>,
     /// Its return address; 0 for a call made by a jump.
     return_addr: u64,
 }
@@ -137,6 +139,7 @@ impl Frame {
     fn left(&self) -> Left {
         Left {
             from: self.call.from,
+            arc: self.call.arc,
             return_addr: self.call.return_addr,
         }
     }

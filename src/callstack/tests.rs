@@ -48,6 +48,7 @@ fn a_plain_return_elsewhere_strays_from_the_call() {
         Transfer::Strayed {
             left: Left {
                 from: InstrId(2),
+                arc: None,
                 return_addr: 0x1005
             },
             sp: 0x6ff8

@@ -118,12 +118,14 @@ impl<B: Backdate> Simulator<B> {
     /// leaving frames down to `left`, whose call was made elsewhere
     /// ([`crate::callstack::Context::strayed`]): it runs as if the call's
     /// instruction had jumped there. Code that goes on in the function that
-    /// ran last (`vfork`, which pops its return address before its system
-    /// call, so leaving its frame, and goes on) is that call going on, not
-    /// counted again.
+    /// ran last, where that is the callee of the call left (`vfork`, which
+    /// pops its return address before its system call, so leaving its
+    /// frame, and goes on), is that call going on, not counted again.
     pub(super) fn stray(&mut self, left: Left, addr: u64, known: Option<InstrId>, sp: Option<u64>) {
         let last = self.threads.current().last_instr;
-        let going_on = last.map(|last| self.program.outer_function(last));
+        let going_on = last
+            .map(|last| self.program.outer_function(last))
+            .filter(|&func| left.arc.is_none_or(|arc| self.arcs.get(arc).callee == func));
         self.jump(left.from, addr, known, sp, false, going_on);
     }
 

@@ -817,6 +817,37 @@ fn a_return_into_another_function_enters_it_as_a_call() {
     }
 }
 
+/// A return elsewhere into the function that ran last goes on in the call
+/// it left only where that function is the call's callee (`vfork`): here
+/// `helper`'s frame is left for code of `main`, which `helper` had called
+/// by a jump into its middle, so the code is called from `lib`'s call
+/// instruction, and counted, and `lib`'s inclusive cost is its self cost
+/// and its calls'.
+#[test]
+fn a_return_elsewhere_into_another_callee_than_the_calls_is_counted() {
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 401000 401040 main
+         fn 402000 402040 helper
+         fn 500000 500040 lib
+         i 401004 4   # main: a jump to lib's first byte, a tail call
+         i 500000 2   # lib: call helper
+         call 402000
+         i 402000 4   # helper: a jump into main's middle, a call of main
+         i 40102d 1   # main: ret, leaving main's frame and helper's
+         ret
+         i 401000 4   # main, not where lib's call returns",
+        SimConfig::default(),
+    );
+    let ir = |caller, callee| calls_and_ir(&profile, caller, callee);
+    assert_eq!(ir("main", "lib"), (1, 4));
+    assert_eq!(ir("lib", "helper"), (1, 2));
+    assert_eq!(ir("helper", "main"), (1, 1));
+    assert_eq!(ir("lib", "main"), (1, 1));
+    assert_eq!(self_cost(&profile, "lib")[Ir], 1);
+    assert_eq!(profile.arcs.len(), 4);
+}
+
 /// A function that pops its return address before a system call and
 /// pushes it back after (glibc's `vfork`): the stack pointer's rise leaves
 /// its frame, and the code after it, back in the function that ran last,
