@@ -3,16 +3,31 @@
 //! line with a cost shown with a few lines of context.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::signed_number::grouped_signed;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Style, Table};
+use crate::printable::printable;
 
 /// Lines shown around each line with a cost.
 const CONTEXT: u64 = 2;
+
+/// Bytes of a source file read at most: far more than any source file
+/// holds (SQLite's amalgamation, among the largest, has 9 MB), so that a
+/// profile naming something else (a disk image, a log) reads no more.
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// Bytes of a source line shown at most, the rest cut off with an
+/// ellipsis: a line of megabytes (minified code, a data table) is not
+/// source to read in a report.
+const MAX_LINE_BYTES: usize = 4096;
+
+/// Columns between tab stops, as terminals and callgrind_annotate's
+/// output show a tab.
+const TAB_WIDTH: usize = 8;
 
 /// Annotates the files of the ranked functions that can be found, then
 /// every other file whose lines' costs together pass the threshold (a
@@ -43,12 +58,14 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
             continue;
         }
         match find(name, &report.options.include) {
-            // A file that is not UTF-8 (a comment in Latin-1) is shown with
-            // its odd bytes replaced.
-            Some(path) => match fs::read(&path) {
-                Ok(bytes) => annotate(out, report, name, &path, &String::from_utf8_lossy(&bytes))?,
-                Err(err) => missing.push(format!("{name} ({err})")),
-            },
+            Some(path) => {
+                let costs = line_costs(report, name);
+                let needed = costs.keys().next_back().map_or(0, |last| last + CONTEXT);
+                match read_lines(&path, needed) {
+                    Ok(source) => annotate(out, report, &path, &costs, &source)?,
+                    Err(err) => missing.push(format!("{name} ({err})")),
+                }
+            }
             None => missing.push(name.to_string()),
         }
     }
@@ -79,15 +96,10 @@ fn find(name: &str, include: &[PathBuf]) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-fn annotate(
-    out: &mut dyn Write,
-    report: &Report,
-    name: &str,
-    path: &Path,
-    text: &str,
-) -> io::Result<()> {
+/// The lines of file `name` with a cost in an event shown, by number.
+fn line_costs<'a>(report: &'a Report, name: &str) -> BTreeMap<u64, &'a Vec<i64>> {
     let show = &report.options.show;
-    let costs: BTreeMap<u64, &Vec<i64>> = report
+    report
         .file
         .lines
         .iter()
@@ -95,8 +107,75 @@ fn annotate(
             file == name && *line > 0 && show.iter().any(|&e| cost[e] != 0)
         })
         .map(|((_, line), cost)| (*line, cost))
-        .collect();
-    let source: Vec<&str> = text.lines().collect();
+        .collect()
+}
+
+/// The first lines of a source file, as shown.
+struct Source {
+    lines: Vec<String>,
+    /// Whether reading stopped at [`MAX_SOURCE_BYTES`] before the lines
+    /// asked for.
+    cut: bool,
+}
+
+/// The first `count` lines of the file at `path`, each as
+/// [`source_text`] shows it; no more of the file is read.
+fn read_lines(path: &Path, count: u64) -> io::Result<Source> {
+    let file = File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut reader = BufReader::new(file.take(MAX_SOURCE_BYTES));
+    let (mut lines, mut read, mut buf) = (Vec::new(), 0, Vec::new());
+    while (lines.len() as u64) < count {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut text = source_text(&line[..line.len().min(MAX_LINE_BYTES)]);
+        if line.len() > MAX_LINE_BYTES {
+            text.push('…');
+        }
+        lines.push(text);
+    }
+    let cut = (lines.len() as u64) < count && read == MAX_SOURCE_BYTES;
+    Ok(Source { lines, cut })
+}
+
+/// A source line as a terminal may show it: odd bytes of a file that is
+/// not UTF-8 (a comment in Latin-1) replaced, tabs expanded to the next
+/// stop, and other control and invisible characters (an escape sequence,
+/// a right-to-left override) escaped, as in names.
+fn source_text(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let mut expanded = String::with_capacity(text.len());
+    let mut column = 0;
+    for c in text.chars() {
+        if c == '\t' {
+            let spaces = TAB_WIDTH - column % TAB_WIDTH;
+            expanded.extend(std::iter::repeat_n(' ', spaces));
+            column += spaces;
+        } else {
+            expanded.push(c);
+            column += 1;
+        }
+    }
+    printable(&expanded).into_owned()
+}
+
+fn annotate(
+    out: &mut dyn Write,
+    report: &Report,
+    path: &Path,
+    costs: &BTreeMap<u64, &Vec<i64>>,
+    source: &Source,
+) -> io::Result<()> {
+    let show = &report.options.show;
+    let source_lines = &source.lines;
     writeln!(out, "\n-- source: {}", path.display())?;
     let mut align = vec![Align::Right; show.len()];
     align.push(Align::Left);
@@ -108,10 +187,11 @@ fn annotate(
     header.push("line  source");
     table.header(&header);
     let mut next = 1;
-    for (&line, cost) in &costs {
+    for (&line, &cost) in costs {
         // Context lines before it that the file has (a line with costs
         // past its end has none).
-        let before = line.saturating_sub(CONTEXT).max(next)..line.min(source.len() as u64 + 1);
+        let before =
+            line.saturating_sub(CONTEXT).max(next)..line.min(source_lines.len() as u64 + 1);
         let from = if before.is_empty() {
             line
         } else {
@@ -121,23 +201,35 @@ fn annotate(
             table.row(gap(show.len(), from));
         }
         for shown in before {
-            table.row(source_row(show.len(), &source, shown, None, report));
+            table.row(source_row(show.len(), source_lines, shown, None, report));
         }
-        table.row(source_row(show.len(), &source, line, Some(cost), report));
+        table.row(source_row(
+            show.len(),
+            source_lines,
+            line,
+            Some(cost),
+            report,
+        ));
         next = line.saturating_add(1);
-        let until = line.saturating_add(CONTEXT).min(source.len() as u64);
+        let until = line.saturating_add(CONTEXT).min(source_lines.len() as u64);
         let following = costs.range(next..).next().map_or(u64::MAX, |(&l, _)| l);
         while next <= until && next < following {
-            table.row(source_row(show.len(), &source, next, None, report));
+            table.row(source_row(show.len(), source_lines, next, None, report));
             next += 1;
         }
     }
     table.write(out, report.options.color)?;
     let beyond = costs
         .keys()
-        .filter(|&&line| line > source.len() as u64)
+        .filter(|&&line| line > source_lines.len() as u64)
         .count();
-    if beyond > 0 {
+    if beyond > 0 && source.cut {
+        writeln!(
+            out,
+            "({beyond} lines with costs lie past the first {} MiB of the file, which are all that is read)",
+            MAX_SOURCE_BYTES >> 20
+        )?;
+    } else if beyond > 0 {
         writeln!(
             out,
             "({beyond} lines with costs lie beyond the end of the file: has it changed since the run?)"
@@ -154,7 +246,7 @@ fn gap(columns: usize, line: u64) -> Vec<Cell> {
 
 fn source_row(
     columns: usize,
-    source: &[&str],
+    source: &[String],
     line: u64,
     cost: Option<&Vec<i64>>,
     report: &Report,
@@ -171,7 +263,7 @@ fn source_row(
             .collect(),
         None => vec![Cell::plain(""); columns],
     };
-    let text = source.get(line as usize - 1).copied().unwrap_or("");
+    let text = source.get(line as usize - 1).map_or("", String::as_str);
     row.push(Cell::plain(format!("{line:>5}  {text}")));
     row
 }

@@ -644,6 +644,43 @@ fn inlined_files_and_latin_1_sources_are_annotated() {
     assert!(!report.contains("not found"), "{report}");
 }
 
+/// Annotated source reaches the terminal as names do: control and
+/// invisible characters escaped (an escape sequence, a carriage return, a
+/// right-to-left override), tabs expanded to their stops, and a line of
+/// megabytes cut; a file is read no further than the lines shown, and at
+/// most 64 MiB of it (a profile may name a disk image).
+#[test]
+fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut source =
+        b"int f(void)\n\x1b]0;title\x07\rX\n\xe2\x80\xaeabc\n\tint x;\t// y\n".to_vec();
+    source.extend(vec![b'z'; 10_000]);
+    source.push(b'\n');
+    fs::write(dir.path().join("odd.c"), &source).unwrap();
+    let huge = fs::File::create(dir.path().join("huge.c")).unwrap();
+    huge.set_len(3 << 30).unwrap();
+    let profile = "events: Ir\nfl=odd.c\nfn=f\n4 7\nfl=huge.c\nfn=g\n9 2\n";
+    write(dir.path(), "p.out", profile);
+    let report = success(linegrind(
+        dir.path(),
+        &["report", "p.out", "--auto=yes", "--no-color"],
+    ));
+    assert!(
+        !report.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}', '\t']),
+        "{report:?}"
+    );
+    assert!(report.contains("\\u{1b}]0;title\\u{7}\\rX"), "{report}");
+    assert!(report.contains("\\u{202e}abc"), "{report}");
+    assert!(report.contains("        int x;  // y"), "{report}");
+    let long = format!("{}…", "z".repeat(4096));
+    assert!(report.lines().any(|line| line.ends_with(&long)), "{report}");
+    assert!(!report.contains(&"z".repeat(4097)), "{report}");
+    assert!(
+        report.contains("1 lines with costs lie past the first 64 MiB of the file"),
+        "{report}"
+    );
+}
+
 /// The five numbers of `diff`'s row of a function, told by its name and
 /// what follows it (`fib`, `(below main) ??? [app]`), blanks between words
 /// taken as one.
