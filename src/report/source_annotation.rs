@@ -60,7 +60,10 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
         match find(name, &report.options.include) {
             Some(path) => {
                 let costs = line_costs(report, name);
-                let needed = costs.keys().next_back().map_or(0, |last| last + CONTEXT);
+                let needed = costs
+                    .keys()
+                    .next_back()
+                    .map_or(0, |last| last.saturating_add(CONTEXT));
                 match read_lines(&path, needed) {
                     Ok(source) => annotate(out, report, &path, &costs, &source)?,
                     Err(err) => missing.push(format!("{name} ({err})")),
@@ -223,16 +226,20 @@ fn annotate(
         .keys()
         .filter(|&&line| line > source_lines.len() as u64)
         .count();
+    let lines = match beyond {
+        1 => "1 line with costs lies".to_string(),
+        _ => format!("{beyond} lines with costs lie"),
+    };
     if beyond > 0 && source.cut {
+        let read = MAX_SOURCE_BYTES >> 20;
         writeln!(
             out,
-            "({beyond} lines with costs lie past the first {} MiB of the file, which are all that is read)",
-            MAX_SOURCE_BYTES >> 20
+            "({lines} past the first {read} MiB of the file, which are all that is read)"
         )?;
     } else if beyond > 0 {
         writeln!(
             out,
-            "({beyond} lines with costs lie beyond the end of the file: has it changed since the run?)"
+            "({lines} beyond the end of the file: has it changed since the run?)"
         )?;
     }
     Ok(())

@@ -676,7 +676,7 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
     assert!(report.lines().any(|line| line.ends_with(&long)), "{report}");
     assert!(!report.contains(&"z".repeat(4097)), "{report}");
     assert!(
-        report.contains("1 lines with costs lie past the first 64 MiB of the file"),
+        report.contains("1 line with costs lies past the first 64 MiB of the file"),
         "{report}"
     );
 }
