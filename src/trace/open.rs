@@ -262,9 +262,9 @@ impl AnyReader {
         let mut head = Vec::new();
         let format = match options.format {
             Some(Format::Binary) => Ok(Format::Binary),
-            // Only as far as a byte-order mark goes.
+            // Only as far as a byte-order mark, or the binary magic, goes.
             Some(format) => read_start(&mut file, &mut head, |start, whole| {
-                (whole || start.len() >= BOM.len_utf8()).then_some(format)
+                (whole || start.len() >= MAGIC.len()).then_some(format)
             }),
             None => {
                 let mut detection = Detection::default();
@@ -274,6 +274,15 @@ impl AnyReader {
             }
         }
         .map_err(io)?;
+        if format != Format::Binary && head.starts_with(MAGIC) {
+            return Err(TraceError::syntax(
+                Location::Offset(0),
+                format!(
+                    "a binary linegrind trace, not --format {}: leave the option out",
+                    format.name()
+                ),
+            ));
+        }
         if format == Format::Binary {
             // The binary reader reads from the start again, and from the
             // end: it needs a file, and tells a pipe so.
@@ -618,6 +627,34 @@ mod tests {
             // With the format given, as well.
             let forced = read_as(&[&b"\xef\xbb\xbf"[..], content].concat(), Some(format));
             assert_eq!(forced, marked, "{format:?} given");
+        }
+    }
+
+    #[test]
+    fn a_binary_trace_read_as_another_format_says_what_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace");
+        std::fs::write(&path, b"LGTRACE\0\x01\0\0\0").unwrap();
+        for format in [
+            Format::Text,
+            Format::Lackey,
+            Format::Din,
+            Format::ExtendedDin,
+        ] {
+            let options = ReadOptions {
+                format: Some(format),
+                ..ReadOptions::default()
+            };
+            let Err(err) = AnyReader::open(File::open(&path).unwrap(), options) else {
+                panic!("{format:?}: read");
+            };
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "byte offset 0: a binary linegrind trace, not --format {}: leave the option out",
+                    format.name()
+                )
+            );
         }
     }
 }
