@@ -11,7 +11,7 @@ use super::code_objects::CodeObjects;
 use super::din::{self, DinForm, DinReader};
 use super::lackey::{self, LackeyReader};
 use super::{Event, Feed, Location, TextReader, TraceError, TraceItem, TraceRead};
-use crate::byte_order_mark::{BOM, without_bom};
+use crate::byte_order_mark::without_bom;
 
 /// The formats linegrind reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
