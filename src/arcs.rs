@@ -54,6 +54,13 @@ impl Arcs {
         })
     }
 
+    /// Whether a call from `call_site` to `callee` was counted.
+    pub fn counted(&self, call_site: InstrId, callee: FnId) -> bool {
+        self.index
+            .get(&(call_site, callee))
+            .is_some_and(|arc| self.arcs[arc.0 as usize].calls > 0)
+    }
+
     /// The arc with this id.
     pub fn get(&self, id: ArcId) -> &Arc {
         &self.arcs[id.0 as usize]

@@ -33,7 +33,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 /// interlinear annotations and tag characters. The joiners, marks and
 /// hyphens that ordinary text of some scripts holds (Persian, Indic,
 /// emoji) stay, so that such a path still names its file.
-fn hidden(c: char) -> bool {
+pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -263,10 +263,8 @@ impl<C> Threads<C> {
         }
         if let Some(handler) = self.running.pop() {
             // A stack pointer given for the thread's next instruction is
-            // the interrupted code's now.
-            if handler.sp.is_some() {
-                self.current().sp = handler.sp;
-            }
+            // the interrupted code's now (whose own went to the handler).
+            self.current().sp = handler.sp;
             handler.end(arcs, backdate, now);
             self.contexts -= 1;
         }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use super::signed_number::grouped_signed;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Style, Table};
-use crate::printable::printable;
+use unicode_width::UnicodeWidthChar;
+
+use crate::printable::hidden;
 
 /// Lines shown around each line with a cost.
 const CONTEXT: u64 = 2;
@@ -125,49 +127,65 @@ struct Source {
 /// [`source_text`] shows it; no more of the file is read.
 fn read_lines(path: &Path, count: u64) -> io::Result<Source> {
     let file = File::open(path)?;
+    // Found as a regular file, but it may have been replaced since (by a
+    // pipe, which would wait for a writer).
     if !file.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
     let mut reader = BufReader::new(file.take(MAX_SOURCE_BYTES));
-    let (mut lines, mut read, mut buf) = (Vec::new(), 0, Vec::new());
+    let (mut lines, mut buf) = (Vec::new(), Vec::new());
     while (lines.len() as u64) < count {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 {
+        if reader.read_until(b'\n', &mut buf)? == 0 {
             break;
         }
-        read += n as u64;
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let mut text = source_text(&line[..line.len().min(MAX_LINE_BYTES)]);
-        if line.len() > MAX_LINE_BYTES {
-            text.push('…');
-        }
-        lines.push(text);
+        lines.push(source_text(line));
     }
-    let cut = (lines.len() as u64) < count && read == MAX_SOURCE_BYTES;
+    // Stopped by the limit, not by the file's end: it has more.
+    let cut = (lines.len() as u64) < count && {
+        reader.get_mut().set_limit(1);
+        !reader.fill_buf()?.is_empty()
+    };
     Ok(Source { lines, cut })
 }
 
-/// A source line as a terminal may show it: odd bytes of a file that is
-/// not UTF-8 (a comment in Latin-1) replaced, tabs expanded to the next
-/// stop, and other control and invisible characters (an escape sequence,
-/// a right-to-left override) escaped, as in names.
+/// A source line as a terminal may show it: cut after
+/// [`MAX_LINE_BYTES`] (at a character's start) with an ellipsis, odd bytes
+/// of a file that is not UTF-8 (a comment in Latin-1) replaced, tabs
+/// expanded to the next stop of the columns shown, and other control and
+/// invisible characters (an escape sequence, a right-to-left override)
+/// escaped, as in names.
 fn source_text(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
-    let mut expanded = String::with_capacity(text.len());
+    let mut end = line.len().min(MAX_LINE_BYTES);
+    // Back over the continuation bytes (three at most) of a character the
+    // cut would split.
+    let floor = end.saturating_sub(3);
+    while end < line.len() && end > floor && line[end] & 0xc0 == 0x80 {
+        end -= 1;
+    }
+    let text = String::from_utf8_lossy(&line[..end]);
+    let mut shown = String::with_capacity(text.len());
     let mut column = 0;
     for c in text.chars() {
         if c == '\t' {
             let spaces = TAB_WIDTH - column % TAB_WIDTH;
-            expanded.extend(std::iter::repeat_n(' ', spaces));
+            shown.extend(std::iter::repeat_n(' ', spaces));
             column += spaces;
+        } else if hidden(c) {
+            let escaped = c.escape_default();
+            column += escaped.len();
+            shown.extend(escaped);
         } else {
-            expanded.push(c);
-            column += 1;
+            shown.push(c);
+            column += c.width().unwrap_or(0);
         }
     }
-    printable(&expanded).into_owned()
+    if end < line.len() {
+        shown.push('…');
+    }
+    shown
 }
 
 fn annotate(

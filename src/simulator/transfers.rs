@@ -120,12 +120,19 @@ impl<B: Backdate> Simulator<B> {
     /// instruction had jumped there. Code that goes on in the function that
     /// ran last, where that is the callee of the call left (`vfork`, which
     /// pops its return address before its system call, so leaving its
-    /// frame, and goes on), is that call going on, not counted again.
+    /// frame, and goes on), is that call going on, not counted again. The
+    /// call of a skipped function (a PLT stub) has the callees its call
+    /// site reached through it: one counted already goes on.
     pub(super) fn stray(&mut self, left: Left, addr: u64, known: Option<InstrId>, sp: Option<u64>) {
-        let last = self.threads.current().last_instr;
-        let going_on = last
-            .map(|last| self.program.outer_function(last))
-            .filter(|&func| left.arc.is_none_or(|arc| self.arcs.get(arc).callee == func));
+        let context = self.threads.current();
+        let (last, site) = (context.last_instr, context.charged(left.from));
+        let arcs = &self.arcs;
+        let going_on =
+            last.map(|last| self.program.outer_function(last))
+                .filter(|&func| match left.arc {
+                    Some(arc) => arcs.get(arc).callee == func,
+                    None => arcs.counted(site, func),
+                });
         self.jump(left.from, addr, known, sp, false, going_on);
     }
 

@@ -848,6 +848,41 @@ fn a_return_elsewhere_into_another_callee_than_the_calls_is_counted() {
     assert_eq!(profile.arcs.len(), 4);
 }
 
+/// The same through a skipped function: `helper`, skipped, jumps into
+/// `x`'s middle (a call of `x` from `lib`'s call site) and `x` into
+/// `main`'s; the return elsewhere lands in `main`, which `lib`'s call site
+/// had not called, so that is a counted call, and `lib`'s inclusive cost
+/// is its self cost and its calls'.
+#[test]
+fn a_return_elsewhere_through_a_skipped_callee_counts_a_call_it_did_not_make() {
+    let skip = SkipRules {
+        patterns: vec!["helper".into()],
+        plt: true,
+    };
+    let profile = simulate_text(
+        "linegrind-trace text 1
+         fn 401000 401040 main
+         fn 402000 402040 helper
+         fn 403000 403040 x
+         fn 500000 500040 lib
+         i 401004 4   # main: a jump to lib's first byte, a tail call
+         i 500000 2   # lib: call helper
+         call 402000
+         i 402000 4   # helper, skipped: lib's own cost
+         i 403010 4   # x: called by lib through helper
+         i 40102d 1   # main: called by x; ret, leaving every frame but lib's
+         ret
+         i 401000 4   # main, not where lib's call returns",
+        SimConfig::default().with_skip(skip),
+    );
+    let ir = |caller, callee| calls_and_ir(&profile, caller, callee);
+    assert_eq!(ir("main", "lib"), (1, 5));
+    assert_eq!(ir("lib", "x"), (1, 2));
+    assert_eq!(ir("x", "main"), (1, 1));
+    assert_eq!(ir("lib", "main"), (1, 1));
+    assert_eq!(self_cost(&profile, "lib")[Ir], 2);
+}
+
 /// A function that pops its return address before a system call and
 /// pushes it back after (glibc's `vfork`): the stack pointer's rise leaves
 /// its frame, and the code after it, back in the function that ran last,

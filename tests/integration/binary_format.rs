@@ -1476,7 +1476,8 @@ fn a_stack_pointer_across_a_signal_is_the_next_instructions() {
     let self_ir =
         |name: &str| crate::support::self_cost(&from_events, name)[linegrind::cost::EventKind::Ir];
     // f ran 402000 to 402002: the stack pointer given before the first
-    // handler was the handler's, so 402002 still ran in f's frame.
+    // handler was the handler's, so 402002 still ran in f's frame, and the
+    // call of f holds it (and g's 403000; not the handlers').
     assert_eq!(
         [
             self_ir("main"),
@@ -1486,6 +1487,8 @@ fn a_stack_pointer_across_a_signal_is_the_next_instructions() {
         ],
         [2, 3, 1, 2]
     );
+    let main_f = crate::support::arc(&from_events, "main", "f");
+    assert_eq!(main_f.inclusive[linegrind::cost::EventKind::Ir], 4);
     // 401001 left f's frame by the stack pointer given before sigreturn: a
     // return to main, not a call of main from f.
     let calls =

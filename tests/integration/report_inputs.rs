@@ -656,17 +656,25 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
         b"int f(void)\n\x1b]0;title\x07\rX\n\xe2\x80\xaeabc\n\tint x;\t// y\n".to_vec();
     source.extend(vec![b'z'; 10_000]);
     source.push(b'\n');
+    // Cut inside a character, which is left out whole.
+    source.extend(vec![b'a'; 4_095]);
+    source.extend("é".repeat(10).as_bytes());
+    source.extend("\n\u{1}\tX\n日本\t|\n".as_bytes());
     fs::write(dir.path().join("odd.c"), &source).unwrap();
     let huge = fs::File::create(dir.path().join("huge.c")).unwrap();
     huge.set_len(3 << 30).unwrap();
-    let profile = "events: Ir\nfl=odd.c\nfn=f\n4 7\nfl=huge.c\nfn=g\n9 2\n";
+    // Exactly as long as what is read: its end is no cut.
+    let exact = fs::File::create(dir.path().join("exact.c")).unwrap();
+    exact.set_len(64 << 20).unwrap();
+    let profile = "events: Ir\nfl=odd.c\nfn=f\n4 7\n7 1\nfl=huge.c\nfn=g\n9 2\n\
+                   fl=exact.c\nfn=h\n2 1\n";
     write(dir.path(), "p.out", profile);
     let report = success(linegrind(
         dir.path(),
         &["report", "p.out", "--auto=yes", "--no-color"],
     ));
     assert!(
-        !report.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}', '\t']),
+        !report.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}', '\t', '\u{fffd}']),
         "{report:?}"
     );
     assert!(report.contains("\\u{1b}]0;title\\u{7}\\rX"), "{report}");
@@ -675,8 +683,21 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
     let long = format!("{}…", "z".repeat(4096));
     assert!(report.lines().any(|line| line.ends_with(&long)), "{report}");
     assert!(!report.contains(&"z".repeat(4097)), "{report}");
+    let split = format!("{}…", "a".repeat(4095));
+    assert!(
+        report.lines().any(|line| line.ends_with(&split)),
+        "{report}"
+    );
+    // Tab stops by the columns shown: an escape's five, two wide
+    // characters' four.
+    assert!(report.contains("  \\u{1}   X"), "{report}");
+    assert!(report.contains("  日本    |"), "{report}");
     assert!(
         report.contains("1 line with costs lies past the first 64 MiB of the file"),
+        "{report}"
+    );
+    assert!(
+        report.contains("1 line with costs lies beyond the end of the file"),
         "{report}"
     );
 }
