@@ -58,7 +58,7 @@ impl Arcs {
     pub fn counted(&self, call_site: InstrId, callee: FnId) -> bool {
         self.index
             .get(&(call_site, callee))
-            .is_some_and(|arc| self.arcs[arc.0 as usize].calls > 0)
+            .is_some_and(|&arc| self.get(arc).calls > 0)
     }
 
     /// The arc with this id.

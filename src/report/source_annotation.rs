@@ -17,9 +17,9 @@ use crate::printable::hidden;
 /// Lines shown around each line with a cost.
 const CONTEXT: u64 = 2;
 
-/// Bytes of a source file read at most: far more than any source file
-/// holds (SQLite's amalgamation, among the largest, has 9 MB), so that a
-/// profile naming something else (a disk image, a log) reads no more.
+/// Bytes of a source file read at most: far more than source files hold,
+/// so that a profile naming something else (a disk image, a log) reads no
+/// more.
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
 /// Bytes of a source line shown at most, the rest cut off with an
