@@ -118,13 +118,19 @@ impl CacheGeometry {
     /// The description Callgrind writes in its `desc:` lines, for example
     /// `32768 B, 64 B, 8-way associative`.
     pub fn describe(&self) -> String {
-        let ways = if self.assoc == 1 {
-            "direct-mapped".to_string()
-        } else {
-            format!("{}-way associative", self.assoc)
-        };
-        format!("{} B, {} B, {}", self.size, self.line_size, ways)
+        describe_cache(self.size, self.line_size.into(), self.assoc.into())
     }
+}
+
+/// Callgrind's description of a cache of `size` bytes in lines of
+/// `line_size`, `assoc` ways to a set.
+pub fn describe_cache(size: u64, line_size: u64, assoc: u64) -> String {
+    let ways = if assoc == 1 {
+        "direct-mapped".to_string()
+    } else {
+        format!("{assoc}-way associative")
+    };
+    format!("{size} B, {line_size} B, {ways}")
 }
 
 impl fmt::Display for CacheGeometry {

@@ -12,7 +12,8 @@ mod set_assoc;
 
 pub use caches::{CacheAccess, Caches};
 pub use geometry::{
-    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, longest_access, parse_size,
+    CacheGeometry, GeometryError, LineSpan, MAX_USE_LINE_SIZE, describe_cache, longest_access,
+    parse_size,
 };
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, MAX_LANES, Outcome, Release, UseSink};
 pub use huge_table::NoMemory;

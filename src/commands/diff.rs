@@ -11,7 +11,7 @@ use super::same_path::same_path;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::output::{is_stdout, write_atomically};
 use crate::report::diff::{Diff, DiffFile, Renames, delta};
-use crate::report::{RunCosts, change, grouped_signed, relative_change};
+use crate::report::{RunCosts, Unlike, change, grouped_signed, relative_change};
 
 /// A validated `diff` invocation.
 #[derive(Clone, Debug)]
@@ -54,7 +54,8 @@ pub fn diff(job: &DiffJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     if let Some(path) = &job.out {
         let (Some(file_a), Some(file_b)) = (&a.file, &b.file) else {
             return Err(Failure::Input(anyhow!(
-                "--out needs two callgrind files: a JSON summary has no call arcs"
+                "--out writes the difference of two callgrind files: \
+                 give the runs' callgrind files, not their JSON summaries"
             )));
         };
         let difference = DiffFile::new(file_a, file_b, &job.renames)
@@ -104,6 +105,7 @@ fn write_comparison(
 ) -> std::io::Result<()> {
     writeln!(out, "A: {}", job.a.display())?;
     writeln!(out, "B: {}", job.b.display())?;
+    write_unlike(out, &diff.unlike, ["A", "B"])?;
     writeln!(out)?;
     let mut totals = Table::new(&[
         Align::Left,
@@ -207,4 +209,21 @@ fn write_comparison(
         ]);
     }
     table.write(out, job.color)
+}
+
+/// Names the settings the two runs were simulated with differently, whose
+/// changes may come from them and not from the program.
+pub fn write_unlike(
+    out: &mut dyn Write,
+    unlike: &[Unlike],
+    runs: [&str; 2],
+) -> std::io::Result<()> {
+    for Unlike { setting, values } in unlike {
+        writeln!(
+            out,
+            "note: {setting} differs: {} in {}; {} in {}",
+            values[0], runs[0], values[1], runs[1]
+        )?;
+    }
+    Ok(())
 }

@@ -12,6 +12,8 @@ use std::fmt;
 use std::io::BufRead;
 use std::str::FromStr;
 
+use super::Setup;
+
 mod parser;
 mod whole;
 
@@ -94,6 +96,8 @@ pub struct ProfileFile<C = u64> {
     pub calls: Vec<CallEntry<C>>,
     /// Self cost per source file and line.
     pub lines: HashMap<(String, u64), Vec<C>>,
+    /// The caches and back-dating, as the `desc:` lines tell them.
+    pub setup: Setup,
 }
 
 /// A profile that cannot be read, with the line where it went wrong.

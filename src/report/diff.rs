@@ -15,6 +15,7 @@ use crate::printable::printable;
 
 use super::callgrind_file::{FunctionKey, ProfileFile};
 use super::run_costs::RunCosts;
+use super::setup::Unlike;
 
 /// A `s/REGEX/REPLACEMENT/` rewrite of names, with a trailing `g` to
 /// replace every match (cg_diff's `--mod-funcname`, `--mod-filename`).
@@ -265,6 +266,8 @@ pub struct Diff {
     pub events: Vec<String>,
     /// The events only A has, and those only B has: not compared.
     pub unshared: [Vec<String>; 2],
+    /// The settings A and B were simulated with differently.
+    pub unlike: Vec<Unlike>,
     pub totals: [Vec<i128>; 2],
     /// Every function of either run, in order of first appearance (A, then
     /// B).
@@ -348,6 +351,7 @@ impl Diff {
             totals: [pick(0, &a.totals), pick(1, &b.totals)],
             events,
             unshared,
+            unlike: a.setup.unlike(&b.setup),
             functions,
         })
     }

@@ -7,6 +7,7 @@ pub mod check;
 pub mod diff;
 mod from_profile;
 mod run_costs;
+mod setup;
 mod signed_number;
 mod source_annotation;
 mod text_report;
@@ -16,5 +17,6 @@ pub use callgrind_file::{
     CallEntry, CostValue, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
 };
 pub use run_costs::{FunctionCosts, LoadError, RunCosts};
+pub use setup::{Setup, Unlike};
 pub use signed_number::{change, checked_change, grouped_signed, relative_change};
 pub use text_report::{ReportOptions, TreeDirection, write_report};

@@ -9,7 +9,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+use super::Setup;
 use super::callgrind_file::{FunctionKey, ProfileFile};
+use crate::cache::describe_cache;
 use crate::output::json::Summary;
 use crate::trace::lines::read_bounded;
 
@@ -42,6 +44,8 @@ pub struct RunCosts {
     pub functions: Vec<FunctionCosts>,
     /// Empty for a summary of a linegrind that did not list calls.
     pub calls: Vec<CallCosts>,
+    /// The caches and back-dating the run was simulated with.
+    pub setup: Setup,
     /// The parsed callgrind file, when the run came from one (it also has
     /// the call arcs).
     pub file: Option<ProfileFile<i64>>,
@@ -122,6 +126,7 @@ impl RunCosts {
             totals: wide(&file.totals),
             functions,
             calls,
+            setup: file.setup.clone(),
             file: Some(file),
         }
     }
@@ -163,6 +168,11 @@ impl RunCosts {
                     inclusive: costs(&call.inclusive),
                 })
                 .collect(),
+            setup: Setup {
+                caches: [&summary.caches.i1, &summary.caches.d1, &summary.caches.ll]
+                    .map(|cache| Some(describe_cache(cache.size, cache.line, cache.assoc))),
+                backdate: Some(summary.caches.backdate),
+            },
             file: None,
         }
     }

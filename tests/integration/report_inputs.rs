@@ -354,6 +354,25 @@ fn diff_refuses_to_write_over_a_run_it_compares() {
     assert_eq!(fs::read_to_string(&b).unwrap(), RUN_B);
 }
 
+/// A difference file is made of two callgrind files; a JSON summary in
+/// their place is a usage error, named, and no file is written.
+#[test]
+fn diff_writes_a_difference_file_only_from_callgrind_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/call_chain.lgt");
+    let args = ["sim", trace.to_str().unwrap(), "-q", "-o", "run.out"];
+    success(linegrind(
+        dir.path(),
+        &[&args[..], &["--json", "run.json"]].concat(),
+    ));
+    expect_input_error(
+        dir.path(),
+        &["diff", "run.json", "run.out", "--out", "d.out"],
+        "give the runs' callgrind files, not their JSON summaries",
+    );
+    assert!(!dir.path().join("d.out").exists());
+}
+
 #[test]
 fn a_diff_file_holds_only_what_readers_take_back() {
     let dir = tempfile::tempdir().unwrap();

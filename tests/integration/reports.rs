@@ -334,6 +334,13 @@ fn check_exits_0_within_limits_3_past_them_and_2_on_bad_input() {
     // Halving D1 raises D1mr by 6.7% in total ...
     let (code, text) = check(&["--limit", "D1mr=+10%"]);
     assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains(
+            "\nnote: D1 cache differs: 65536 B, 64 B, 8-way associative in the baseline; \
+             32768 B, 64 B, 8-way associative in the current run\n"
+        ),
+        "{text}"
+    );
     let (code, text) = check(&["--limit", "D1mr=+5%"]);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("FAIL  D1mr"), "{text}");
@@ -417,6 +424,12 @@ fn diff_names_the_events_only_one_run_has() {
         "{backward}"
     );
     assert!(!text("use.out", "use.out").contains("only "));
+    // `--cacheuse=no` back-dates nothing, and the comparison says so.
+    assert!(
+        forward.contains("\nnote: back-dating differs: off in A; on in B\n"),
+        "{forward}"
+    );
+    assert!(!text("use.out", "use.out").contains("note:"));
 }
 
 #[test]
@@ -459,7 +472,13 @@ fn diff_of_two_cache_sizes_opens_in_callgrind_annotate_with_the_deltas() {
             "D1mr",
         ],
     );
-    assert!(String::from_utf8(mixed.stdout).unwrap().contains("-75,875"));
+    let mixed = String::from_utf8(mixed.stdout).unwrap();
+    assert!(mixed.contains("-75,875"), "{mixed}");
+    // Either way the comparison names the caches that differ.
+    let note = "\nnote: D1 cache differs: 32768 B, 64 B, 8-way associative in A; \
+                65536 B, 64 B, 8-way associative in B\n";
+    assert!(text.contains(note), "{text}");
+    assert!(mixed.contains(note), "{mixed}");
     // No function asked for: their number, and no empty table.
     let args = ["diff", small.to_str().unwrap(), large.to_str().unwrap()];
     let none = linegrind(

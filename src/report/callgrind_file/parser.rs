@@ -151,6 +151,9 @@ struct Parser<C> {
     self_total: Vec<C>,
     /// Whether a cost line was read.
     costs_read: bool,
+    /// Whether a `desc:` line gave back-dating tree statistics, which
+    /// linegrind writes when it back-dated cache use.
+    tree_described: bool,
     /// Each function's inclusive cost so far, summed only to check that
     /// [`ProfileFile::inclusive`] fits in `C`.
     inclusive: Vec<Vec<C>>,
@@ -215,6 +218,9 @@ impl<C: CostValue> Parser<C> {
             });
         }
         let mut file = self.file;
+        // A simulated run's file that gives no tree statistics was not
+        // back-dated (Callgrind's never is).
+        file.setup.backdate = file.setup.simulated().then_some(self.tree_described);
         match (&self.totals, &self.summary) {
             (Some((totals, line)), _) => check_totals(&file, &self.self_total, totals, *line)?,
             (None, Some(summary)) => check_complete(&file, &self.self_total, summary, number)?,
@@ -499,10 +505,14 @@ impl<C: CostValue> Parser<C> {
                 self.last = vec![0; self.file.positions.len()];
             }
             "cmd" => self.file.cmd = Some(value.to_string()),
+            "desc" => {
+                self.file.setup.read_desc(value);
+                self.tree_described |= value.starts_with("Back-dating tree");
+            }
             "summary" => self.summary = Some(costs(value)?),
             "totals" => self.totals = Some((costs(value)?, number)),
             // Headers with nothing this reader uses: version, creator, pid,
-            // part, thread, desc, event (long names), and any a writer adds.
+            // part, thread, event (long names), and any a writer adds.
             _ => {}
         }
         Ok(())
@@ -574,6 +584,7 @@ fn parse_number(token: &str) -> Option<u64> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::report::Setup;
 
     pub(in crate::report::callgrind_file) const EXAMPLE: &str = "# callgrind format
 version: 1
@@ -639,6 +650,30 @@ fn=(2)
             .collect();
         assert_eq!(names, [("main", "a.c"), ("helper", "h.h")]);
         assert_eq!((file.calls[0].caller, file.calls[0].callee), (0, 1));
+    }
+
+    /// The caches are read from `desc:` lines; a simulated run is taken
+    /// as back-dated when linegrind gave its tree's statistics.
+    #[test]
+    fn desc_lines_tell_the_caches_and_back_dating() {
+        let setup = |descs: &str| {
+            let text = format!("{descs}events: Ir\nfn=main\n1 1\n");
+            ProfileFile::<u64>::parse(text.as_bytes()).unwrap().setup
+        };
+        let ll = "desc: LL cache: 8388608 B, 64 B, 16-way associative\n";
+        let plain = setup(ll);
+        assert_eq!(
+            plain.caches[2].as_deref(),
+            Some("8388608 B, 64 B, 16-way associative")
+        );
+        assert_eq!(
+            (&plain.caches[..2], plain.backdate),
+            (&[None, None][..], Some(false))
+        );
+        let tree = "desc: Back-dating tree max nodes: 3\n";
+        assert_eq!(setup(&format!("{ll}{tree}")).backdate, Some(true));
+        // No cache described: nothing known of back-dating either.
+        assert_eq!(setup(tree), Setup::default());
     }
 
     /// A callee's object and file go with its name: a `cfn=` not followed
