@@ -148,7 +148,7 @@ fn write_comparison(
     changed.sort_by(|&x, &y| {
         size(y)
             .cmp(&size(x))
-            .then_with(|| diff.functions[x].name.cmp(&diff.functions[y].name))
+            .then_with(|| diff.functions[x].by_name(&diff.functions[y]))
     });
     writeln!(out)?;
     if changed.is_empty() {

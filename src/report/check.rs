@@ -177,21 +177,21 @@ pub fn check(
             .ok_or_else(|| CheckError::UnknownEvent(limit.event.clone(), diff.events.clone()))?;
         events.push(at);
     }
+    // Each pattern's functions by name, those of the first pattern first.
     let mut matched: Vec<&FunctionDelta> = Vec::new();
     for pattern in functions {
-        let mut any = false;
-        for function in &diff.functions {
-            let qualified = format!("{}:{}", function.file, function.name);
-            if glob(pattern, &function.name) || glob(pattern, &qualified) {
-                any = true;
-                if !matched.iter().any(|m| std::ptr::eq(*m, function)) {
-                    matched.push(function);
-                }
-            }
-        }
-        if !any {
+        let mut matches: Vec<&FunctionDelta> = (diff.functions.iter())
+            .filter(|function| {
+                let qualified = format!("{}:{}", function.file, function.name);
+                glob(pattern, &function.name) || glob(pattern, &qualified)
+            })
+            .collect();
+        if matches.is_empty() {
             return Err(CheckError::NoFunction(pattern.clone()));
         }
+        matches.sort_by(|a, b| a.by_name(b));
+        matches.retain(|function| !matched.iter().any(|m| std::ptr::eq(*m, *function)));
+        matched.extend(matches);
     }
     let mut rows = Vec::new();
     for (limit, &at) in limits.iter().zip(&events) {

@@ -240,6 +240,13 @@ pub struct FunctionDelta {
 }
 
 impl FunctionDelta {
+    /// Orders functions by name, file and object: how `diff` and `check`
+    /// list functions that nothing else orders, the same from callgrind
+    /// files as from JSON summaries, which list functions differently.
+    pub fn by_name(&self, other: &FunctionDelta) -> std::cmp::Ordering {
+        (&self.name, &self.file, &self.object).cmp(&(&other.name, &other.file, &other.object))
+    }
+
     /// Its file, and its object's file name where it is lined up by it:
     /// `file [object]`, as `report` gives a function's file.
     pub fn place(&self) -> String {
