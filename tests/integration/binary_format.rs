@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use linegrind::pipeline::simulate_each;
 use linegrind::simulator::simulate;
 use linegrind::trace::batch::{BATCH_ADDRS, Replayed, RunArrays};
-use linegrind::trace::binary::{BinaryReader, Control, TraceWriter};
+use linegrind::trace::binary::{BinaryReader, Control, MAX_CHUNK, TraceWriter};
 use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use linegrind::trace::{
     Access, AnyReader, Blocker, Event, Feed, Format, Location, TextReader, TextWriter, TraceError,
@@ -1325,15 +1325,25 @@ fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
         crate::support::skip!("no prlimit (util-linux)");
         return;
     }
-    // Four million blocks of one instruction, or 64 Ki blocks of 256
-    // instructions: far more than 256 MiB holds.
+    // Four million blocks of one instruction, 64 Ki blocks of 256
+    // instructions, or as many blocks of 4,096 instructions that read 16
+    // times each as a chunk holds (the block's own tables were once
+    // allocated before the host was asked): far more than 256 MiB holds.
     let one: String = (0..1)
         .map(|i| format!("i {:x} 1\n", 0x400000 + i))
         .collect();
     let long: String = (0..256)
         .map(|i| format!("i {:x} 1\n", 0x400000 + i))
         .collect();
-    for (code, blocks) in [(one, 4 << 20), (long, 64 << 10)] {
+    let reads = "r 10000 8\n".repeat(16);
+    let accessing: String = (0..4096)
+        .map(|i| format!("i {:x} 1\n{reads}", 0x400000 + i))
+        .collect();
+    for (code, blocks) in [
+        (one, Some(4 << 20)),
+        (long, Some(64 << 10)),
+        (accessing, None),
+    ] {
         let text = format!("linegrind-trace text 1\n{code}");
         let binary = to_binary(&events(&mut TextReader::new(text.as_bytes())), false, &[]);
         let (at, _) = *chunks(&binary)
@@ -1342,8 +1352,9 @@ fn more_blocks_than_memory_holds_is_an_error_not_an_abort() {
             .expect("a BLOCKS chunk");
         let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
         let block = &binary[at + 16..at + 16 + stored];
+        let blocks = blocks.unwrap_or(MAX_CHUNK as usize / block.len());
         let bomb = with_payload(&binary, at, &block.repeat(blocks));
-        assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
+        assert!(bomb.len() < 256 * 1024, "{} bytes", bomb.len());
         refused_where_memory_ends(&bomb);
     }
 }

@@ -321,6 +321,27 @@ impl From<Malformed> for Corrupt {
     }
 }
 
+/// Why a block description was not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockError {
+    Corrupt(Corrupt),
+    /// The host did not give the memory for its instructions and accesses
+    /// (a block may hold 65,536 instructions and a million accesses).
+    NoRoom,
+}
+
+impl From<Corrupt> for BlockError {
+    fn from(err: Corrupt) -> BlockError {
+        BlockError::Corrupt(err)
+    }
+}
+
+impl From<Malformed> for BlockError {
+    fn from(err: Malformed) -> BlockError {
+        BlockError::Corrupt(err.into())
+    }
+}
+
 fn corrupt(cursor: &Cursor, what: impl Into<String>) -> Corrupt {
     Corrupt {
         pos: cursor.pos(),
@@ -529,35 +550,40 @@ pub fn put_block(out: &mut Vec<u8>, def: &BlockDef) {
 }
 
 /// Reads one block description.
-pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
+pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, BlockError> {
     let count = cursor.varint()?;
     if count == 0 || count > MAX_BLOCK_INSTRS as u64 {
-        return Err(corrupt(cursor, format!("a block of {count} instructions")));
+        return Err(corrupt(cursor, format!("a block of {count} instructions")).into());
     }
     let mut next = cursor.varint()?;
     let end = cursor.byte()?;
     let end = jump_kind(cursor, end)?;
+    // Reserved as it is read, so that a host that runs out refuses the
+    // block instead of aborting.
     let mut def = BlockDef {
-        instrs: Vec::with_capacity(count as usize),
+        instrs: Vec::new(),
         items: Vec::new(),
         end,
     };
+    def.instrs
+        .try_reserve_exact(count as usize)
+        .map_err(|_| BlockError::NoRoom)?;
     let mut accesses = 0;
     for _ in 0..count {
         let addr = cursor.delta(next)?;
         let len = cursor.byte()?;
         if len == 0 {
-            return Err(corrupt(cursor, "an instruction of 0 bytes"));
+            return Err(corrupt(cursor, "an instruction of 0 bytes").into());
         }
         within(addr, u64::from(len)).map_err(|why| corrupt(cursor, why))?;
         next = addr.wrapping_add(u64::from(len));
         let items = cursor.varint()?;
         if items > MAX_INSTR_ACCESSES as u64 {
-            return Err(corrupt(
-                cursor,
-                format!("an instruction of {items} accesses"),
-            ));
+            return Err(corrupt(cursor, format!("an instruction of {items} accesses")).into());
         }
+        def.items
+            .try_reserve(items as usize)
+            .map_err(|_| BlockError::NoRoom)?;
         let first = def.items.len();
         for _ in 0..items {
             let byte = cursor.byte()?;
@@ -569,7 +595,8 @@ pub fn get_block(cursor: &mut Cursor) -> Result<BlockDef, Corrupt> {
                         return Err(corrupt(
                             cursor,
                             format!("a block of more than {MAX_BLOCK_ACCESSES} accesses"),
-                        ));
+                        )
+                        .into());
                     }
                     let size = cursor.varint()?;
                     let size = u16::try_from(size)
@@ -621,7 +648,9 @@ mod tests {
 
         let mut bytes = Vec::new();
         put_block(&mut bytes, &block(0));
-        let err = get_block(&mut Cursor::new(&bytes)).unwrap_err();
+        let BlockError::Corrupt(err) = get_block(&mut Cursor::new(&bytes)).unwrap_err() else {
+            panic!("not corrupt")
+        };
         assert_eq!(err.what, "an instruction of 0 bytes");
         // Just past the length byte, as the other errors point.
         assert_eq!(err.pos, 6);
@@ -649,7 +678,9 @@ mod tests {
         };
         let mut bytes = Vec::new();
         put_block(&mut bytes, &big);
-        let err = get_block(&mut Cursor::new(&bytes)).unwrap_err();
+        let BlockError::Corrupt(err) = get_block(&mut Cursor::new(&bytes)).unwrap_err() else {
+            panic!("not corrupt")
+        };
         assert_eq!(err.what, "a block of more than 1048576 accesses");
     }
 
@@ -701,7 +732,9 @@ mod tests {
         ] {
             let mut bad = bytes.clone();
             bad[at] = byte;
-            let err = get_block(&mut Cursor::new(&bad)).unwrap_err();
+            let BlockError::Corrupt(err) = get_block(&mut Cursor::new(&bad)).unwrap_err() else {
+                panic!("not corrupt")
+            };
             assert_eq!(err.what, what);
         }
         let control = |bytes: &[u8], subtype| get_control(&mut Cursor::new(bytes), subtype);

@@ -8,6 +8,8 @@ mod runs;
 mod varint;
 mod writer;
 
-pub use format::{Control, MAGIC, MAX_BLOCK_ACCESSES, MAX_BLOCK_INSTRS, MAX_INSTR_ACCESSES};
+pub use format::{
+    Control, MAGIC, MAX_BLOCK_ACCESSES, MAX_BLOCK_INSTRS, MAX_CHUNK, MAX_INSTR_ACCESSES,
+};
 pub use reader::{BinaryReader, Summary, is_binary};
 pub use writer::{Totals, TraceWriter};

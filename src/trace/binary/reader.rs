@@ -10,8 +10,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use super::format::{
-    self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
-    HEADER_LEN, MAGIC, MAX_CHUNK, SpBases, TRAILER_LEN, VERSION,
+    self, BlockError, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt,
+    FLAG_ZSTD, HEADER_LEN, MAGIC, MAX_CHUNK, SpBases, TRAILER_LEN, VERSION,
 };
 use super::round_bytes::{LastRuns, RoundBytes};
 use super::runs::{Def, decode_run};
@@ -70,6 +70,8 @@ pub struct BinaryReader<R> {
     site_last: Vec<u64>,
     sp_bases: SpBases,
     payload: Vec<u8>,
+    /// Decompresses every chunk, its context made once.
+    decompressor: zstd::bulk::Decompressor<'static>,
     pos: usize,
     run: BlockRun,
     expander: Expander,
@@ -145,6 +147,7 @@ impl<R: Read + Seek> BinaryReader<R> {
             site_last: Vec::new(),
             sp_bases: SpBases::default(),
             payload: Vec::new(),
+            decompressor: zstd::bulk::Decompressor::new().map_err(|err| io_error(0, err))?,
             pos: 0,
             run: BlockRun::default(),
             expander: Expander::new(),
@@ -404,7 +407,14 @@ impl<R: Read + Seek> BinaryReader<R> {
             ));
         }
         let body = at + CHUNK_HEADER_LEN as u64;
-        let mut stored = vec![0u8; header.stored_len as usize];
+        let no_room = |len: u32| {
+            syntax(
+                at,
+                format!("a chunk of {len} bytes is more than this host's memory holds"),
+            )
+        };
+        let mut stored = room_for(header.stored_len).ok_or_else(|| no_room(header.stored_len))?;
+        stored.resize(header.stored_len as usize, 0);
         read_exact_or(
             &mut self.input,
             &mut stored,
@@ -418,7 +428,9 @@ impl<R: Read + Seek> BinaryReader<R> {
             ));
         }
         let payload = if header.flags & FLAG_ZSTD != 0 {
-            let data = zstd::bulk::decompress(&stored, header.raw_len as usize)
+            let mut data = room_for(header.raw_len).ok_or_else(|| no_room(header.raw_len))?;
+            self.decompressor
+                .decompress_to_buffer(&stored, &mut data)
                 .map_err(|err| syntax(at, format!("a chunk does not decompress: {err}")))?;
             if data.len() != header.raw_len as usize {
                 return Err(syntax(at, "a chunk decompresses to the wrong size"));
@@ -546,18 +558,24 @@ impl<R: Read + Seek> BinaryReader<R> {
     fn add_blocks(&mut self, payload: &[u8], at: u64) -> Result<(), TraceError> {
         let mut cursor = Cursor::new(payload);
         while !cursor.at_end() {
-            let block = format::get_block(&mut cursor).map_err(|err| corrupted(at, err))?;
-            let first_site = self.site_last.len();
-            let def = Def::new(block, first_site);
-            if !self.room_for_block(&def) {
-                return Err(syntax(
+            let no_room = |defs: usize| {
+                syntax(
                     at,
                     format!(
                         "the trace describes more code blocks than this host's memory holds \
-                         (refused at block {})",
-                        self.defs.len()
+                         (refused at block {defs})"
                     ),
-                ));
+                )
+            };
+            let block = match format::get_block(&mut cursor) {
+                Ok(block) => block,
+                Err(BlockError::Corrupt(err)) => return Err(corrupted(at, err)),
+                Err(BlockError::NoRoom) => return Err(no_room(self.defs.len())),
+            };
+            let first_site = self.site_last.len();
+            let def = Def::new(block, first_site);
+            if !self.room_for_block(&def) {
+                return Err(no_room(self.defs.len()));
             }
             self.site_last.resize(first_site + def.sites.len(), 0);
             self.defs.push(def);
@@ -862,6 +880,15 @@ fn read_exact_or(
         io::ErrorKind::UnexpectedEof => syntax(at, why),
         _ => io_error(at, err),
     })
+}
+
+/// An empty buffer with room for `len` bytes, or `None` where the host
+/// refuses them: a chunk may hold 64 MiB, which a host short of memory
+/// would otherwise answer with an abort.
+fn room_for(len: u32) -> Option<Vec<u8>> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(len as usize).ok()?;
+    Some(buffer)
 }
 
 fn syntax(at: u64, message: impl Into<String>) -> TraceError {
