@@ -506,7 +506,8 @@ impl<C: CostValue> Parser<C> {
             }
             "cmd" => self.file.cmd = Some(value.to_string()),
             "desc" => {
-                self.file.setup.read_desc(value);
+                // Shown by `diff` and `check`: escaped as names are.
+                self.file.setup.read_desc(&printable(value));
                 self.tree_described |= value.starts_with("Back-dating tree");
             }
             "summary" => self.summary = Some(costs(value)?),
@@ -674,6 +675,9 @@ fn=(2)
         assert_eq!(setup(&format!("{ll}{tree}")).backdate, Some(true));
         // No cache described: nothing known of back-dating either.
         assert_eq!(setup(tree), Setup::default());
+        // Shown as names are, a terminal's escapes escaped.
+        let odd = setup("desc: D1 cache: \u{1b}[31m\n");
+        assert_eq!(odd.caches[1].as_deref(), Some("\\u{1b}[31m"));
     }
 
     /// A callee's object and file go with its name: a `cfn=` not followed
