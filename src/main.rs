@@ -10,6 +10,17 @@ use std::process::ExitCode;
 use clap::Parser;
 use linegrind::commands::{self, Failure};
 
+/// Runs before Rust's runtime starts, which ignores SIGPIPE and opens
+/// `/dev/null` on closed standard descriptors: what the caller set up is
+/// noted for the program `record` runs.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_AT_START: extern "C" fn() = note_at_start;
+
+extern "C" fn note_at_start() {
+    linegrind::record::note_at_start();
+}
+
 fn main() -> ExitCode {
     let job = match cli::Args::parse().into_job() {
         Ok(job) => job,

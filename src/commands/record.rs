@@ -2,12 +2,13 @@
 
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 use super::failure::{Failure, InputContext, writable};
 use super::same_path::same_path;
 use crate::output::{bytes_per_event, grouped, is_open_as};
-use crate::record::{self, RecordError, RecordJob, Recording};
+use crate::record::{self, RecordError, RecordJob, Recording, signal_name};
 
 /// Records `job`; returns the program's exit code to exit with. A one-line
 /// report goes to `stderr` (stdout is the program's).
@@ -17,6 +18,12 @@ pub fn record(job: &RecordJob, stderr: &mut dyn Write) -> Result<u8, Failure> {
     // and a line redrawn under it would garble it.
     let recording = match record::record(job) {
         Ok(recording) => recording,
+        // Valgrind killed before the tool wrote anything (`kill -9`, the
+        // OOM killer): no trace, and the exit code of the kill.
+        Err(err @ RecordError::NotStarted(status)) if status.signal().is_some() => {
+            let _ = writeln!(stderr, "linegrind: {err}");
+            return Ok(exit_code(status));
+        }
         Err(err @ (RecordError::Tool(_) | RecordError::NotStarted(_))) => {
             return Err(Failure::Input(err.into()));
         }
@@ -39,6 +46,13 @@ fn report(job: &RecordJob, recording: &Recording, stderr: &mut dyn Write) -> io:
              what it started ran unrecorded (as under Callgrind without --trace-children): \
              record that program itself",
             grouped(totals.instructions),
+        )?;
+    }
+    if let Some(at) = recording.cut_at {
+        writeln!(
+            stderr,
+            "linegrind: warning: the recorder's stream ends inside a record, at byte {at}: \
+             Valgrind was ended as the tool wrote, and the trace holds what came before"
         )?;
     }
     if let Some((count, first)) = &recording.left_out {
@@ -74,27 +88,13 @@ fn report(job: &RecordJob, recording: &Recording, stderr: &mut dyn Write) -> io:
 /// it, which the exit code (128 + the signal) tells less plainly and the
 /// trace does not keep.
 fn ended_by_signal(status: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
     let Some(signal) = status.signal() else {
         return String::new();
     };
-    let name = match signal {
-        libc::SIGHUP => " (SIGHUP)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGQUIT => " (SIGQUIT)",
-        libc::SIGILL => " (SIGILL)",
-        libc::SIGTRAP => " (SIGTRAP)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGFPE => " (SIGFPE)",
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGPIPE => " (SIGPIPE)",
-        libc::SIGALRM => " (SIGALRM)",
-        libc::SIGTERM => " (SIGTERM)",
-        _ => "",
-    };
-    format!("; the program was ended by signal {signal}{name}")
+    format!(
+        "; the program was ended by signal {signal}{}",
+        signal_name(signal)
+    )
 }
 
 /// Prints the `VALGRIND_LIB` folder `record` runs Valgrind with, setting it
@@ -156,7 +156,6 @@ fn is_null_device(path: &Path) -> bool {
 /// The program's exit code, or 128 + the signal that ended it, as a shell
 /// reports it.
 fn exit_code(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => code as u8,
         (None, Some(signal)) => (128 + signal) as u8,

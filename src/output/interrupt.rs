@@ -1,5 +1,7 @@
-//! What an interrupt (SIGINT, SIGQUIT, SIGTERM, SIGHUP) or an abort (SIGABRT, as
-//! when memory runs out) does to the files linegrind writes. Outputs are
+//! What an interrupt (SIGINT, SIGQUIT, SIGTERM, SIGHUP, and every other
+//! signal that ends a process but for a fault: SIGUSR1, SIGALRM, the
+//! real-time signals...) or an abort (SIGABRT, as when memory runs out)
+//! does to the files linegrind writes. Outputs are
 //! written to a temporary file renamed into place at the end
 //! ([`super::OutputFile`]); an interrupted run removes the temporary files
 //! of the outputs it was writing, then dies of the signal, so that it
@@ -9,9 +11,10 @@
 //! and ends the program `record` runs, once it has started, with SIGTERM.
 //! While `record` runs a program, SIGINT and SIGQUIT (Ctrl-C and Ctrl-\,
 //! which the terminal sends to the program as well) are the program's to
-//! act on: linegrind goes on, and writes the trace of what ran. SIGTERM and SIGHUP, which may be
-//! sent to linegrind alone, are passed on to the program before linegrind
-//! dies, so that it does not run on unwatched. A write past the file size
+//! act on: linegrind goes on, and writes the trace of what ran. The others
+//! (SIGTERM, SIGHUP...), which may be sent to linegrind alone, are passed
+//! on to the program before linegrind dies, so that it does not run on
+//! unwatched. A write past the file size
 //! limit (`ulimit -f`) fails as any failed write does, with its error,
 //! instead of killing linegrind (SIGXFSZ) before it can remove what it
 //! wrote.
@@ -40,8 +43,8 @@ static PROGRAM_RUNS: AtomicBool = AtomicBool::new(false);
 /// has ended (0 otherwise).
 static PROGRAM_PID: AtomicI32 = AtomicI32::new(0);
 
-/// A SIGTERM or SIGHUP that came while the program was being started, to
-/// pass on once it has an id (0 for none).
+/// A signal to pass on (SIGTERM, SIGHUP...) that came while the program
+/// was being started, to pass on once it has an id (0 for none).
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
 /// Whether a progress display may be on the terminal's last line, which
@@ -89,7 +92,8 @@ impl Drop for Registered {
 }
 
 /// Runs `program` to its end, during which SIGINT and SIGQUIT go to it and
-/// not to linegrind, and SIGTERM and SIGHUP are passed on to it.
+/// not to linegrind, and the other signals that end a process (SIGTERM,
+/// SIGHUP...) are passed on to it.
 pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
     install();
     PROGRAM_RUNS.store(true, Ordering::Release);
@@ -159,33 +163,55 @@ pub fn holding_interrupts<T>(commit: impl FnOnce() -> T) -> T {
     committed
 }
 
-/// Installs the handler, once, for the signals that linegrind does not
-/// already ignore (a run started with `nohup`, or in the background of a
-/// script, keeps ignoring them), and a handler that does nothing for
-/// SIGXFSZ. (Ignoring it would be inherited by the program `record` runs;
-/// a handler is not.)
+/// The signals whose default action ends a process, but for the faults of
+/// its own code: linegrind dies of them only once it has removed its
+/// temporary files. The real-time signals follow.
+const ENDING: [c_int; 14] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGABRT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSTKFLT,
+    libc::SIGXCPU,
+];
+
+/// Installs the handler, once, for the signals that end a process and that
+/// linegrind does not already ignore (a run started with `nohup`, or in
+/// the background of a script, keeps ignoring them, and so does the
+/// program `record` runs), and a handler that does nothing for SIGXFSZ
+/// unless it is ignored: a handler, unlike ignoring, is not inherited by
+/// the program.
 fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
-        handle(libc::SIGXFSZ, on_file_size_limit);
-        for signal in [
-            libc::SIGINT,
-            libc::SIGQUIT,
-            libc::SIGTERM,
-            libc::SIGHUP,
-            libc::SIGABRT,
-        ] {
-            // SAFETY: sigaction is given valid structures.
-            let ignored = unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                libc::sigaction(signal, std::ptr::null(), &mut old) != 0
-                    || old.sa_sigaction == libc::SIG_IGN
-            };
-            if !ignored {
+        if !ignored(libc::SIGXFSZ) {
+            handle(libc::SIGXFSZ, on_file_size_limit);
+        }
+        let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
+        for signal in ENDING.into_iter().chain(real_time) {
+            if !ignored(signal) {
                 handle(signal, on_signal);
             }
         }
     });
+}
+
+/// Whether `signal` is ignored (or its action cannot be read).
+fn ignored(signal: c_int) -> bool {
+    // SAFETY: sigaction is given valid structures.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+            || old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Has `handler`, which makes only calls that are safe in a signal

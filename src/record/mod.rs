@@ -9,6 +9,7 @@
 //! place. Forked children are not recorded: the tool stops writing in them.
 
 mod fault;
+mod inherited;
 mod raw;
 mod symbols;
 mod tool;
@@ -19,10 +20,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::thread;
 
+pub use inherited::note_at_start;
 pub use raw::RawError;
 pub use tool::ToolError;
 
@@ -75,6 +78,9 @@ pub struct Recording {
     /// Records the trace format cannot hold, left out: how many, and the
     /// first, with why.
     pub left_out: Option<(u64, String)>,
+    /// Where the tool's stream ended inside a record (Valgrind killed as
+    /// the tool wrote), the last events left out.
+    pub cut_at: Option<u64>,
 }
 
 /// Why a recording failed.
@@ -92,10 +98,18 @@ impl fmt::Display for RecordError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RecordError::Tool(err) => err.fmt(f),
-            RecordError::NotStarted(status) => write!(
-                f,
-                "Valgrind did not run the program ({status}); see its message above"
-            ),
+            RecordError::NotStarted(status) => match status.signal() {
+                Some(signal) => write!(
+                    f,
+                    "Valgrind was ended by signal {signal}{} before the recorder wrote \
+                     anything: no trace was written",
+                    signal_name(signal)
+                ),
+                None => write!(
+                    f,
+                    "Valgrind did not run the program ({status}); see its message above"
+                ),
+            },
             RecordError::Raw(err) => err.fmt(f),
             RecordError::Io(what, err) => write!(f, "{what}: {err}"),
         }
@@ -148,6 +162,30 @@ pub fn foreign_program(path: &Path) -> Option<String> {
         (183, _) => "an AArch64 program".to_string(),
         _ => format!("a {bits}-bit ELF program for machine {machine}"),
     })
+}
+
+/// ` (SIGKILL)`: the name of a common `signal`, or nothing.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGQUIT => " (SIGQUIT)",
+        libc::SIGILL => " (SIGILL)",
+        libc::SIGTRAP => " (SIGTRAP)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGFPE => " (SIGFPE)",
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGUSR1 => " (SIGUSR1)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGUSR2 => " (SIGUSR2)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGALRM => " (SIGALRM)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGXCPU => " (SIGXCPU)",
+        libc::SIGXFSZ => " (SIGXFSZ)",
+        _ => "",
+    }
 }
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
@@ -230,11 +268,16 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
         .arg("valgrind")
         .arg("--tool=linegrind")
         .arg("-q")
+        // A program the recorded one starts runs unrecorded, whatever
+        // `VALGRIND_OPTS` or a `.valgrindrc` say: under the tool it would
+        // write a second stream into the FIFO.
+        .arg("--trace-children=no")
         .arg(format!("--lg-out={}", fifo.display()));
     if !job.instr_atstart {
         valgrind.arg("--instr-atstart=no");
     }
     valgrind.arg("--").args(&job.program);
+    inherited::hand_on(&mut valgrind);
     // Ctrl-C is the program's: linegrind writes the trace of what ran.
     let status = run_program(&mut valgrind)
         .map_err(|err| RecordError::Io("cannot run env to start valgrind".into(), err));
@@ -276,6 +319,7 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
         bytes,
         replaced,
         left_out,
+        cut_at: recorded.cut_at,
     })
 }
 

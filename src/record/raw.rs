@@ -21,6 +21,8 @@ pub enum RawError {
     Empty,
     /// The stream does not follow the format, at this byte.
     Malformed { offset: u64, what: String },
+    /// The stream ends inside a record, at this byte.
+    Cut { offset: u64 },
 }
 
 impl fmt::Display for RawError {
@@ -33,6 +35,12 @@ impl fmt::Display for RawError {
                 write!(
                     f,
                     "the recorder's stream is malformed at byte {offset}: {what}"
+                )
+            }
+            RawError::Cut { offset } => {
+                write!(
+                    f,
+                    "the recorder's stream ends inside a record, at byte {offset}"
                 )
             }
         }
@@ -50,6 +58,8 @@ pub struct Recorded {
     pub instr_addrs: Vec<u64>,
     /// The tool saw the program end (its last record).
     pub finished: bool,
+    /// Where the stream ended inside a record, which was left out.
+    pub cut_at: Option<u64>,
     /// Block runs written when the program last called `execve`: if the
     /// stream ends there, the call replaced the program.
     pub exec_at: Option<u64>,
@@ -99,60 +109,106 @@ struct Described {
     unguarded: usize,
 }
 
-/// Reads the tool's stream from `input` and writes it to `writer`.
+/// Reads the tool's stream from `input` and writes it to `writer`. A
+/// stream that ends inside a record (Valgrind killed while the tool wrote)
+/// is written up to that record, which [`Recorded::cut_at`] tells.
 pub fn convert<R: Read, W: Write>(
     input: R,
     writer: &mut TraceWriter<W>,
 ) -> Result<Recorded, RawError> {
     let mut stream = Stream::new(input);
-    let mut recorded = Recorded::default();
     if !stream.ensure(1)? {
         return Err(RawError::Empty);
     }
-    if stream.bytes::<4>()? != *b"LGR1" {
-        return Err(stream.malformed("not a linegrind tool stream"));
+    match stream.bytes::<4>() {
+        Ok(magic) if magic == *b"LGR1" => {}
+        Ok(_) => return Err(stream.malformed("not a linegrind tool stream")),
+        Err(RawError::Cut { .. }) => return Err(RawError::Empty),
+        Err(err) => return Err(err),
     }
-    // Indexed by the tool's block id (the tool counts them up from 0).
-    let mut blocks: Vec<Option<Described>> = Vec::new();
-    let mut run = BlockRun::default();
-    let mut running: Option<usize> = None;
-    // Threads that ended, written once the run in progress (their last
-    // block's) is.
-    let mut ended: Vec<u32> = Vec::new();
-    // Where the record being decoded starts, and the `B` record of the run
-    // in progress: what the writer refuses is told there.
-    let mut run_at = 0;
+    let mut converter = Converter::new(writer);
     while let Some(tag) = stream.tag()? {
         let at = stream.offset() - 1;
+        match converter.record(&mut stream, tag, at) {
+            Err(RawError::Cut { .. }) => {
+                converter.recorded.cut_at = Some(at);
+                break;
+            }
+            done => done?,
+        }
+    }
+    converter.finish(stream.offset())
+}
+
+/// The state of a conversion between records.
+struct Converter<'w, W: Write> {
+    writer: &'w mut TraceWriter<W>,
+    recorded: Recorded,
+    /// Indexed by the tool's block id (the tool counts them up from 0).
+    blocks: Vec<Option<Described>>,
+    run: BlockRun,
+    running: Option<usize>,
+    /// Threads that ended, written once the run in progress (their last
+    /// block's) is.
+    ended: Vec<u32>,
+    /// The `B` record of the run in progress: what the writer refuses of
+    /// the run is told there.
+    run_at: u64,
+}
+
+impl<'w, W: Write> Converter<'w, W> {
+    fn new(writer: &'w mut TraceWriter<W>) -> Self {
+        Converter {
+            writer,
+            recorded: Recorded::default(),
+            blocks: Vec::new(),
+            run: BlockRun::default(),
+            running: None,
+            ended: Vec::new(),
+            run_at: 0,
+        }
+    }
+
+    /// Decodes and writes the record tagged `tag` that starts at stream
+    /// byte `at`. A record the stream ends inside changes nothing: its
+    /// fields are all read before anything is written or kept.
+    fn record<R: Read>(
+        &mut self,
+        stream: &mut Stream<R>,
+        tag: u8,
+        at: u64,
+    ) -> Result<(), RawError> {
+        let writer = &mut *self.writer;
         // Records that continue the current block run.
         match tag {
             b'A' => {
-                run.addrs.push(stream.u64()?);
-                continue;
+                self.run.addrs.push(stream.u64()?);
+                return Ok(());
             }
             b'G' | b'X' => {
-                let Some(index) = running else {
+                let Some(index) = self.running else {
                     return Err(stream.malformed("an access outside any block"));
                 };
-                let block = blocks[index]
+                let block = self.blocks[index]
                     .as_ref()
                     .expect("a running block is described");
                 if tag == b'G' {
                     let item = stream.u16()? as usize;
+                    let addr = stream.u64()?;
                     let Some(&Some(ordinal)) = block.guard_of.get(item) else {
                         return Err(stream.malformed("a guarded access that is not guarded"));
                     };
-                    run.guards.resize(block.guarded, false);
-                    run.guards[ordinal as usize] = true;
-                    run.addrs.push(stream.u64()?);
+                    self.run.guards.resize(block.guarded, false);
+                    self.run.guards[ordinal as usize] = true;
+                    self.run.addrs.push(addr);
                 } else {
-                    run.exit = Some(u32::from(stream.u16()?));
+                    self.run.exit = Some(u32::from(stream.u16()?));
                 }
-                continue;
+                return Ok(());
             }
             b'Q' => {
-                ended.push(stream.u32()?);
-                continue;
+                self.ended.push(stream.u32()?);
+                return Ok(());
             }
             // Heap events come from helpers at the block's start (an
             // allocation function's entry, an allocation's return): they
@@ -160,13 +216,11 @@ pub fn convert<R: Read, W: Write>(
             b'H' => {
                 let addr = stream.u64()?;
                 let size = stream.u64()?;
-                wrote(at, event(writer, Event::Alloc { addr, size }))?;
-                continue;
+                return wrote(at, event(writer, Event::Alloc { addr, size }));
             }
             b'F' => {
                 let addr = stream.u64()?;
-                wrote(at, event(writer, Event::Free { addr }))?;
-                continue;
+                return wrote(at, event(writer, Event::Free { addr }));
             }
             _ => {}
         }
@@ -180,84 +234,50 @@ pub fn convert<R: Read, W: Write>(
             }),
             _ => None,
         };
-        if let Some(index) = running.take() {
-            let block = blocks[index]
-                .as_ref()
-                .expect("a running block is described");
-            run.guards.resize(block.guarded, false);
-            wrote(run_at, end_run(writer, block, &run, stop.as_ref()))?;
-            run.clear();
-        } else if !run.addrs.is_empty() {
-            return Err(stream.malformed("an access outside any block"));
-        }
-        for tid in ended.drain(..) {
-            wrote(at, event(writer, Event::ThreadExit { tid }))?;
-        }
-        match stop.map(|stop| stop.signo) {
-            Some(Some(signo)) => {
-                wrote(at, event(writer, Event::Signal { signo }))?;
-                continue;
-            }
-            Some(None) => {
-                recorded.finished = true;
-                continue;
-            }
-            None => {}
-        }
+        // The fields of the records below are read before the run in
+        // progress is written: where the stream ends inside one, that run
+        // is written as the stream's last.
         match tag {
+            b'S' => {
+                self.end_run(at, stop.as_ref())?;
+                let signo = stop.and_then(|stop| stop.signo).expect("a signal's number");
+                wrote(at, event(self.writer, Event::Signal { signo }))
+            }
+            b'E' => {
+                self.end_run(at, stop.as_ref())?;
+                self.recorded.finished = true;
+                Ok(())
+            }
             b'B' => {
                 let tool_id = stream.u32()?;
-                if !matches!(blocks.get(tool_id as usize), Some(Some(_))) {
+                let sp = stream.u64()?;
+                if !matches!(self.blocks.get(tool_id as usize), Some(Some(_))) {
                     return Err(stream.malformed(format!("a run of undescribed block {tool_id}")));
                 }
-                run.sp = Some(stream.u64()?);
-                running = Some(tool_id as usize);
-                run_at = at;
+                self.end_run(at, None)?;
+                self.run.sp = Some(sp);
+                self.running = Some(tool_id as usize);
+                self.run_at = at;
+                Ok(())
             }
             b'D' => {
-                let (tool_id, def) = describe(&mut stream)?;
-                recorded
-                    .instr_addrs
-                    .extend(def.instrs.iter().map(|instr| instr.addr));
-                let (mut guarded, mut unguarded) = (0, 0);
-                let guard_of = def
-                    .items
-                    .iter()
-                    .map(|item| match item {
-                        Item::Access { guarded: true, .. } => {
-                            guarded += 1;
-                            Some(guarded - 1)
-                        }
-                        Item::Access { guarded: false, .. } => {
-                            unguarded += 1;
-                            None
-                        }
-                        _ => None,
-                    })
-                    .collect();
-                let id = writer.define_block(&def);
-                let index = tool_id as usize;
-                if index >= MAX_BLOCKS {
+                let (tool_id, def) = describe(stream)?;
+                if tool_id as usize >= MAX_BLOCKS {
                     return Err(stream.malformed(format!("block id {tool_id} is out of range")));
                 }
-                if blocks.len() <= index {
-                    blocks.resize_with(index + 1, || None);
-                }
-                blocks[index] = Some(Described {
-                    id,
-                    def,
-                    guard_of,
-                    guarded: guarded as usize,
-                    unguarded,
-                });
+                self.end_run(at, None)?;
+                self.describe(tool_id as usize, def);
+                Ok(())
             }
             b'T' => {
                 let tid = stream.u32()?;
-                wrote(at, event(writer, Event::Thread { tid }))?;
+                self.end_run(at, None)?;
+                wrote(at, event(self.writer, Event::Thread { tid }))
             }
             b'R' => {
                 stream.u32()?;
-                wrote(at, event(writer, Event::SigReturn))?;
+                self.end_run(at, None)?;
+                wrote(at, event(self.writer, Event::SigReturn))
             }
             b'M' => {
                 let edge = match stream.u8()? {
@@ -265,47 +285,109 @@ pub fn convert<R: Read, W: Write>(
                     _ => MarkEdge::End,
                 };
                 let name = stream.string()?;
+                self.end_run(at, None)?;
                 let mark = Event::Mark { edge, name };
-                if recorded.holds(at, &mark) {
-                    wrote(at, event(writer, mark))?;
+                if self.recorded.holds(at, &mark) {
+                    wrote(at, event(self.writer, mark))?;
                 }
+                Ok(())
             }
             b'O' => {
                 let bias = stream.u64()?;
                 let text = stream.u64()?;
                 let size = stream.u64()?;
                 let path = stream.string()?;
+                self.end_run(at, None)?;
                 let module = mapping(path, bias, (text, text.wrapping_add(size)));
                 let record = Event::Module(Box::new(module.clone()));
-                if recorded.holds(at, &record) {
-                    recorded.modules.push(module);
-                    wrote(at, event(writer, record))?;
+                if self.recorded.holds(at, &record) {
+                    self.recorded.modules.push(module);
+                    wrote(at, event(self.writer, record))?;
                 }
+                Ok(())
             }
             b'I' => {
                 let control = match stream.u8()? {
                     0 => Control::RecordingOff,
                     _ => Control::Event(Event::Restart),
                 };
-                wrote(at, writer.control(&control))?;
+                self.end_run(at, None)?;
+                wrote(at, self.writer.control(&control))
             }
-            b'P' => recorded.exec_at = Some(writer.totals().block_runs),
-            other => {
-                return Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii())));
+            b'P' => {
+                self.end_run(at, None)?;
+                self.recorded.exec_at = Some(self.writer.totals().block_runs);
+                Ok(())
             }
+            other => Err(stream.malformed(format!("unknown record `{}`", other.escape_ascii()))),
         }
     }
-    if let Some(index) = running {
-        let block = blocks[index]
-            .as_ref()
-            .expect("a running block is described");
-        run.guards.resize(block.guarded, false);
-        wrote(run_at, end_run(writer, block, &run, None))?;
+
+    /// Writes the run in progress, which the record at stream byte `at`
+    /// ends (stopped by `stop` where the record is a signal's or the
+    /// end's), then the threads that ended in it.
+    fn end_run(&mut self, at: u64, stop: Option<&Stop>) -> Result<(), RawError> {
+        if let Some(index) = self.running.take() {
+            let block = self.blocks[index]
+                .as_ref()
+                .expect("a running block is described");
+            self.run.guards.resize(block.guarded, false);
+            wrote(self.run_at, end_run(self.writer, block, &self.run, stop))?;
+            self.run.clear();
+        } else if !self.run.addrs.is_empty() {
+            return Err(RawError::Malformed {
+                offset: at,
+                what: "an access outside any block".into(),
+            });
+        }
+        for tid in self.ended.drain(..) {
+            wrote(at, event(self.writer, Event::ThreadExit { tid }))?;
+        }
+        Ok(())
     }
-    for tid in ended {
-        wrote(stream.offset(), event(writer, Event::ThreadExit { tid }))?;
+
+    /// Keeps the description of the tool's block `index`, and defines it
+    /// in the trace.
+    fn describe(&mut self, index: usize, def: BlockDef) {
+        self.recorded
+            .instr_addrs
+            .extend(def.instrs.iter().map(|instr| instr.addr));
+        let (mut guarded, mut unguarded) = (0, 0);
+        let guard_of = def
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Access { guarded: true, .. } => {
+                    guarded += 1;
+                    Some(guarded - 1)
+                }
+                Item::Access { guarded: false, .. } => {
+                    unguarded += 1;
+                    None
+                }
+                _ => None,
+            })
+            .collect();
+        let id = self.writer.define_block(&def);
+        if self.blocks.len() <= index {
+            self.blocks.resize_with(index + 1, || None);
+        }
+        self.blocks[index] = Some(Described {
+            id,
+            def,
+            guard_of,
+            guarded: guarded as usize,
+            unguarded,
+        });
     }
-    Ok(recorded)
+
+    /// Writes what the stream left in progress at its end, stream byte
+    /// `at` (Valgrind killed): the run, cut short only where it lacks
+    /// addresses, and the threads that ended.
+    fn finish(mut self, at: u64) -> Result<Recorded, RawError> {
+        self.end_run(at, None)?;
+        Ok(self.recorded)
+    }
 }
 
 /// A signal's record or the end's, which stop the thread's run in
@@ -507,7 +589,9 @@ impl<R: Read> Stream<R> {
     #[inline]
     fn bytes<const N: usize>(&mut self) -> Result<[u8; N], RawError> {
         if !self.ensure(N)? {
-            return Err(self.malformed("the stream ends inside a record"));
+            return Err(RawError::Cut {
+                offset: self.offset(),
+            });
         }
         let mut out = [0u8; N];
         out.copy_from_slice(&self.buf[self.pos..self.pos + N]);
@@ -548,7 +632,9 @@ impl<R: Read> Stream<R> {
     fn string(&mut self) -> Result<String, RawError> {
         let len = usize::from(self.u16()?);
         if !self.ensure(len)? {
-            return Err(self.malformed("the stream ends inside a name"));
+            return Err(RawError::Cut {
+                offset: self.offset(),
+            });
         }
         let text = String::from_utf8_lossy(&self.buf[self.pos..self.pos + len]).into_owned();
         self.pos += len;
@@ -775,6 +861,47 @@ mod tests {
         exit(&mut killed);
         killed.extend(end_record(0x1008, false));
         assert_eq!(instrs_before_exit(&converted_events(&killed)), 2);
+    }
+
+    /// Valgrind killed while the tool wrote: the stream ends inside a
+    /// record, which is left out, and what came before is written as at
+    /// the end of a stream, the run in progress with the addresses it got.
+    #[test]
+    fn a_stream_that_ends_inside_a_record_is_written_up_to_it() {
+        const WRITE: u8 = 2;
+        let guarded = WRITE | ITEM_GUARDED;
+        let mut whole = b"LGR1".to_vec();
+        whole.extend(describe_record(
+            0,
+            0x1000,
+            &[&[WRITE], &[guarded]],
+            JumpKind::Boring,
+        ));
+        whole.extend(run_record(0, 0x8000, &[0x500]));
+        let mut guard = vec![b'G'];
+        guard.extend(1u16.to_le_bytes());
+        guard.extend(0x600u64.to_le_bytes());
+        for record in [
+            run_record(0, 0x8000, &[]),
+            describe_record(1, 0x2000, &[&[WRITE]], JumpKind::Boring),
+            mark_record(true, "paint"),
+            guard,
+            end_record(0x1008, true),
+        ] {
+            for cut in 1..record.len() {
+                let stream = [&whole[..], &record[..cut]].concat();
+                let mut writer = TraceWriter::new(Vec::new(), false, &[]).unwrap();
+                let recorded = convert(&stream[..], &mut writer).unwrap();
+                assert_eq!(recorded.cut_at, Some(whole.len() as u64));
+                assert!(!recorded.finished);
+                let events = converted_events(&stream);
+                assert_eq!(instructions(&events), 2, "{events:?}");
+                let writes = events.iter().filter(|e| matches!(e, Event::Data { .. }));
+                assert_eq!(writes.count(), 1, "{events:?}");
+            }
+        }
+        // Cut inside the stream's first four bytes, nothing arrived.
+        assert!(matches!(convert_stream(b"LG"), Err(RawError::Empty)));
     }
 
     /// An `M` record: a mark's edge and name.

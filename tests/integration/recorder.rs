@@ -851,24 +851,114 @@ fn ctrl_c_stops_the_program_and_the_trace_of_what_ran_is_kept() {
     }
 }
 
+/// SIGTERM, or any other signal that ends a process (SIGUSR1, SIGALRM),
+/// sent to linegrind alone.
 #[test]
 fn a_terminated_recording_leaves_no_file() {
     use std::os::unix::process::ExitStatusExt;
+    for (signal, name) in [
+        (libc::SIGTERM, "TERM"),
+        (libc::SIGUSR1, "USR1"),
+        (libc::SIGALRM, "ALRM"),
+    ] {
+        let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        // Under Valgrind the shell's parent is linegrind itself, which
+        // passes the signal on to the program: the shell does not live to
+        // leave a file.
+        let script = format!("kill -{name} $PPID; sleep 2; touch survived");
+        let Some(output) = record_shell(dir.path(), tmp.path(), &script) else {
+            return;
+        };
+        // (Output is collected until every process holding linegrind's
+        // standard output has ended: the shell, if it survived, has
+        // touched its file by now.)
+        assert_eq!(output.status.signal(), Some(signal), "SIG{name}");
+        assert_eq!(files_in(dir.path()), Vec::<String>::new(), "SIG{name}");
+        // Nor the scratch folder of the FIFO the tool writes into.
+        assert_eq!(files_in(tmp.path()), Vec::<String>::new(), "SIG{name}");
+    }
+}
+
+/// Valgrind's process killed outright (`kill -9`, as the OOM killer does)
+/// by another process, here a child of the program's shell: `record`
+/// exits as the kill ended it, and keeps the trace of what the tool had
+/// written, without an exit code, whether the kill came inside one of
+/// the tool's writes or between two.
+#[test]
+fn a_recording_killed_outright_keeps_what_was_written() {
     let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    // Under Valgrind the shell's parent is linegrind itself, which passes
-    // the signal on to the program: the shell does not live to leave a
-    // file.
-    let script = "kill -TERM $PPID; sleep 2; touch survived";
+    let script = "(sleep 1; kill -KILL $$) & while :; do :; done";
     let Some(output) = record_shell(dir.path(), tmp.path(), script) else {
         return;
     };
-    // (Output is collected until every process holding linegrind's
-    // standard output has ended: the shell, if it survived, has touched
-    // its file by now.)
-    assert_eq!(output.status.signal(), Some(libc::SIGTERM));
-    assert_eq!(files_in(dir.path()), Vec::<String>::new());
-    // Nor the scratch folder of the FIFO the tool writes into.
-    assert_eq!(files_in(tmp.path()), Vec::<String>::new());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(128 + libc::SIGKILL), "{stderr}");
+    assert_eq!(files_in(dir.path()), ["t.lgt"]);
+    let info = linegrind(dir.path(), &["info", "t.lgt"]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("exit code:      none"), "{info}");
+    sim_succeeds(dir.path(), "t.lgt");
+}
+
+/// What Rust's runtime changes in linegrind before `main` reaches the
+/// program as the caller set it: SIGPIPE and SIGXFSZ ignored, standard
+/// output closed.
+#[test]
+fn the_program_inherits_ignored_signals_and_closed_descriptors() {
+    use std::os::unix::process::CommandExt;
+    if recorder_tool().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Ignored signals stay ignored in a shell, which then goes on to its
+    // exit; its `[` is its own, and asks about its own descriptor.
+    let script = "kill -PIPE $$; kill -XFSZ $$; if [ -e /proc/self/fd/1 ]; then exit 4; fi; exit 5";
+    let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
+    command
+        .current_dir(dir.path())
+        .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script]);
+    // SAFETY: between fork and exec, `signal` and `close` are
+    // async-signal-safe and touch nothing of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+}
+
+/// `--trace-children=yes` in `VALGRIND_OPTS` (or a `.valgrindrc`) would
+/// have what the program starts write a second stream into the tool's
+/// FIFO: `record` runs Valgrind without it.
+#[test]
+fn children_run_unrecorded_whatever_valgrind_opts_says() {
+    if recorder_tool().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .current_dir(dir.path())
+        .env("VALGRIND_OPTS", "--trace-children=yes")
+        .args([
+            "record",
+            "-q",
+            "-o",
+            "t.lgt",
+            "--",
+            "/bin/sh",
+            "-c",
+            "/bin/true; exit 6",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
+    sim_succeeds(dir.path(), "t.lgt");
 }
 
 #[test]
