@@ -140,6 +140,12 @@ fn records_only_between_start_and_stop_with_markers_and_heap_events() {
         marks,
         [(MarkEdge::Begin, "paint"), (MarkEdge::End, "paint")]
     );
+    // Marks named by pointers to nothing leave empty names, left out.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("2 record(s) the trace format cannot hold were left out"),
+        "{stderr}"
+    );
     let allocated = events.iter().find_map(|event| match event {
         Event::Alloc { addr, size: 4000 } => Some(*addr),
         _ => None,

@@ -20,6 +20,7 @@
    option) any later version. */
 
 #include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -114,6 +115,25 @@ static void put_string(const HChar* s, UInt max)
       len = max;
    put_u16(len);
    VG_(memcpy)(buffer + used, s, len);
+   used += len;
+}
+
+/* The program's NUL-terminated string at `s`, at most `max` bytes, as
+   far as its memory can be read: natively a client request does nothing,
+   so a bad pointer given to one cuts the name there (empty, left out with
+   a warning) rather than crash Valgrind. */
+static void put_client_string(Addr s, UInt max)
+{
+   UChar* name = buffer + used + 2;
+   UInt len = 0;
+   while (len < max && s != 0
+          && VG_(am_is_valid_for_client)(s + len, 1, VKI_PROT_READ)) {
+      UChar c = *(const UChar*)(s + len);
+      if (c == 0)
+         break;
+      name[len++] = c;
+   }
+   put_u16(len);
    used += len;
 }
 
@@ -645,12 +665,11 @@ static Bool lg_client_request(ThreadId tid, UWord* args, UWord* ret)
    switch (args[0]) {
    case VG_USERREQ__LINEGRIND_BEGIN:
    case VG_USERREQ__LINEGRIND_END: {
-      const HChar* name = (const HChar*)args[1];
       lg_start_client_code(tid, 0);
       room(RECORD_MAX + 256);
       put_u8('M');
       put_u8(args[0] == VG_USERREQ__LINEGRIND_END);
-      put_string(name ? name : "", 200);
+      put_client_string(args[1], 200);
       *ret = 0;
       return True;
    }

@@ -1,5 +1,6 @@
-/* Section markers, recording switched on and off, heap events, output and
-   an exit code, for the recorder's tests. */
+/* Section markers (two of them given bad pointers), recording switched on
+   and off, heap events, output and an exit code, for the recorder's
+   tests. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <valgrind/callgrind.h>
@@ -25,6 +26,9 @@ int main(void) {
     recorded();
     free(block);
     LINEGRIND_END("paint");
+    /* Natively nothing; recorded, names that cannot be read. */
+    LINEGRIND_BEGIN((const char *)16);
+    LINEGRIND_END((const char *)-1);
     CALLGRIND_STOP_INSTRUMENTATION;
     unrecorded();
     printf("hello from the program\n");
