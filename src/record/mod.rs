@@ -54,13 +54,14 @@ pub struct RecordJob {
 }
 
 impl RecordJob {
-    /// `<program file stem>.lgt` in the current directory.
+    /// `<program file stem>.lgt` in the current directory, in the stem's
+    /// own bytes.
     pub fn default_output(program: &Path) -> PathBuf {
-        let stem = program
+        let mut name = program
             .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".to_string());
-        PathBuf::from(format!("{stem}.lgt"))
+            .map_or_else(|| OsString::from("trace"), OsStr::to_os_string);
+        name.push(".lgt");
+        PathBuf::from(name)
     }
 }
 
@@ -131,7 +132,8 @@ pub fn program_file(name: &OsStr) -> Option<PathBuf> {
         std::fs::metadata(candidate)
             .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
     };
-    let dirs = std::env::var_os("PATH")?;
+    // Without PATH, where the C library's execvp looks, as `env` does.
+    let dirs = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
     std::env::split_paths(&dirs)
         .map(|dir| dir.join(path))
         .find(executable)
@@ -342,4 +344,22 @@ fn set_blocking(file: &File) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_trace_is_named_after_the_program_in_its_own_bytes() {
+        let odd = OsStr::from_bytes(b"./\xffbad");
+        assert_eq!(
+            RecordJob::default_output(Path::new(odd)).as_os_str().as_bytes(),
+            b"\xffbad.lgt"
+        );
+        assert_eq!(
+            RecordJob::default_output(Path::new("/usr/bin/app.sh")),
+            Path::new("app.lgt")
+        );
+    }
 }

@@ -77,19 +77,22 @@ pub fn install() -> Result<PathBuf, ToolError> {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     tool.hash(&mut hasher);
     installed.hash(&mut hasher);
-    let parent = cache_dir();
-    let dir = parent.join(format!("valgrind-{:016x}", hasher.finish()));
+    let name = format!("valgrind-{:016x}", hasher.finish());
+    // A home folder that is missing or cannot be written into leaves the
+    // temporary folder, as no home folder does.
+    let parent = match cache_dir() {
+        Some(cache) if make_folder(&cache).is_ok() => cache,
+        _ => {
+            let shared = shared_cache_dir();
+            make_folder(&shared).map_err(|err| ToolError::Setup(shared.join(&name), err))?;
+            shared
+        }
+    };
+    let dir = parent.join(name);
     let setup = |err| ToolError::Setup(dir.clone(), err);
     // The tool runs as the user: only a folder no one else can write into
-    // is trusted to hold it, and only files of the user's own in it. The
-    // folders above are made as any program makes them.
-    if let Some(above) = parent.parent() {
-        fs::create_dir_all(above).map_err(setup)?;
-    }
-    match fs::DirBuilder::new().mode(0o700).create(&parent) {
-        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(setup(err)),
-        _ => make_private(&parent).map_err(setup)?,
-    }
+    // is trusted to hold it, and only files of the user's own in it.
+    make_private(&parent).map_err(setup)?;
     if fs::symlink_metadata(&dir).is_ok() {
         return tool_folder(&dir).map(|()| dir.clone()).map_err(setup);
     }
@@ -128,9 +131,8 @@ fn tool_folder(dir: &Path) -> std::io::Result<()> {
     }
 }
 
-/// `linegrind` in the user's cache folder, or without one (no `HOME`), a
-/// folder of the user's own in the temporary folder, which others share.
-fn cache_dir() -> PathBuf {
+/// `linegrind` in the user's cache folder, if the user has one.
+fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
@@ -141,11 +143,25 @@ fn cache_dir() -> PathBuf {
                 .map(|home| home.join(".cache"))
         })
         .map(|base| base.join("linegrind"))
-        .unwrap_or_else(|| {
-            // SAFETY: geteuid cannot fail and touches no memory.
-            let user = unsafe { libc::geteuid() };
-            std::env::temp_dir().join(format!("linegrind-{user}"))
-        })
+}
+
+/// A folder of the user's own in the temporary folder, which others share.
+fn shared_cache_dir() -> PathBuf {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let user = unsafe { libc::geteuid() };
+    std::env::temp_dir().join(format!("linegrind-{user}"))
+}
+
+/// Makes the folder `dir` (the user's alone when made) and the folders
+/// above it (as any program makes them), unless it exists.
+fn make_folder(dir: &Path) -> std::io::Result<()> {
+    if let Some(above) = dir.parent() {
+        fs::create_dir_all(above)?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+        _ => Ok(()),
+    }
 }
 
 /// Makes `dir` a folder no one but the user can write into, or refuses

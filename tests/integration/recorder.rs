@@ -684,6 +684,36 @@ fn without_valgrind_record_says_how_to_get_it() {
     );
 }
 
+/// A home folder the tool's folder cannot be made in (here a file, as a
+/// missing or read-only home is for a user who is not root) leaves the
+/// temporary folder, as no home folder does.
+#[test]
+fn the_tool_is_set_up_in_the_temporary_folder_when_home_cannot_hold_it() {
+    if recorder_tool().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::write(&home, b"not a folder").unwrap();
+    let printed = Command::new(env!("CARGO_BIN_EXE_linegrind"))
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env("TMPDIR", dir.path())
+        .args(["record", "--print-valgrind-lib"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&printed.stderr);
+    assert_eq!(printed.status.code(), Some(0), "{stderr}");
+    let folder = PathBuf::from(String::from_utf8(printed.stdout).unwrap().trim_end());
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let user = unsafe { libc::geteuid() };
+    assert_eq!(
+        folder.parent(),
+        Some(&*dir.path().join(format!("linegrind-{user}")))
+    );
+    assert!(folder.join("linegrind-amd64-linux").is_file());
+}
+
 #[test]
 fn callgrind_run_with_the_printed_valgrind_lib_starts_like_a_recording() {
     let dir = tempfile::tempdir().unwrap();
