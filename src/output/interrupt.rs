@@ -26,7 +26,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus};
 use std::ptr::null_mut;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
 
 /// Temporary files being written at once, at most: a sweep's outputs.
 const SLOTS: usize = 256;
@@ -103,7 +103,7 @@ pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
         let pending = PENDING.swap(0, Ordering::AcqRel);
         if pending != 0 {
             // SAFETY: the program is this process's child, not waited for.
-            unsafe { libc::kill(pid, pending) };
+            unsafe { libc::kill(pid, passed_on(pending)) };
             die_of(pending);
         }
         wait_for_end(pid);
@@ -164,9 +164,10 @@ pub fn holding_interrupts<T>(commit: impl FnOnce() -> T) -> T {
 }
 
 /// The signals whose default action ends a process, but for the faults of
-/// its own code: linegrind dies of them only once it has removed its
+/// its own code and the timers only a process itself arms (SIGPROF,
+/// SIGVTALRM): linegrind dies of them only once it has removed its
 /// temporary files. The real-time signals follow.
-const ENDING: [c_int; 14] = [
+const ENDING: [c_int; 12] = [
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGTERM,
@@ -175,42 +176,60 @@ const ENDING: [c_int; 14] = [
     libc::SIGUSR1,
     libc::SIGUSR2,
     libc::SIGALRM,
-    libc::SIGVTALRM,
-    libc::SIGPROF,
     libc::SIGIO,
     libc::SIGPWR,
     libc::SIGSTKFLT,
     libc::SIGXCPU,
 ];
 
-/// Installs the handler, once, for the signals that end a process and that
-/// linegrind does not already ignore (a run started with `nohup`, or in
-/// the background of a script, keeps ignoring them, and so does the
-/// program `record` runs), and a handler that does nothing for SIGXFSZ
-/// unless it is ignored: a handler, unlike ignoring, is not inherited by
-/// the program.
+/// The signals linegrind handles, bit `signal - 1` each (signals are 1 to
+/// 64), for the program `record` starts to take back their default
+/// actions.
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+/// Installs the handler, once, for the signals that end a process and
+/// still take their default action: one ignored stays ignored (a run
+/// started with `nohup`, or in the background of a script, and so the
+/// program `record` runs), and one handled by code loaded into linegrind
+/// (a profiler's, preloaded) stays handled. And a handler that does
+/// nothing for SIGXFSZ where it takes its default action: a handler, unlike
+/// ignoring, is not inherited by the program.
 fn install() {
     static INSTALLED: Once = Once::new();
-    INSTALLED.call_once(|| {
-        if !ignored(libc::SIGXFSZ) {
-            handle(libc::SIGXFSZ, on_file_size_limit);
-        }
-        let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
-        for signal in ENDING.into_iter().chain(real_time) {
-            if !ignored(signal) {
-                handle(signal, on_signal);
-            }
-        }
-    });
+    INSTALLED.call_once(install_handlers);
 }
 
-/// Whether `signal` is ignored (or its action cannot be read).
-fn ignored(signal: c_int) -> bool {
+fn install_handlers() {
+    if by_default(libc::SIGXFSZ) {
+        handle(libc::SIGXFSZ, on_file_size_limit);
+    }
+    let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
+    for signal in ENDING.into_iter().chain(real_time) {
+        if by_default(signal) {
+            handle(signal, on_signal);
+        }
+    }
+}
+
+/// Whether `signal` takes its default action.
+fn by_default(signal: c_int) -> bool {
     // SAFETY: sigaction is given valid structures.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) != 0
-            || old.sa_sigaction == libc::SIG_IGN
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_DFL
+    }
+}
+
+/// Gives every signal linegrind handles its default action back; for a
+/// process `record` starts, between fork and exec (async-signal-safe), so
+/// that a signal there runs none of linegrind's handlers, which would
+/// remove the parent's files.
+pub fn default_actions() {
+    let handled = HANDLED.load(Ordering::Acquire);
+    for signal in (1..=64).filter(|signal| handled & 1 << (signal - 1) != 0) {
+        // SAFETY: signal is async-signal-safe.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
     }
 }
 
@@ -224,7 +243,9 @@ fn handle(signal: c_int, handler: extern "C" fn(c_int)) {
         action.sa_sigaction = handler as libc::sighandler_t;
         action.sa_flags = libc::SA_RESTART;
         libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, null_mut());
+        if libc::sigaction(signal, &action, null_mut()) == 0 {
+            HANDLED.fetch_or(1 << (signal - 1), Ordering::AcqRel);
+        }
     }
 }
 
@@ -264,9 +285,20 @@ extern "C" fn on_signal(signal: c_int) {
         }
         // SAFETY: kill is async-signal-safe. The program is linegrind's
         // child, and its id is cleared before it is reaped.
-        unsafe { libc::kill(program, signal) };
+        unsafe { libc::kill(program, passed_on(signal)) };
     }
     die_of(signal);
+}
+
+/// The signal to pass `signal` on as: SIGTERM for the two that Valgrind
+/// keeps from the program (SIGRTMAX, its own, and SIGSTKFLT), which would
+/// otherwise run on unwatched.
+fn passed_on(signal: c_int) -> c_int {
+    if signal == libc::SIGSTKFLT || signal == libc::SIGRTMAX() {
+        libc::SIGTERM
+    } else {
+        signal
+    }
 }
 
 /// Removes the temporary files, then dies of `signal` (async-signal-safe).
@@ -352,6 +384,50 @@ mod tests {
 
     fn died_of(status: c_int, signal: c_int) -> bool {
         libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == signal
+    }
+
+    extern "C" fn someone_elses(_: c_int) {}
+
+    /// The action of `signal`, as a number.
+    fn action(signal: c_int) -> libc::sighandler_t {
+        // SAFETY: sigaction is given valid structures.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        }
+    }
+
+    /// Only signals that take their default action get linegrind's
+    /// handler: one ignored stays ignored, one another handler took (a
+    /// preloaded profiler's) stays its, and a process timer's is left
+    /// alone. Checked in a child, which installs them afresh.
+    #[test]
+    fn handlers_go_only_where_signals_take_their_default_action() {
+        // SAFETY: the child only sets and reads signal actions and exits.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "{}", io::Error::last_os_error());
+        if child == 0 {
+            let theirs: extern "C" fn(c_int) = someone_elses;
+            let ours: extern "C" fn(c_int) = on_signal;
+            // SAFETY: as above.
+            unsafe {
+                libc::signal(libc::SIGUSR1, libc::SIG_DFL);
+                libc::signal(libc::SIGUSR2, theirs as libc::sighandler_t);
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                libc::signal(libc::SIGPROF, libc::SIG_DFL);
+            }
+            install_handlers();
+            let kept = action(libc::SIGUSR1) == ours as libc::sighandler_t
+                && action(libc::SIGUSR2) == theirs as libc::sighandler_t
+                && action(libc::SIGHUP) == libc::SIG_IGN
+                && action(libc::SIGPROF) == libc::SIG_DFL;
+            // SAFETY: _exit ends the child without running the parent's
+            // exit handlers.
+            unsafe { libc::_exit(if kept { 0 } else { 1 }) };
+        }
+        let status = wait(child);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     }
 
     /// A run that aborts (memory it cannot have: Rust's allocation failure

@@ -119,23 +119,33 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
-/// The file that running `name` runs, as Valgrind finds the program and
-/// `env` finds Valgrind: the path itself if it has a folder part
-/// (`./app`), else the first executable file of that name on `PATH`.
+/// The file that running `name` runs, as Valgrind finds the program: the
+/// path itself if it has a folder part (`./app`), else the first
+/// executable file of that name on `PATH` (none without `PATH`).
 pub fn program_file(name: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let path = Path::new(name);
     if path.components().count() > 1 {
         return Some(path.to_path_buf());
     }
+    on_path(path, &std::env::var_os("PATH")?)
+}
+
+/// Whether `env` finds Valgrind: on `PATH`, or without `PATH` where the C
+/// library's execvp looks then.
+fn valgrind_installed() -> bool {
+    let dirs = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    on_path(Path::new("valgrind"), &dirs).is_some()
+}
+
+/// The first executable file `name` in the folders of `dirs`, a `PATH`.
+fn on_path(name: &Path, dirs: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
     let executable = |candidate: &PathBuf| {
         std::fs::metadata(candidate)
             .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
     };
-    // Without PATH, where the C library's execvp looks, as `env` does.
-    let dirs = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
-    std::env::split_paths(&dirs)
-        .map(|dir| dir.join(path))
+    std::env::split_paths(dirs)
+        .map(|dir| dir.join(name))
         .find(executable)
 }
 
@@ -200,7 +210,7 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
 /// folder.
 pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let valgrind_lib = tool::install().map_err(RecordError::Tool)?;
-    if program_file(OsStr::new("valgrind")).is_none() {
+    if !valgrind_installed() {
         return Err(RecordError::Tool(ToolError::NoValgrind));
     }
     let scratch = tempfile::tempdir().map_err(io_error("cannot make a temporary folder"))?;
@@ -354,7 +364,9 @@ mod tests {
     fn the_default_trace_is_named_after_the_program_in_its_own_bytes() {
         let odd = OsStr::from_bytes(b"./\xffbad");
         assert_eq!(
-            RecordJob::default_output(Path::new(odd)).as_os_str().as_bytes(),
+            RecordJob::default_output(Path::new(odd))
+                .as_os_str()
+                .as_bytes(),
             b"\xffbad.lgt"
         );
         assert_eq!(

@@ -6,9 +6,13 @@ use std::io::{self, Read, Write};
 
 use super::fault;
 use crate::symbols::ElfObject;
-use crate::trace::binary::{Control, MAX_BLOCK_ACCESSES, TraceWriter};
-use crate::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
-use crate::trace::{Access, Event, MarkEdge, ModuleMapping};
+use crate::trace::binary::{Control, TraceWriter};
+use crate::trace::block::{BlockDef, BlockRun, Item};
+use crate::trace::{Event, MarkEdge, ModuleMapping};
+
+mod stream;
+
+use stream::{Stream, describe};
 
 /// What went wrong reading the tool's stream.
 #[derive(Debug)]
@@ -93,11 +97,6 @@ pub fn left_out(count: &mut Option<(u64, String)>, first: impl FnOnce() -> Strin
 
 /// More superblocks than any run instruments: a larger id is corruption.
 const MAX_BLOCKS: usize = 1 << 28;
-
-/// Tool item kinds (see the tool's README).
-const ITEM_ACCESS: u8 = 3;
-const ITEM_GUARDED: u8 = 4;
-const ITEM_EXIT: u8 = 8;
 
 struct Described {
     id: u32,
@@ -196,7 +195,7 @@ impl<'w, W: Write> Converter<'w, W> {
                     let item = stream.u16()? as usize;
                     let addr = stream.u64()?;
                     let Some(&Some(ordinal)) = block.guard_of.get(item) else {
-                        return Err(stream.malformed("a guarded access that is not guarded"));
+                        return Err(malformed(at, "a guarded access that is not guarded"));
                     };
                     self.run.guards.resize(block.guarded, false);
                     self.run.guards[ordinal as usize] = true;
@@ -252,7 +251,10 @@ impl<'w, W: Write> Converter<'w, W> {
                 let tool_id = stream.u32()?;
                 let sp = stream.u64()?;
                 if !matches!(self.blocks.get(tool_id as usize), Some(Some(_))) {
-                    return Err(stream.malformed(format!("a run of undescribed block {tool_id}")));
+                    return Err(malformed(
+                        at,
+                        format!("a run of undescribed block {tool_id}"),
+                    ));
                 }
                 self.end_run(at, None)?;
                 self.run.sp = Some(sp);
@@ -335,10 +337,7 @@ impl<'w, W: Write> Converter<'w, W> {
             wrote(self.run_at, end_run(self.writer, block, &self.run, stop))?;
             self.run.clear();
         } else if !self.run.addrs.is_empty() {
-            return Err(RawError::Malformed {
-                offset: at,
-                what: "an access outside any block".into(),
-            });
+            return Err(malformed(at, "an access outside any block"));
         }
         for tid in self.ended.drain(..) {
             wrote(at, event(self.writer, Event::ThreadExit { tid }))?;
@@ -441,6 +440,14 @@ fn wrote(at: u64, result: io::Result<()>) -> Result<(), RawError> {
     })
 }
 
+/// The stream's record at byte `at` breaks the format.
+fn malformed(at: u64, what: impl Into<String>) -> RawError {
+    RawError::Malformed {
+        offset: at,
+        what: what.into(),
+    }
+}
+
 fn event<W: Write>(writer: &mut TraceWriter<W>, event: Event) -> io::Result<()> {
     writer.control(&Control::Event(event))
 }
@@ -466,187 +473,14 @@ fn mapping(path: String, bias: u64, text: (u64, u64)) -> ModuleMapping {
     }
 }
 
-/// A `D` record: a block's description.
-fn describe<R: Read>(stream: &mut Stream<R>) -> Result<(u32, BlockDef), RawError> {
-    let id = stream.u32()?;
-    let start = stream.u64()?;
-    let count = stream.u16()?;
-    let end = JumpKind::from_code(stream.u8()?);
-    let mut def = BlockDef {
-        instrs: Vec::with_capacity(usize::from(count)),
-        items: Vec::new(),
-        end,
-    };
-    for _ in 0..count {
-        let offset = stream.u16()?;
-        let len = stream.u8()?;
-        if len == 0 {
-            return Err(stream.malformed("an instruction of 0 bytes"));
-        }
-        let items = stream.u16()?;
-        let first = def.items.len();
-        if first + usize::from(items) > MAX_BLOCK_ACCESSES {
-            return Err(stream.malformed("a block of more items than a trace's block holds"));
-        }
-        for _ in 0..items {
-            let kind = stream.u8()?;
-            let size = stream.u16()?;
-            let item = if kind & ITEM_EXIT != 0 {
-                Item::Exit {
-                    kind: JumpKind::from_code(kind),
-                }
-            } else {
-                let access = match kind & ITEM_ACCESS {
-                    1 => Access::Read,
-                    2 => Access::Write,
-                    3 => Access::Modify,
-                    _ => return Err(stream.malformed("an access of no kind")),
-                };
-                if size == 0 {
-                    return Err(stream.malformed("an access of 0 bytes"));
-                }
-                Item::Access {
-                    access,
-                    size,
-                    guarded: kind & ITEM_GUARDED != 0,
-                }
-            };
-            def.items.push(item);
-        }
-        def.instrs.push(BlockInstr {
-            addr: start.wrapping_add(u64::from(offset)),
-            len,
-            items: first..def.items.len(),
-        });
-    }
-    Ok((id, def))
-}
-
-/// The tool's stream, read in large slices; records are decoded in place.
-struct Stream<R: Read> {
-    input: R,
-    buf: Vec<u8>,
-    /// Next byte to decode, and end of the bytes read, in `buf`.
-    pos: usize,
-    end: usize,
-    /// Stream offset of `buf[0]`.
-    base: u64,
-}
-
-impl<R: Read> Stream<R> {
-    fn new(input: R) -> Stream<R> {
-        Stream {
-            input,
-            buf: vec![0; 4 << 20],
-            pos: 0,
-            end: 0,
-            base: 0,
-        }
-    }
-
-    /// Stream offset of the next byte to decode.
-    fn offset(&self) -> u64 {
-        self.base + self.pos as u64
-    }
-
-    fn malformed(&self, what: impl Into<String>) -> RawError {
-        RawError::Malformed {
-            offset: self.offset(),
-            what: what.into(),
-        }
-    }
-
-    /// Makes `n` bytes available at `pos`; false when the stream ends
-    /// before.
-    #[inline]
-    fn ensure(&mut self, n: usize) -> Result<bool, RawError> {
-        if self.end - self.pos >= n {
-            return Ok(true);
-        }
-        self.refill(n)
-    }
-
-    #[cold]
-    fn refill(&mut self, n: usize) -> Result<bool, RawError> {
-        self.buf.copy_within(self.pos..self.end, 0);
-        self.base += self.pos as u64;
-        self.end -= self.pos;
-        self.pos = 0;
-        if self.buf.len() < n {
-            self.buf.resize(n, 0);
-        }
-        while self.end < n {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Ok(false),
-                Ok(read) => self.end += read,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Err(RawError::Io(err)),
-            }
-        }
-        Ok(true)
-    }
-
-    #[inline]
-    fn bytes<const N: usize>(&mut self) -> Result<[u8; N], RawError> {
-        if !self.ensure(N)? {
-            return Err(RawError::Cut {
-                offset: self.offset(),
-            });
-        }
-        let mut out = [0u8; N];
-        out.copy_from_slice(&self.buf[self.pos..self.pos + N]);
-        self.pos += N;
-        Ok(out)
-    }
-
-    /// The next record's tag; `None` at the end of the stream.
-    #[inline]
-    fn tag(&mut self) -> Result<Option<u8>, RawError> {
-        if !self.ensure(1)? {
-            return Ok(None);
-        }
-        self.pos += 1;
-        Ok(Some(self.buf[self.pos - 1]))
-    }
-
-    #[inline]
-    fn u8(&mut self) -> Result<u8, RawError> {
-        Ok(self.bytes::<1>()?[0])
-    }
-
-    #[inline]
-    fn u16(&mut self) -> Result<u16, RawError> {
-        Ok(u16::from_le_bytes(self.bytes()?))
-    }
-
-    #[inline]
-    fn u32(&mut self) -> Result<u32, RawError> {
-        Ok(u32::from_le_bytes(self.bytes()?))
-    }
-
-    #[inline]
-    fn u64(&mut self) -> Result<u64, RawError> {
-        Ok(u64::from_le_bytes(self.bytes()?))
-    }
-
-    fn string(&mut self) -> Result<String, RawError> {
-        let len = usize::from(self.u16()?);
-        if !self.ensure(len)? {
-            return Err(RawError::Cut {
-                offset: self.offset(),
-            });
-        }
-        let text = String::from_utf8_lossy(&self.buf[self.pos..self.pos + len]).into_owned();
-        self.pos += len;
-        Ok(text)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::stream::ITEM_GUARDED;
     use super::*;
+    use crate::trace::Access;
     use crate::trace::TraceRead;
     use crate::trace::binary::BinaryReader;
+    use crate::trace::block::JumpKind;
 
     /// A stream describing block 0: one instruction of `len` bytes.
     fn stream(len: u8) -> Vec<u8> {

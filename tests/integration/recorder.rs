@@ -923,7 +923,7 @@ fn a_terminated_recording_leaves_no_file() {
 #[test]
 fn a_recording_killed_outright_keeps_what_was_written() {
     let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let script = "(sleep 1; kill -KILL $$) & while :; do :; done";
+    let script = "(sleep 2; kill -KILL $$) & while :; do :; done";
     let Some(output) = record_shell(dir.path(), tmp.path(), script) else {
         return;
     };

@@ -573,7 +573,7 @@ impl<R: Read + Seek> BinaryReader<R> {
                 Err(BlockError::NoRoom) => return Err(no_room(self.defs.len())),
             };
             let first_site = self.site_last.len();
-            let def = Def::new(block, first_site);
+            let def = Def::new(block, first_site).ok_or_else(|| no_room(self.defs.len()))?;
             if !self.room_for_block(&def) {
                 return Err(no_room(self.defs.len()));
             }

@@ -28,8 +28,11 @@ pub(super) struct Def {
 }
 
 impl Def {
-    pub(super) fn new(block: BlockDef, first_site: usize) -> Def {
+    /// The block with what decoding its runs needs; `None` where the host
+    /// refuses the memory for its access sites (a block may have a million).
+    pub(super) fn new(block: BlockDef, first_site: usize) -> Option<Def> {
         let mut sites = Vec::new();
+        sites.try_reserve_exact(block.items.len()).ok()?;
         let mut exits = Vec::new();
         for item in &block.items {
             match *item {
@@ -38,14 +41,14 @@ impl Def {
             }
         }
         let largest = site_sizes(&block).max().unwrap_or(1);
-        Def {
+        Some(Def {
             guarded: block.guarded(),
             sites,
             exits,
             first_site,
             wraps_above: u64::MAX - (u64::from(largest) - 1),
             block: Arc::new(block),
-        }
+        })
     }
 
     /// Heap bytes the block takes besides its `Def`: its shared
@@ -233,7 +236,7 @@ mod tests {
             ],
             end: JumpKind::Boring,
         };
-        Def::new(block, 0)
+        Def::new(block, 0).expect("room for a block of two items")
     }
 
     /// Decodes a run of [`guarded_then_exit`] from `exit`, `mask` and the
