@@ -95,7 +95,29 @@ impl Drop for Registered {
 /// not to linegrind, and the other signals that end a process (SIGTERM,
 /// SIGHUP...) are passed on to it.
 pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
+    use std::os::unix::process::CommandExt;
     install();
+    // SAFETY: getpid cannot fail and touches no memory.
+    let linegrind = unsafe { libc::getpid() };
+    // SAFETY: between fork and exec the closure makes only
+    // async-signal-safe calls, on the child's own state.
+    unsafe {
+        program.pre_exec(move || {
+            // As posix_spawn, which a command without a closure starts
+            // with, sets them: none of linegrind's handlers, which would
+            // remove its files, runs in the program.
+            default_actions();
+            // The program ends with linegrind (SIGTERM, as linegrind passes
+            // it on) even where linegrind is killed outright (`kill -9`),
+            // rather than run on unwatched; one that died before this was
+            // set up is not waited for.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() != linegrind {
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
     PROGRAM_RUNS.store(true, Ordering::Release);
     let status = program.spawn().and_then(|mut child| {
         let pid = i32::try_from(child.id()).unwrap_or(0);
@@ -225,7 +247,7 @@ fn by_default(signal: c_int) -> bool {
 /// process `record` starts, between fork and exec (async-signal-safe), so
 /// that a signal there runs none of linegrind's handlers, which would
 /// remove the parent's files.
-pub fn default_actions() {
+fn default_actions() {
     let handled = HANDLED.load(Ordering::Acquire);
     for signal in (1..=64).filter(|signal| handled & 1 << (signal - 1) != 0) {
         // SAFETY: signal is async-signal-safe.

@@ -22,7 +22,7 @@ pub use atomic::{
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 pub use firefox::write_firefox_profile;
-pub use interrupt::{default_actions, holding_interrupts, remove_on_interrupt, run_program};
+pub use interrupt::{holding_interrupts, remove_on_interrupt, run_program};
 pub use labels::object_file_name;
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;

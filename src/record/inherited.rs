@@ -10,8 +10,6 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::output::default_actions;
-
 /// Whether SIGPIPE was ignored when linegrind started.
 static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
 
@@ -48,9 +46,6 @@ pub(super) fn hand_on(command: &mut Command) {
     // async-signal-safe calls, on the child's own state.
     unsafe {
         command.pre_exec(move || {
-            // As posix_spawn, which a command without this closure starts
-            // with, sets them.
-            default_actions();
             if ignored {
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             }

@@ -108,7 +108,8 @@ impl fmt::Display for RecordError {
                 ),
                 None => write!(
                     f,
-                    "Valgrind did not run the program ({status}); see its message above"
+                    "Valgrind stopped before the recorder wrote anything ({status}); \
+                     see its message above"
                 ),
             },
             RecordError::Raw(err) => err.fmt(f),

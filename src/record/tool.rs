@@ -145,11 +145,15 @@ fn cache_dir() -> Option<PathBuf> {
         .map(|base| base.join("linegrind"))
 }
 
-/// A folder of the user's own in the temporary folder, which others share.
+/// A folder of the user's own in the temporary folder, which others share
+/// (`/tmp` where `TMPDIR` is relative, as for `HOME`).
 fn shared_cache_dir() -> PathBuf {
     // SAFETY: geteuid cannot fail and touches no memory.
     let user = unsafe { libc::geteuid() };
-    std::env::temp_dir().join(format!("linegrind-{user}"))
+    let temp = Some(std::env::temp_dir())
+        .filter(|temp| temp.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    temp.join(format!("linegrind-{user}"))
 }
 
 /// Makes the folder `dir` (the user's alone when made) and the folders

@@ -143,7 +143,7 @@ fn records_only_between_start_and_stop_with_markers_and_heap_events() {
     // Marks named by pointers to nothing leave empty names, left out.
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("2 record(s) the trace format cannot hold were left out"),
+        stderr.contains("3 record(s) the trace format cannot hold were left out"),
         "{stderr}"
     );
     let allocated = events.iter().find_map(|event| match event {
@@ -913,6 +913,25 @@ fn a_terminated_recording_leaves_no_file() {
         // Nor the scratch folder of the FIFO the tool writes into.
         assert_eq!(files_in(tmp.path()), Vec::<String>::new(), "SIG{name}");
     }
+}
+
+/// `record` itself killed outright (`kill -9`): its program is ended with
+/// it (SIGTERM), not left to run on unwatched; only the temporary trace,
+/// which nothing could remove, is left.
+#[test]
+fn the_program_ends_with_a_record_killed_outright() {
+    use std::os::unix::process::ExitStatusExt;
+    let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = "kill -KILL $PPID; sleep 2; touch survived";
+    let Some(output) = record_shell(dir.path(), tmp.path(), script) else {
+        return;
+    };
+    assert_eq!(output.status.signal(), Some(libc::SIGKILL));
+    let left = files_in(dir.path());
+    assert!(
+        left.len() == 1 && left[0].starts_with(".linegrind-"),
+        "{left:?}"
+    );
 }
 
 /// Valgrind's process killed outright (`kill -9`, as the OOM killer does)

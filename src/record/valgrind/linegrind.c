@@ -27,9 +27,11 @@
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_libcsetjmp.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
+#include "pub_tool_signals.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_threadstate.h"
 #include "pub_tool_vki.h"
@@ -118,6 +120,16 @@ static void put_string(const HChar* s, UInt max)
    used += len;
 }
 
+static VG_MINIMAL_JMP_BUF(unreadable);
+
+/* Valgrind calls this, instead of stopping, on a fault of the tool's own
+   code while it is set: a read of the program's memory that the mapping
+   allows but nothing backs (a file's pages past its end: SIGBUS). */
+static void on_unreadable(Int sig, Addr addr)
+{
+   VG_MINIMAL_LONGJMP(unreadable);
+}
+
 /* The program's NUL-terminated string at `s`, at most `max` bytes, as
    far as its memory can be read: natively a client request does nothing,
    so a bad pointer given to one cuts the name there (empty, left out with
@@ -125,14 +137,20 @@ static void put_string(const HChar* s, UInt max)
 static void put_client_string(Addr s, UInt max)
 {
    UChar* name = buffer + used + 2;
-   UInt len = 0;
-   while (len < max && s != 0
-          && VG_(am_is_valid_for_client)(s + len, 1, VKI_PROT_READ)) {
-      UChar c = *(const UChar*)(s + len);
-      if (c == 0)
-         break;
-      name[len++] = c;
+   /* Kept in memory: read again after a fault's jump. */
+   volatile UInt len = 0;
+   fault_catcher_t before = VG_(set_fault_catcher)(on_unreadable);
+   if (VG_MINIMAL_SETJMP(unreadable) == 0) {
+      while (len < max && s != 0
+             && VG_(am_is_valid_for_client)(s + len, 1, VKI_PROT_READ)) {
+         UChar c = *(const volatile UChar*)(s + len);
+         if (c == 0)
+            break;
+         name[len] = c;
+         len++;
+      }
    }
+   VG_(set_fault_catcher)(before);
    put_u16(len);
    used += len;
 }

@@ -1,8 +1,9 @@
-/* Section markers (two of them given bad pointers), recording switched on
+/* Section markers (three of them given bad pointers), recording switched on
    and off, heap events, output and an exit code, for the recorder's
    tests. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <valgrind/callgrind.h>
 #include "linegrind.h"
 
@@ -26,9 +27,15 @@ int main(void) {
     recorded();
     free(block);
     LINEGRIND_END("paint");
-    /* Natively nothing; recorded, names that cannot be read. */
+    /* Natively nothing; recorded, names that cannot be read: nowhere, and
+       a page of a file past its end, which the mapping allows but whose
+       reading faults. */
     LINEGRIND_BEGIN((const char *)16);
     LINEGRIND_END((const char *)-1);
+    FILE *empty = tmpfile();
+    const char *past_end =
+        mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(empty), 0);
+    LINEGRIND_BEGIN(past_end);
     CALLGRIND_STOP_INSTRUMENTATION;
     unrecorded();
     printf("hello from the program\n");
