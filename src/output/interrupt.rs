@@ -93,7 +93,8 @@ impl Drop for Registered {
 
 /// Runs `program` to its end, during which SIGINT and SIGQUIT go to it and
 /// not to linegrind, and the other signals that end a process (SIGTERM,
-/// SIGHUP...) are passed on to it.
+/// SIGHUP...) are passed on to it; where linegrind is killed outright,
+/// the kernel sends it SIGTERM.
 pub fn run_program(program: &mut Command) -> io::Result<ExitStatus> {
     use std::os::unix::process::CommandExt;
     install();
