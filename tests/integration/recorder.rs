@@ -143,7 +143,7 @@ fn records_only_between_start_and_stop_with_markers_and_heap_events() {
     // Marks named by pointers to nothing leave empty names, left out.
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("3 record(s) the trace format cannot hold were left out"),
+        stderr.contains("4 record(s) the trace format cannot hold were left out"),
         "{stderr}"
     );
     let allocated = events.iter().find_map(|event| match event {

@@ -28,6 +28,7 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_libcsetjmp.h"
+#include "pub_tool_libcsignal.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
@@ -139,6 +140,11 @@ static void put_client_string(Addr s, UInt max)
    UChar* name = buffer + used + 2;
    /* Kept in memory: read again after a fault's jump. */
    volatile UInt len = 0;
+   /* The jump leaves Valgrind's signal handler without returning from it,
+      so the signals it blocked stay blocked unless set back: the next
+      fault would then kill Valgrind. */
+   vki_sigset_t mask;
+   VG_(sigprocmask)(VKI_SIG_SETMASK, NULL, &mask);
    fault_catcher_t before = VG_(set_fault_catcher)(on_unreadable);
    if (VG_MINIMAL_SETJMP(unreadable) == 0) {
       while (len < max && s != 0
@@ -149,6 +155,8 @@ static void put_client_string(Addr s, UInt max)
          name[len] = c;
          len++;
       }
+   } else {
+      VG_(sigprocmask)(VKI_SIG_SETMASK, &mask, NULL);
    }
    VG_(set_fault_catcher)(before);
    put_u16(len);

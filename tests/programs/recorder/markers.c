@@ -14,6 +14,13 @@ __attribute__((noinline)) void unrecorded(void) {
         sink += i;
 }
 
+/* About 6 MB of stack. */
+__attribute__((noinline)) long deep(int n) {
+    volatile char page[4096];
+    page[0] = (char)n;
+    return n == 0 ? 0 : deep(n - 1) + page[0];
+}
+
 __attribute__((noinline)) void recorded(void) {
     for (int i = 0; i < 1000; i++)
         sink += i;
@@ -36,6 +43,9 @@ int main(void) {
     const char *past_end =
         mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(empty), 0);
     LINEGRIND_BEGIN(past_end);
+    LINEGRIND_END(past_end);
+    /* Faults after those, which Valgrind takes to grow the stack. */
+    sink += deep(1500);
     CALLGRIND_STOP_INSTRUMENTATION;
     unrecorded();
     printf("hello from the program\n");
