@@ -26,7 +26,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus};
 use std::ptr::null_mut;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 /// Temporary files being written at once, at most: a sweep's outputs.
 const SLOTS: usize = 256;
@@ -205,11 +205,6 @@ const ENDING: [c_int; 12] = [
     libc::SIGXCPU,
 ];
 
-/// The signals linegrind handles, bit `signal - 1` each (signals are 1 to
-/// 64), for the program `record` starts to take back their default
-/// actions.
-static HANDLED: AtomicU64 = AtomicU64::new(0);
-
 /// Installs the handler, once, for the signals that end a process and
 /// still take their default action: one ignored stays ignored (a run
 /// started with `nohup`, or in the background of a script, and so the
@@ -226,21 +221,31 @@ fn install_handlers() {
     if by_default(libc::SIGXFSZ) {
         handle(libc::SIGXFSZ, on_file_size_limit);
     }
-    let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
-    for signal in ENDING.into_iter().chain(real_time) {
+    for signal in ending() {
         if by_default(signal) {
             handle(signal, on_signal);
         }
     }
 }
 
+/// [`ENDING`], then the real-time signals.
+fn ending() -> impl Iterator<Item = c_int> {
+    ENDING
+        .into_iter()
+        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX())
+}
+
 /// Whether `signal` takes its default action.
 fn by_default(signal: c_int) -> bool {
+    action(signal) == Some(libc::SIG_DFL)
+}
+
+/// The action `signal` takes (async-signal-safe).
+fn action(signal: c_int) -> Option<libc::sighandler_t> {
     // SAFETY: sigaction is given valid structures.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_DFL
+        (libc::sigaction(signal, std::ptr::null(), &mut old) == 0).then_some(old.sa_sigaction)
     }
 }
 
@@ -249,10 +254,13 @@ fn by_default(signal: c_int) -> bool {
 /// that a signal there runs none of linegrind's handlers, which would
 /// remove the parent's files.
 fn default_actions() {
-    let handled = HANDLED.load(Ordering::Acquire);
-    for signal in (1..=64).filter(|signal| handled & 1 << (signal - 1) != 0) {
-        // SAFETY: signal is async-signal-safe.
-        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    let ours: [extern "C" fn(c_int); 2] = [on_signal, on_file_size_limit];
+    let ours = ours.map(|handler| handler as libc::sighandler_t);
+    for signal in ending().chain([libc::SIGXFSZ]) {
+        if action(signal).is_some_and(|handler| ours.contains(&handler)) {
+            // SAFETY: signal is async-signal-safe.
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
     }
 }
 
@@ -266,9 +274,7 @@ fn handle(signal: c_int, handler: extern "C" fn(c_int)) {
         action.sa_sigaction = handler as libc::sighandler_t;
         action.sa_flags = libc::SA_RESTART;
         libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(signal, &action, null_mut()) == 0 {
-            HANDLED.fetch_or(1 << (signal - 1), Ordering::AcqRel);
-        }
+        libc::sigaction(signal, &action, null_mut());
     }
 }
 
@@ -411,16 +417,6 @@ mod tests {
 
     extern "C" fn someone_elses(_: c_int) {}
 
-    /// The action of `signal`, as a number.
-    fn action(signal: c_int) -> libc::sighandler_t {
-        // SAFETY: sigaction is given valid structures.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(signal, std::ptr::null(), &mut old);
-            old.sa_sigaction
-        }
-    }
-
     /// Only signals that take their default action get linegrind's
     /// handler: one ignored stays ignored, one another handler took (a
     /// preloaded profiler's) stays its, and a process timer's is left
@@ -441,10 +437,10 @@ mod tests {
                 libc::signal(libc::SIGPROF, libc::SIG_DFL);
             }
             install_handlers();
-            let kept = action(libc::SIGUSR1) == ours as libc::sighandler_t
-                && action(libc::SIGUSR2) == theirs as libc::sighandler_t
-                && action(libc::SIGHUP) == libc::SIG_IGN
-                && action(libc::SIGPROF) == libc::SIG_DFL;
+            let kept = action(libc::SIGUSR1) == Some(ours as libc::sighandler_t)
+                && action(libc::SIGUSR2) == Some(theirs as libc::sighandler_t)
+                && action(libc::SIGHUP) == Some(libc::SIG_IGN)
+                && by_default(libc::SIGPROF);
             // SAFETY: _exit ends the child without running the parent's
             // exit handlers.
             unsafe { libc::_exit(if kept { 0 } else { 1 }) };

@@ -177,7 +177,6 @@ impl<'w, W: Write> Converter<'w, W> {
         tag: u8,
         at: u64,
     ) -> Result<(), RawError> {
-        let writer = &mut *self.writer;
         // Records that continue the current block run.
         match tag {
             b'A' => {
@@ -215,35 +214,29 @@ impl<'w, W: Write> Converter<'w, W> {
             b'H' => {
                 let addr = stream.u64()?;
                 let size = stream.u64()?;
-                return wrote(at, event(writer, Event::Alloc { addr, size }));
+                return wrote(at, event(self.writer, Event::Alloc { addr, size }));
             }
             b'F' => {
                 let addr = stream.u64()?;
-                return wrote(at, event(writer, Event::Free { addr }));
+                return wrote(at, event(self.writer, Event::Free { addr }));
             }
             _ => {}
         }
         // Anything else ends the run in progress; a signal, or the end of a
-        // program that a fault killed, may have stopped it part-way.
-        let stop = match tag {
-            b'S' | b'E' => Some(Stop {
-                signo: (tag == b'S').then(|| stream.u32()).transpose()?,
-                ip: stream.u64()?,
-                ended: stream.u8()? != 0,
-            }),
-            _ => None,
-        };
-        // The fields of the records below are read before the run in
-        // progress is written: where the stream ends inside one, that run
-        // is written as the stream's last.
+        // program that a fault killed, may have stopped it part-way. The
+        // fields of these records are read before the run in progress is
+        // written: where the stream ends inside one, that run is written
+        // as the stream's last.
         match tag {
             b'S' => {
-                self.end_run(at, stop.as_ref())?;
-                let signo = stop.and_then(|stop| stop.signo).expect("a signal's number");
+                let signo = stream.u32()?;
+                let stop = Stop::read(stream, Some(signo))?;
+                self.end_run(at, Some(&stop))?;
                 wrote(at, event(self.writer, Event::Signal { signo }))
             }
             b'E' => {
-                self.end_run(at, stop.as_ref())?;
+                let stop = Stop::read(stream, None)?;
+                self.end_run(at, Some(&stop))?;
                 self.recorded.finished = true;
                 Ok(())
             }
@@ -398,6 +391,17 @@ struct Stop {
     ip: u64,
     /// Whether the run had gone through its block's end.
     ended: bool,
+}
+
+impl Stop {
+    /// The fields after a signal's number (`signo`) or the end's tag.
+    fn read<R: Read>(stream: &mut Stream<R>, signo: Option<u32>) -> Result<Stop, RawError> {
+        Ok(Stop {
+            signo,
+            ip: stream.u64()?,
+            ended: stream.u8()? != 0,
+        })
+    }
 }
 
 /// Writes a run that `stop` ended: whole, or what completed of it when a

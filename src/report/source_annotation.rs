@@ -7,11 +7,11 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use unicode_width::UnicodeWidthChar;
+
 use super::signed_number::grouped_signed;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Style, Table};
-use unicode_width::UnicodeWidthChar;
-
 use crate::printable::hidden;
 
 /// Lines shown around each line with a cost.

@@ -802,6 +802,15 @@ fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
     assert_eq!(seen, String::from_utf8_lossy(&callgrind.stdout));
 }
 
+/// `linegrind record -q -o t.lgt -- sh -c SCRIPT` in `dir`, to run.
+fn shell_recording(dir: &Path, script: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
+    command
+        .current_dir(dir)
+        .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script]);
+    command
+}
+
 /// `linegrind record -o t.lgt -- sh -c SCRIPT` in `dir`, with its
 /// temporary files in `tmp`, in a process group of its own, so that a
 /// signal the script sends to its group spares the test; `None` where
@@ -812,12 +821,8 @@ fn a_recording_keeps_the_order_of_the_environment_as_env_does() {
 fn record_shell(dir: &Path, tmp: &Path, script: &str) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
     recorder_tool()?;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
-    command
-        .current_dir(dir)
-        .env("TMPDIR", tmp)
-        .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script])
-        .process_group(0);
+    let mut command = shell_recording(dir, script);
+    command.env("TMPDIR", tmp).process_group(0);
     // SAFETY: between fork and exec, `signal` is async-signal-safe and
     // touches nothing of the parent's.
     unsafe {
@@ -968,10 +973,7 @@ fn the_program_inherits_ignored_signals_and_closed_descriptors() {
     // Ignored signals stay ignored in a shell, which then goes on to its
     // exit; its `[` is its own, and asks about its own descriptor.
     let script = "kill -PIPE $$; kill -XFSZ $$; if [ -e /proc/self/fd/1 ]; then exit 4; fi; exit 5";
-    let mut command = Command::new(env!("CARGO_BIN_EXE_linegrind"));
-    command
-        .current_dir(dir.path())
-        .args(["record", "-q", "-o", "t.lgt", "--", "/bin/sh", "-c", script]);
+    let mut command = shell_recording(dir.path(), script);
     // SAFETY: between fork and exec, `signal` and `close` are
     // async-signal-safe and touch nothing of the parent's.
     unsafe {
@@ -996,19 +998,8 @@ fn children_run_unrecorded_whatever_valgrind_opts_says() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_linegrind"))
-        .current_dir(dir.path())
+    let output = shell_recording(dir.path(), "/bin/true; exit 6")
         .env("VALGRIND_OPTS", "--trace-children=yes")
-        .args([
-            "record",
-            "-q",
-            "-o",
-            "t.lgt",
-            "--",
-            "/bin/sh",
-            "-c",
-            "/bin/true; exit 6",
-        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
