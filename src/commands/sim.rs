@@ -26,7 +26,7 @@ use crate::simulator::RunError;
 pub struct SimJob {
     pub input: TraceInput,
     /// The callgrind file to write; with several hierarchies, each writes
-    /// `<output>.<name>`.
+    /// its own, named as [`named`] says.
     pub output: PathBuf,
     /// The hierarchies to simulate, all from one decoding of the trace.
     pub runs: Vec<SimRun>,
@@ -37,8 +37,8 @@ pub struct SimJob {
     pub positions: Positions,
     /// Functions listed in each top list of the summary.
     pub top: usize,
-    /// Where to write the JSON summary, if anywhere (`<json>.<name>` with
-    /// several hierarchies).
+    /// Where to write the JSON summary, if anywhere (one per hierarchy,
+    /// named as [`named`] says, with several).
     pub json: Option<PathBuf>,
     /// Where to write the Firefox Profiler profile, if anywhere (the
     /// configuration then collects stack samples; one hierarchy only).
@@ -84,11 +84,24 @@ impl SimJob {
     }
 }
 
-/// `path`, or `path.<name>` for a named hierarchy.
+/// `path`, or for a named hierarchy `path` with the name before its
+/// extension (`callgrind.out.LL=1M.hydro`, `summary.LL=1M.json`), or after
+/// a name without one (`prof.LL=1M`). KCachegrind, given one file, loads
+/// every file whose name starts with that one's as a part of the same run
+/// and adds them up: the run alone's `callgrind.out.hydro` must not start
+/// the names of a sweep's files beside it, nor `LL=48` those of `LL=48K`.
 fn named(path: &Path, run: &SimRun) -> PathBuf {
-    match &run.name {
-        None => path.to_path_buf(),
-        Some(name) => {
+    let Some(name) = &run.name else {
+        return path.to_path_buf();
+    };
+    match (path.file_stem(), path.extension()) {
+        (Some(stem), Some(extension)) => {
+            let mut file = stem.to_owned();
+            file.push(format!(".{name}."));
+            file.push(extension);
+            path.with_file_name(file)
+        }
+        _ => {
             let mut named = path.as_os_str().to_owned();
             named.push(format!(".{name}"));
             PathBuf::from(named)
@@ -272,21 +285,24 @@ fn check_outputs(job: &SimJob) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Refuses as the name each named hierarchy's outputs are made from
-/// (`BASE.NAME`) a folder, which would take hidden files (`od/.LL=1M`), and
-/// a device or a pipe, next to which the files would be made.
+/// Refuses as the name each named hierarchy's outputs are made from a
+/// folder, which would take hidden files (`od/.LL=1M`), and a device, a pipe
+/// or a file this process has open (`/dev/stdout`), next to which the files
+/// would be made. (A name that does not exist fails as the outputs' writes
+/// do, as for a run of one.)
 fn check_base(base: &Path, option: &str) -> Result<(), Failure> {
     let what = if names_folder(base) {
         Some("a folder")
-    } else if written_in_place(base) {
-        Some("a device or a pipe")
+    } else if written_in_place(base) && base.exists() {
+        Some("a device, a pipe or a file linegrind has open")
     } else {
         None
     };
     match what {
         Some(what) => Err(Failure::Input(anyhow::anyhow!(
             "{option} {} is {what}: with --sweep or --config, each output is named \
-             {option}'s name and the hierarchy's (FILE.LL=1M); give a file name",
+             after {option}'s name and the hierarchy's (callgrind.out.LL=1M.hydro); \
+             give a file name",
             base.display()
         ))),
         None => Ok(()),

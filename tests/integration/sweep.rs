@@ -56,11 +56,11 @@ fn a_sweep_writes_what_separate_runs_write() {
         assert!(alone.status.success());
         let read = |file: &str| std::fs::read(dir.path().join(file)).unwrap();
         assert!(
-            read(&format!("sweep.out.LL={name}")) == read("alone.out"),
+            read(&format!("sweep.LL={name}.out")) == read("alone.out"),
             "LL={name}"
         );
         assert!(
-            read(&format!("sweep.json.LL={name}")) == read("alone.json"),
+            read(&format!("sweep.LL={name}.json")) == read("alone.json"),
             "LL={name}"
         );
     }
@@ -80,7 +80,7 @@ fn a_sweep_of_one_size_summarises_its_hierarchy_in_the_table() {
         stdout.lines().any(|line| line.starts_with("LL=1M ")),
         "{stdout}"
     );
-    assert!(dir.path().join("one.out.LL=1M").exists());
+    assert!(dir.path().join("one.LL=1M.out").exists());
 }
 
 #[test]
@@ -100,12 +100,12 @@ fn a_configuration_file_names_its_hierarchies() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let small = std::fs::read_to_string(dir.path().join("c.out.small")).unwrap();
+    let small = std::fs::read_to_string(dir.path().join("c.small.out")).unwrap();
     assert!(
         small.contains("desc: D1 cache: 16384 B, 64 B, 4-way associative"),
         "{small}"
     );
-    let default = std::fs::read_to_string(dir.path().join("c.out.default")).unwrap();
+    let default = std::fs::read_to_string(dir.path().join("c.default.out")).unwrap();
     assert!(default.contains("desc: D1 cache: 32768 B, 64 B, 8-way associative"));
 
     std::fs::write(dir.path().join("bad.conf"), "small\nbig LL=3M,16,64\n").unwrap();
@@ -178,13 +178,15 @@ fn named_hierarchies_need_a_file_name_to_name_their_outputs_after() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("od")).unwrap();
     let trace = trace();
+    let open = "a device, a pipe or a file";
     for (option, base, what, sweep) in [
         ("-o", "od", "a folder", "LL=1M..2M"),
         ("-o", "new/", "a folder", "LL=1M..2M"),
-        ("-o", "/dev/null", "a device or a pipe", "LL=1M..2M"),
+        ("-o", "/dev/null", open, "LL=1M..2M"),
+        ("--json", "/dev/stdout", open, "LL=1M..2M"),
         ("--json", "od", "a folder", "LL=1M..2M"),
         ("-o", "od", "a folder", "LL=1M..1M"),
-        ("-o", "/dev/null", "a device or a pipe", "LL=1M..1M"),
+        ("-o", "/dev/null", open, "LL=1M..1M"),
     ] {
         let args = ["sim", "-q", "--sweep", sweep, &trace, option, base];
         let output = linegrind(dir.path(), &args);
@@ -196,6 +198,67 @@ fn named_hierarchies_need_a_file_name_to_name_their_outputs_after() {
         );
     }
     assert_eq!(std::fs::read_dir(dir.path().join("od")).unwrap().count(), 0);
+    // A name that does not exist is no device: its outputs fail as a run
+    // of one's output does.
+    for sweep in [None, Some("LL=1M..2M")] {
+        let mut args = vec!["sim", "-q", &trace, "-o", "/proc/linegrind-none"];
+        args.extend(sweep.iter().flat_map(|sweep| ["--sweep", sweep]));
+        let output = linegrind(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("No such file or directory"), "{stderr}");
+    }
+}
+
+/// KCachegrind, given one file, loads every file whose name starts with
+/// that one's as parts of the same run and adds them up: no output of a
+/// sweep or a configuration file may start with the name of another, or
+/// with the name a run alone writes beside them.
+#[test]
+fn no_output_name_starts_another() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("caches.conf"),
+        "big LL=1M,16,64\nbig-ll LL=2M,16,64\nb\n",
+    )
+    .unwrap();
+    let trace = trace();
+    let hierarchies: [&[&str]; 3] = [&[], &["--sweep", "LL=1M..4M"], &["--config", "caches.conf"]];
+    for hierarchies in hierarchies {
+        let mut args = vec!["sim", "-q", &trace, "--json", "s.json"];
+        args.extend(hierarchies);
+        let output = linegrind(dir.path(), &args);
+        assert!(output.status.success(), "{output:?}");
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name != "caches.conf")
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "callgrind.out.LL=1M.pointer_chase",
+            "callgrind.out.LL=2M.pointer_chase",
+            "callgrind.out.LL=4M.pointer_chase",
+            "callgrind.out.b.pointer_chase",
+            "callgrind.out.big-ll.pointer_chase",
+            "callgrind.out.big.pointer_chase",
+            "callgrind.out.pointer_chase",
+            "s.LL=1M.json",
+            "s.LL=2M.json",
+            "s.LL=4M.json",
+            "s.b.json",
+            "s.big-ll.json",
+            "s.big.json",
+            "s.json",
+        ]
+    );
+    for name in &names {
+        let started = names.iter().filter(|other| other.starts_with(&**name));
+        assert_eq!(started.count(), 1, "{name} starts another output's name");
+    }
 }
 
 #[test]
