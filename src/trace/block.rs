@@ -366,6 +366,11 @@ impl Expander {
         }
     }
 
+    /// The running thread.
+    pub fn thread(&self) -> u32 {
+        self.thread
+    }
+
     /// Follows a thread switch given by the trace.
     pub fn switch(&mut self, tid: u32) {
         if tid != self.thread {

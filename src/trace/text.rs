@@ -79,6 +79,11 @@ impl<R: BufRead> TraceRead for TextReader<R> {
                         return directive(first, &mut tokens).map(Some);
                     }
                     check_header(content, first, &mut tokens)?;
+                    // The header is one of the lines after which none holds
+                    // a `\r` (tokens end at one).
+                    if inner_cr(line).is_some() {
+                        return Err(TraceError::syntax(at, CR_LINES));
+                    }
                     *header_seen = true;
                     Ok(None)
                 },
@@ -160,8 +165,24 @@ fn check_header(content: &[u8], first: &[u8], tokens: &mut Tokens) -> Result<(),
     Err(tokens.error(format!(
         "expected the header `linegrind-trace text 1` as the first line, found `{}` \
          (linegrind reads text, binary, Lackey and Dinero traces: --format chooses)",
-        shown(content.trim_ascii())
+        shown(trim_blanks(content))
     )))
+}
+
+/// Whether `byte` separates tokens (or ends the line).
+fn is_blank(byte: &u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// `text` without the blanks around it (not a form feed or another
+/// character that is no blank here, which the error must show).
+fn trim_blanks(text: &[u8]) -> &[u8] {
+    let start = text.iter().position(|b| !is_blank(b)).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|b| !is_blank(b))
+        .map_or(start, |last| last + 1);
+    &text[start..end]
 }
 
 fn directive(name: &[u8], tokens: &mut Tokens) -> Result<Event, TraceError> {
@@ -391,7 +412,6 @@ impl<'a> Iterator for Tokens<'a> {
     type Item = &'a [u8];
 
     fn next(&mut self) -> Option<&'a [u8]> {
-        let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
         let start = self.rest.iter().position(|b| !is_blank(b))?;
         let rest = &self.rest[start..];
         let end = rest.iter().position(is_blank).unwrap_or(rest.len());

@@ -85,8 +85,13 @@ fn name(what: &str, text: &str) -> Result<(), String> {
     }
     // Readers of callgrind files trim names: blanks alone would be none.
     if text.trim().is_empty() {
+        let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         return Err(format!(
-            "a {what} of nothing but blanks (`{}`)",
+            "{article} {what} of nothing but blanks (`{}`)",
             text.escape_debug()
         ));
     }

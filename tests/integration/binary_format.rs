@@ -12,8 +12,8 @@ use linegrind::trace::batch::{BATCH_ADDRS, Replayed, RunArrays};
 use linegrind::trace::binary::{BinaryReader, Control, MAX_CHUNK, TraceWriter};
 use linegrind::trace::block::{BlockDef, BlockInstr, BlockRun, Item, JumpKind};
 use linegrind::trace::{
-    Access, AnyReader, Blocker, Event, Feed, Format, Location, TextReader, TextWriter, TraceError,
-    TraceItem, TraceRead, detect,
+    Access, AnyReader, Blocker, Event, Feed, Format, FunctionSymbol, Location, TextReader,
+    TextWriter, TraceError, TraceItem, TraceRead, detect,
 };
 
 use crate::support::{config, example_traces, is_recorded, root};
@@ -147,6 +147,56 @@ fn symbols_come_first_and_replace_module_records_in_the_stream() {
     assert_eq!(modules, 1);
 }
 
+/// A symbol table's recording and resume records, which tell where the
+/// stream is, are dropped: the table is given before the stream.
+#[test]
+fn a_symbol_tables_recording_and_resume_records_are_dropped() {
+    let instr = Event::Instr {
+        addr: 0x1000,
+        len: 4,
+    };
+    let function = Event::Function(Box::new(FunctionSymbol {
+        start: 0x1000,
+        end: 0x1040,
+        name: "f".into(),
+        file: None,
+        line: 0,
+    }));
+    let symbols = [
+        Control::Resume { thread: 3 },
+        Control::Event(Event::Restart),
+        Control::Event(function.clone()),
+        Control::RecordingOff,
+    ];
+    let binary = to_binary(std::slice::from_ref(&instr), false, &symbols);
+    let read = events(&mut BinaryReader::new(Cursor::new(&binary), false).unwrap());
+    assert_eq!(read, [function, instr]);
+}
+
+/// Every EVENTS chunk starts with a resume record naming the thread it
+/// runs in: one that names another thread than the one running switches to
+/// it, as a `thread` record would, read event by event or into batches.
+#[test]
+fn a_chunk_runs_in_the_thread_its_resume_record_names() {
+    let instr = Event::Instr {
+        addr: 0x1000,
+        len: 4,
+    };
+    let binary = to_binary(std::slice::from_ref(&instr), false, &[]);
+    let at = chunks_of(&binary, &[4])[0];
+    let stored = u32::from_le_bytes(binary[at + 4..at + 8].try_into().unwrap()) as usize;
+    let mut payload = binary[at + 16..at + 16 + stored].to_vec();
+    // The resume record's tag (control record 17) and thread.
+    assert_eq!(payload[..2], [17 << 2 | 2, 1]);
+    payload[1] = 5;
+    let resumed = with_payload(&binary, at, &payload);
+    let open = || BinaryReader::new(Cursor::new(&resumed), false).unwrap();
+    assert_eq!(events(&mut open()), [Event::Thread { tid: 5 }, instr]);
+    let items = batched(&mut open());
+    assert!(items[0].0.contains("Thread { tid: 5 }"), "{items:?}");
+    assert_same_items(&items, &batched(&mut ItemByItem(open())));
+}
+
 /// The error opening and reading `binary`.
 fn open_error(binary: &[u8]) -> String {
     match BinaryReader::new(Cursor::new(binary), false) {
@@ -264,6 +314,33 @@ fn chunks(binary: &[u8]) -> Vec<(usize, u8)> {
         at += 16 + stored;
     }
     chunks
+}
+
+/// The offsets of `binary`'s chunks of the kinds in `kinds`.
+fn chunks_of(binary: &[u8], kinds: &[u8]) -> Vec<usize> {
+    chunks(binary)
+        .into_iter()
+        .filter_map(|(at, kind)| kinds.contains(&kind).then_some(at))
+        .collect()
+}
+
+/// `binary` with the payload of its chunk at `chunk` replaced by `payload`,
+/// compressed, and the trailer's pointer moved along.
+fn with_payload(binary: &[u8], chunk: usize, payload: &[u8]) -> Vec<u8> {
+    let stored = u32::from_le_bytes(binary[chunk + 4..chunk + 8].try_into().unwrap()) as usize;
+    let packed = zstd::bulk::compress(payload, 3).unwrap();
+    let mut out = binary[..chunk].to_vec();
+    out.extend_from_slice(&[binary[chunk], 1, 0, 0]);
+    out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&packed).to_le_bytes());
+    out.extend_from_slice(&packed);
+    out.extend_from_slice(&binary[chunk + 16 + stored..]);
+    let trailer = out.len() - 8;
+    let end_at = u64::from_le_bytes(out[trailer..].try_into().unwrap());
+    let moved = end_at as i64 + out.len() as i64 - binary.len() as i64;
+    out[trailer..].copy_from_slice(&(moved as u64).to_le_bytes());
+    out
 }
 
 #[test]

@@ -351,6 +351,12 @@ impl<R: Read + Seek> BinaryReader<R> {
                 Control::Event(event) => self.queue.push_back(event),
                 Control::RecordingOff => {}
                 Control::Resume { thread } => {
+                    // A writer restates the running thread; another one is
+                    // switched to, as by a `thread` record, so that a chunk
+                    // runs in the thread it says whatever came before it.
+                    if thread != self.expander.thread() {
+                        self.queue.push_back(Event::Thread { tid: thread });
+                    }
                     self.sp_bases.switch(thread);
                     self.expander.switch(thread);
                 }

@@ -184,16 +184,16 @@ fn no_such_exit(cursor: &Cursor, exit: u64, exits: usize) -> Corrupt {
         pos: cursor.pos(),
         what: format!(
             "a run leaves by side exit number {exit} of a block that has {}",
-            counted(exits, "side exit")
+            counted(exits, "side exit", "side exits")
         ),
     }
 }
 
-/// `count` `thing`s, in the singular for one.
-fn counted(count: usize, thing: &str) -> String {
+/// `count` `one` or `many`.
+fn counted(count: usize, one: &str, many: &str) -> String {
     match count {
-        1 => format!("1 {thing}"),
-        _ => format!("{count} {thing}s"),
+        1 => format!("1 {one}"),
+        _ => format!("{count} {many}"),
     }
 }
 
@@ -204,7 +204,7 @@ fn too_many_guards(cursor: &Cursor, mask: u64, bits: usize) -> Corrupt {
         pos: cursor.pos(),
         what: format!(
             "a guard mask {mask:#x} with bits beyond its block's {}",
-            counted(bits, "guarded access")
+            counted(bits, "guarded access", "guarded accesses")
         ),
     }
 }

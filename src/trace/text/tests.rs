@@ -201,6 +201,10 @@ fn lines_that_end_in_a_carriage_return_alone_are_named_as_the_cause() {
     let expected = format!("line 1: {CR_LINES}");
     assert_eq!(error("linegrind-trace text 1\ri 1000 4\r"), expected);
     assert_eq!(error("# a comment\rlinegrind-trace text 1\r"), expected);
+    // A form feed is no blank: the error shows it.
+    assert!(error("\u{c}\nlinegrind-trace text 1\n").contains("found `\\u{c}`"));
+    // Nor is the header's `\r` a blank between its words.
+    assert_eq!(error("linegrind-trace text\r1\ni 1000 4\n"), expected);
     // After the header, a comment would hide the lines after it, and
     // a record would run on into the next.
     assert_eq!(

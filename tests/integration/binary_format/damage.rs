@@ -374,14 +374,6 @@ fn corrupted_traces_give_errors_not_panics() {
     }
 }
 
-/// The offsets of `binary`'s chunks of the kinds in `kinds`.
-fn chunks_of(binary: &[u8], kinds: &[u8]) -> Vec<usize> {
-    chunks(binary)
-        .into_iter()
-        .filter_map(|(at, kind)| kinds.contains(&kind).then_some(at))
-        .collect()
-}
-
 /// `binary`, an uncompressed trace, with `bytes` bytes of the payload of
 /// its chunk at `at` overwritten at random and the chunk's checksum made to
 /// match, so that the decoder itself meets garbage.
@@ -565,25 +557,6 @@ fn events_the_text_format_refuses_are_corrupt_in_a_binary_trace() {
             assert!(err.contains("byte offset") && err.contains(why), "{err}");
         }
     }
-}
-
-/// `binary` with the payload of its chunk at `chunk` replaced by `payload`,
-/// compressed, and the trailer's pointer moved along.
-fn with_payload(binary: &[u8], chunk: usize, payload: &[u8]) -> Vec<u8> {
-    let stored = u32::from_le_bytes(binary[chunk + 4..chunk + 8].try_into().unwrap()) as usize;
-    let packed = zstd::bulk::compress(payload, 3).unwrap();
-    let mut out = binary[..chunk].to_vec();
-    out.extend_from_slice(&[binary[chunk], 1, 0, 0]);
-    out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&packed).to_le_bytes());
-    out.extend_from_slice(&packed);
-    out.extend_from_slice(&binary[chunk + 16 + stored..]);
-    let trailer = out.len() - 8;
-    let end_at = u64::from_le_bytes(out[trailer..].try_into().unwrap());
-    let moved = end_at as i64 + out.len() as i64 - binary.len() as i64;
-    out[trailer..].copy_from_slice(&(moved as u64).to_le_bytes());
-    out
 }
 
 /// Kilobytes of compressed block descriptions can stand for millions of

@@ -6,12 +6,12 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::{BinaryReader, Summary, corrupted, io_error, syntax};
-use crate::trace::TraceError;
 use crate::trace::binary::format::{
     self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
     HEADER_LEN, MAX_CHUNK, TRAILER_LEN,
 };
 use crate::trace::binary::varint::Cursor;
+use crate::trace::{Event, TraceError};
 
 /// Why a binary trace cannot be read to its end.
 const NO_END: &str =
@@ -124,10 +124,12 @@ impl<R: Read + Seek> BinaryReader<R> {
                     },
                 ));
             }
-            if let Control::Event(event) =
-                format::get_control(&mut cursor, tag >> 2).map_err(|e| corrupted(at, e))?
-            {
-                self.queue.push_back(event);
+            // Recording switched off or on, and resumes, say where the
+            // stream is, which a table read before it is not.
+            match format::get_control(&mut cursor, tag >> 2).map_err(|e| corrupted(at, e))? {
+                Control::Event(Event::Restart) => {}
+                Control::Event(event) => self.queue.push_back(event),
+                Control::RecordingOff | Control::Resume { .. } => {}
             }
         }
         self.chunk_at = at;
