@@ -90,13 +90,19 @@ impl<W: Write> TextWriter<W> {
     }
 }
 
-/// `text` with blanks, `#`, `%` and line breaks written as `%XX`.
+/// `text` with `#`, `%`, whitespace and control characters written as
+/// `%XX`, byte by byte (`%C2%A0`), so that a tool that splits lines on any
+/// whitespace finds the same tokens as linegrind.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            ' ' | '\t' | '#' | '%' | '\n' | '\r' => out.push_str(&format!("%{:02X}", c as u32)),
-            c => out.push(c),
+        if c == '#' || c == '%' || c.is_whitespace() || c.is_control() {
+            let mut bytes = [0; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -222,8 +228,29 @@ impl<W: Write> Blocker<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TextReader;
     use crate::trace::TraceRead;
     use crate::trace::binary::BinaryReader;
+
+    /// Names keep their whitespace and control characters as escapes, so
+    /// that a line splits on any whitespace into the tokens linegrind reads,
+    /// and read back as they were.
+    #[test]
+    fn names_are_written_with_whitespace_and_control_characters_escaped() {
+        let name = "f\u{b}g\u{c}h\u{7f}i\u{85}j\u{a0}k\u{2028}l m\tn#o%p\u{e9}";
+        let escaped = escape(name);
+        assert_eq!(
+            escaped,
+            "f%0Bg%0Ch%7Fi%C2%85j%C2%A0k%E2%80%A8l%20m%09n%23o%25p\u{e9}"
+        );
+        let text = format!("linegrind-trace text 1\nmark begin {escaped}\n");
+        assert_eq!(text.lines().nth(1).unwrap().split_whitespace().count(), 3);
+        let read = TextReader::new(text.as_bytes()).next_event().unwrap();
+        let Some(Event::Mark { name: read, .. }) = read else {
+            panic!("{read:?}");
+        };
+        assert_eq!(read, name);
+    }
 
     /// Straight-line instructions of 65,536 accesses each, more than a
     /// block takes in all: the block closes at its bound, the accesses
