@@ -26,7 +26,8 @@ use crate::simulator::RunError;
 pub struct SimJob {
     pub input: TraceInput,
     /// The callgrind file to write; with several hierarchies, each writes
-    /// its own, named as [`named`] says.
+    /// its own, with the hierarchy's name before the extension
+    /// (`callgrind.out.LL=1M.hydro`).
     pub output: PathBuf,
     /// The hierarchies to simulate, all from one decoding of the trace.
     pub runs: Vec<SimRun>,
@@ -38,7 +39,7 @@ pub struct SimJob {
     /// Functions listed in each top list of the summary.
     pub top: usize,
     /// Where to write the JSON summary, if anywhere (one per hierarchy,
-    /// named as [`named`] says, with several).
+    /// named as the callgrind files are, with several).
     pub json: Option<PathBuf>,
     /// Where to write the Firefox Profiler profile, if anywhere (the
     /// configuration then collects stack samples; one hierarchy only).
