@@ -217,6 +217,18 @@ impl<C: CostValue> Parser<C> {
                     .into(),
             });
         }
+        // Callgrind, Cachegrind and linegrind, whose files name the
+        // command run (`cmd:`), state the totals (Cachegrind's `summary:`
+        // comes last); other writers need not.
+        if self.totals.is_none() && self.summary.is_none() && self.file.cmd.is_some() {
+            return Err(ParseError {
+                line: number,
+                what: "the file ends without a `summary:` or `totals:` line, which the \
+                       Valgrind tools and linegrind write (their files have a `cmd:` line, \
+                       as this one): it looks cut short"
+                    .into(),
+            });
+        }
         let mut file = self.file;
         // A simulated run's file that gives no tree statistics was not
         // back-dated (Callgrind's never is).

@@ -162,6 +162,32 @@ fn a_file_cut_short_in_its_header_or_given_a_second_events_line_is_refused() {
     assert_eq!(err, "line 6: an `events:` line that names no event");
 }
 
+/// Cachegrind writes its `summary:` last and no `totals:`: cut before it,
+/// its file would pass for a run of what is left. A file of another
+/// writer, which names no command, may state no totals.
+#[test]
+fn a_valgrind_tools_file_without_summary_or_totals_is_cut_short() {
+    let cachegrind = "desc: I1 cache: 32768 B, 64 B, 8-way associative\n\
+                      cmd: ./app\n\
+                      events: Ir Dr\n\
+                      fl=app.c\n\
+                      fn=main\n\
+                      3 5 1\n\
+                      4 2 0\n\
+                      summary: 7 1\n";
+    let whole = ProfileFile::<i64>::parse(cachegrind.as_bytes()).unwrap();
+    assert_eq!(whole.totals, [7, 1]);
+    let cut = &cachegrind[..cachegrind.find("summary:").unwrap()];
+    let err = signed_error(cut);
+    assert!(
+        err.starts_with("line 7: the file ends without a `summary:` or `totals:` line"),
+        "{err}"
+    );
+    let other = cut.replace("cmd: ./app\n", "");
+    let read = ProfileFile::<i64>::parse(other.as_bytes()).unwrap();
+    assert_eq!(read.totals, [7, 1]);
+}
+
 #[test]
 fn names_in_other_encodings_are_read_and_bad_lines_shown_escaped() {
     let latin1 = EXAMPLE.replace("fl=(1) app.c", "fl=(1) caf\u{e9}.c");
