@@ -45,8 +45,12 @@ fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<C
 
 /// Top-down: every root above the threshold with its inclusive cost, then
 /// the calls it makes, recursively. The roots share one tree: a function's
-/// calls are drawn only where it first appears. A function that no root
-/// reaches (only calls in a cycle lead to it) is a root after them.
+/// calls are drawn only where it first appears. A function called by
+/// others that is also entered otherwise (a thread's first function, a
+/// signal handler), by more than its callers' calls bring it, is a root
+/// too, with that difference, after the functions nobody calls; and a
+/// function that no root reaches (only calls in a cycle lead to it) is a
+/// root after them.
 pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let file = report.file;
     let sort = report.options.sort;
@@ -61,29 +65,77 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     for calls in &mut calls_from {
         calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
-    // The functions nobody calls first, each part by inclusive cost.
-    let mut roots: Vec<FunctionIndex> = (0..file.functions.len())
-        .filter(|&f| report.above_threshold(report.inclusive[f][sort]))
+    let entered = entered_otherwise(report);
+    // The functions nobody calls, then those entered otherwise as well,
+    // then the rest, each part by the cost it is drawn with.
+    let mut roots: Vec<(Root, FunctionIndex)> = (0..file.functions.len())
+        .filter_map(|f| {
+            let root = match called[f] {
+                false => Root::Uncalled,
+                true if entered[f][sort] > 0 && report.above_threshold(entered[f][sort]) => {
+                    Root::EnteredOtherwise
+                }
+                true => Root::InCycle,
+            };
+            (root == Root::EnteredOtherwise || report.above_threshold(report.inclusive[f][sort]))
+                .then_some((root, f))
+        })
         .collect();
-    roots.sort_by_key(|&f| {
-        (
-            called[f],
-            std::cmp::Reverse(report.inclusive[f][sort].unsigned_abs()),
-        )
-    });
+    let costs = |root: Root, f: FunctionIndex| match root {
+        Root::EnteredOtherwise => &entered[f],
+        Root::Uncalled | Root::InCycle => &report.inclusive[f],
+    };
+    roots.sort_by_key(|&(root, f)| (root, std::cmp::Reverse(costs(root, f)[sort].unsigned_abs())));
     let mut reached = vec![false; file.functions.len()];
     let table = tree_table(report, "calls (top-down)");
     let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
-    for root in roots {
-        if reached[root] {
+    for (root, f) in roots {
+        if root == Root::InCycle && reached[f] {
             continue;
         }
-        reach(file, &calls_from, root, &mut reached);
-        walk.table
-            .row(line(report, &report.inclusive[root], "", root));
-        walk.root(root);
+        reach(file, &calls_from, f, &mut reached);
+        let mut row = line(report, costs(root, f), "", f);
+        let drawn = walk.expanded[f] && !walk.shown(f).is_empty();
+        if root == Root::EnteredOtherwise {
+            let name = row.len() - 2;
+            row[name].text.push_str(match drawn {
+                true => " (entered otherwise; calls see above)",
+                false => " (entered otherwise)",
+            });
+        }
+        walk.table.row(row);
+        if !drawn {
+            walk.root(f);
+        }
     }
     walk.table.write(out, report.options.color)
+}
+
+/// Why a function starts a top-down tree, in the order roots are drawn.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Root {
+    /// No other function calls it.
+    Uncalled,
+    /// Other functions call it, and it is entered otherwise as well.
+    EnteredOtherwise,
+    /// Only calls in a cycle lead to it.
+    InCycle,
+}
+
+/// Per function and event, what its inclusive cost holds beyond what its
+/// callers' calls bring it: what it costs where it is entered otherwise
+/// than by a call from another function (0 for a function only calls
+/// enter; recursion may make it negative).
+fn entered_otherwise(report: &Report) -> Vec<Vec<i64>> {
+    let mut entered = report.inclusive.clone();
+    for call in &report.file.calls {
+        if call.caller != call.callee {
+            for (cost, by_call) in entered[call.callee].iter_mut().zip(&call.inclusive) {
+                *cost = cost.saturating_sub(*by_call);
+            }
+        }
+    }
+    entered
 }
 
 /// Marks in `reached` every function calls lead to from `root`, and `root`.

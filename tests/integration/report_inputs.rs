@@ -227,6 +227,59 @@ fn functions_only_a_cycle_of_calls_reaches_are_roots_of_the_top_down_tree() {
     assert!(tree[3].contains("└─ a (recursive)"), "{text}");
 }
 
+/// A thread's first function, called once where the thread is made
+/// (`clone`, 1 Ir) and entered by the thread with all its cost: the
+/// top-down tree starts it again as a root with what the call leaves out,
+/// so that the thread's cost is not lost below a call under the threshold.
+#[test]
+fn a_function_entered_otherwise_as_well_starts_a_tree_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let thread = "events: Ir\nfl=a.c\nfn=main\n1 5\ncfn=spawn\ncalls=1 0\n1 3\n\
+                  fn=spawn\n1 2\ncfn=clone\ncalls=1 0\n1 1\n\
+                  fn=clone\n1 1\ncfn=worker\ncalls=1 0\n1 100\n\
+                  fn=worker\n1 100\ntotals: 108\n";
+    write(dir.path(), "thread.out", thread);
+    let tree = |threshold: &str| {
+        let args = [
+            "report",
+            "thread.out",
+            "--tree",
+            "callee",
+            "--threshold",
+            threshold,
+        ];
+        let text = success(linegrind(dir.path(), &args));
+        let rows: Vec<String> = text
+            .lines()
+            .skip_while(|line| !line.contains("top-down"))
+            .skip(1)
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        rows
+    };
+    // Under 1%, the call from spawn draws clone's calls; its root says so.
+    assert_eq!(
+        tree("0.5"),
+        [
+            "8 7.41% main a.c",
+            "3 2.78% └─ spawn a.c",
+            "1 0.93% └─ clone a.c",
+            "100 92.59% └─ worker a.c",
+            "100 92.59% clone (entered otherwise; calls see above) a.c",
+        ]
+    );
+    // Over it, the call is left out, and the root draws them.
+    assert_eq!(
+        tree("1"),
+        [
+            "8 7.41% main a.c",
+            "3 2.78% └─ spawn a.c",
+            "100 92.59% clone (entered otherwise) a.c",
+            "100 92.59% └─ worker a.c",
+        ]
+    );
+}
+
 /// Runs `args` in `dir`, expecting exit code 2 and an error that names
 /// `place`.
 fn expect_input_error(dir: &Path, args: &[&str], place: &str) {
