@@ -101,16 +101,16 @@ fn find(name: &str, include: &[PathBuf]) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// The lines of file `name` with a cost in an event shown, by number.
+/// The lines of file `name` with a cost in an event shown, by number; 0
+/// for costs at no line (a profile of Callgrind's `--dump-line=no`, code
+/// without line information).
 fn line_costs<'a>(report: &'a Report, name: &str) -> BTreeMap<u64, &'a Vec<i64>> {
     let show = &report.options.show;
     report
         .file
         .lines
         .iter()
-        .filter(|((file, line), cost)| {
-            file == name && *line > 0 && show.iter().any(|&e| cost[e] != 0)
-        })
+        .filter(|((file, _), cost)| file == name && show.iter().any(|&e| cost[e] != 0))
         .map(|((_, line), cost)| (*line, cost))
         .collect()
 }
@@ -209,6 +209,15 @@ fn annotate(
     table.header(&header);
     let mut next = 1;
     for (&line, &cost) in costs {
+        if line == 0 {
+            let mut row = cost_cells(report, cost);
+            row.push(Cell::styled(
+                "    ?  (costs at no line of the file)",
+                Style::Dim,
+            ));
+            table.row(row);
+            continue;
+        }
         // Context lines before it that the file has (a line with costs
         // past its end has none).
         let before =
@@ -277,18 +286,23 @@ fn source_row(
     report: &Report,
 ) -> Vec<Cell> {
     let mut row: Vec<Cell> = match cost {
-        Some(cost) => report
-            .options
-            .show
-            .iter()
-            .map(|&e| match cost[e] {
-                0 => Cell::styled(".", Style::Dim),
-                value => Cell::plain(grouped_signed(value.into())),
-            })
-            .collect(),
+        Some(cost) => cost_cells(report, cost),
         None => vec![Cell::plain(""); columns],
     };
     let text = source.get(line as usize - 1).map_or("", String::as_str);
     row.push(Cell::plain(format!("{line:>5}  {text}")));
     row
+}
+
+/// A line's cost in each event shown, `.` for none.
+fn cost_cells(report: &Report, cost: &[i64]) -> Vec<Cell> {
+    report
+        .options
+        .show
+        .iter()
+        .map(|&e| match cost[e] {
+            0 => Cell::styled(".", Style::Dim),
+            value => Cell::plain(grouped_signed(value.into())),
+        })
+        .collect()
 }

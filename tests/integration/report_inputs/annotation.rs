@@ -133,3 +133,47 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
         "{report}"
     );
 }
+
+/// Costs at no line (a profile of Callgrind's `--dump-line=no`, code
+/// without line information) are shown as such at the head of their
+/// file's table, as callgrind_annotate's unidentified lines, not left out.
+#[test]
+fn costs_at_no_line_are_annotated_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "src.c", "int main(void)\n{\n}\n");
+    write(
+        dir.path(),
+        "p.out",
+        "positions: instr\nevents: Ir\nfl=src.c\nfn=main\n0x10 3\n0x14 4\n",
+    );
+    write(
+        dir.path(),
+        "mixed.out",
+        "events: Ir\nfl=src.c\nfn=main\n0 3\n2 4\n",
+    );
+    for (profile, expected) in [
+        ("p.out", &["7      ?  (costs at no line of the file)"][..]),
+        (
+            "mixed.out",
+            &[
+                "3      ?  (costs at no line of the file)",
+                "1  int main(void)",
+                "4      2  {",
+                "3  }",
+            ],
+        ),
+    ] {
+        let report = success(linegrind(
+            dir.path(),
+            &["report", profile, "--auto=yes", "--no-color"],
+        ));
+        let shown: Vec<&str> = report
+            .lines()
+            .skip_while(|line| !line.starts_with("-- source:"))
+            .skip(2)
+            .take_while(|line| !line.is_empty())
+            .map(str::trim)
+            .collect();
+        assert_eq!(shown, expected, "{report}");
+    }
+}
