@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::diff::write_unlike;
+use super::diff::write_notes;
 use super::failure::{Failure, InputContext};
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::report::check::{Limit, check as check_limits};
@@ -77,7 +77,7 @@ pub fn check(job: &CheckJob, out: &mut dyn Write) -> Result<u8, Failure> {
     let written = (|| {
         writeln!(out, "baseline: {}", job.baseline.display())?;
         writeln!(out, "current:  {}", job.current.display())?;
-        write_unlike(out, &diff.unlike, ["the baseline", "the current run"])?;
+        write_notes(out, &diff, ["the baseline", "the current run"])?;
         writeln!(out)?;
         table.write(out, job.color)?;
         writeln!(out)?;

@@ -105,7 +105,7 @@ fn write_comparison(
 ) -> std::io::Result<()> {
     writeln!(out, "A: {}", job.a.display())?;
     writeln!(out, "B: {}", job.b.display())?;
-    write_unlike(out, &diff.unlike, ["A", "B"])?;
+    write_notes(out, diff, ["A", "B"])?;
     writeln!(out)?;
     let mut totals = Table::new(&[
         Align::Left,
@@ -212,18 +212,24 @@ fn write_comparison(
 }
 
 /// Names the settings the two runs were simulated with differently, whose
-/// changes may come from them and not from the program.
-pub fn write_unlike(
-    out: &mut dyn Write,
-    unlike: &[Unlike],
-    runs: [&str; 2],
-) -> std::io::Result<()> {
-    for Unlike { setting, values } in unlike {
+/// changes may come from them and not from the program, and a run whose
+/// file is a later part of it, whose costs are not the whole run's.
+pub fn write_notes(out: &mut dyn Write, diff: &Diff, runs: [&str; 2]) -> std::io::Result<()> {
+    for Unlike { setting, values } in &diff.unlike {
         writeln!(
             out,
             "note: {setting} differs: {} in {}; {} in {}",
             values[0], runs[0], values[1], runs[1]
         )?;
+    }
+    for (part, run) in diff.parts.iter().zip(runs) {
+        if let Some(part) = part {
+            writeln!(
+                out,
+                "note: {run} is part {part} of its run: the costs since Callgrind's dump \
+                 before it, not the whole run's"
+            )?;
+        }
     }
     Ok(())
 }

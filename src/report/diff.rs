@@ -275,6 +275,9 @@ pub struct Diff {
     pub unshared: [Vec<String>; 2],
     /// The settings A and B were simulated with differently.
     pub unlike: Vec<Unlike>,
+    /// For A and B, the part of its run each file holds when it is a later
+    /// one (Callgrind's `part:` past 1).
+    pub parts: [Option<u64>; 2],
     pub totals: [Vec<i128>; 2],
     /// Every function of either run, in order of first appearance (A, then
     /// B).
@@ -359,6 +362,7 @@ impl Diff {
             events,
             unshared,
             unlike: a.setup.unlike(&b.setup),
+            parts: [a.setup.later_part(), b.setup.later_part()],
             functions,
         })
     }

@@ -172,6 +172,8 @@ impl RunCosts {
                 caches: [&summary.caches.i1, &summary.caches.d1, &summary.caches.ll]
                     .map(|cache| Some(describe_cache(cache.size, cache.line, cache.assoc))),
                 backdate: Some(summary.caches.backdate),
+                // A summary is of the whole run.
+                part: None,
             },
             file: None,
         }

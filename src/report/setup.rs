@@ -7,6 +7,10 @@
 /// lines.
 const CACHES: [&str; 3] = ["I1", "D1", "LL"];
 
+/// A cache a file describes with nothing: Callgrind run without
+/// `--cache-sim=yes` writes `desc: I1 cache: ` so.
+const NOT_SIMULATED: &str = "not simulated";
+
 /// What a run's file says of its simulation; `None` where it says nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Setup {
@@ -15,6 +19,10 @@ pub struct Setup {
     pub caches: [Option<String>; 3],
     /// Whether cache use was back-dated to the call stacks.
     pub backdate: Option<bool>,
+    /// Which dump of its run the file is (Callgrind's `part:`): past 1, it
+    /// holds the costs since the dump before (`--dump-before`,
+    /// `--dump-every-bb`, `callgrind_control -d`), not the whole run's.
+    pub part: Option<u64>,
 }
 
 /// One setting two runs were simulated with differently: its name and
@@ -34,14 +42,27 @@ impl Setup {
                 .strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix(" cache:"))
             {
-                *cache = Some(geometry.trim().to_string());
+                let geometry = match geometry.trim() {
+                    "" => NOT_SIMULATED,
+                    geometry => geometry,
+                };
+                *cache = Some(geometry.to_string());
             }
         }
     }
 
-    /// Whether the file described any cache: a simulated run's file.
+    /// The part of its run the file holds, when it is not the first (or
+    /// only) one.
+    pub fn later_part(&self) -> Option<u64> {
+        self.part.filter(|&part| part > 1)
+    }
+
+    /// Whether the file described any cache as simulated: a simulated
+    /// run's file.
     pub fn simulated(&self) -> bool {
-        self.caches.iter().any(Option::is_some)
+        self.caches
+            .iter()
+            .any(|cache| cache.as_deref().is_some_and(|cache| cache != NOT_SIMULATED))
     }
 
     /// The settings both files state and state differently, in a fixed
@@ -97,6 +118,14 @@ mod tests {
         );
         assert!(setup.simulated());
         assert!(!Setup::default().simulated());
+        // Callgrind without cache simulation describes its caches empty.
+        let mut plain = Setup::default();
+        for cache in CACHES {
+            plain.read_desc(&format!("{cache} cache: "));
+        }
+        assert_eq!(plain.caches[0].as_deref(), Some(NOT_SIMULATED));
+        assert!(!plain.simulated());
+        assert_eq!(plain.unlike(&setup)[0].values[0], NOT_SIMULATED);
     }
 
     #[test]

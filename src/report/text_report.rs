@@ -132,6 +132,13 @@ pub fn write_report(
     if let Some(cmd) = &file.cmd {
         writeln!(out, "command:   {}", printable(cmd))?;
     }
+    if let Some(part) = file.setup.later_part() {
+        writeln!(
+            out,
+            "part:      {part} of its run: the costs since Callgrind's dump before it, \
+             not the whole run's"
+        )?;
+    }
     // The top-down tree starts at every root, whatever --top says, and
     // ranks calls by what they cost in all, whatever --self says.
     let (ranking, top) = match options.tree {

@@ -280,6 +280,39 @@ fn a_function_entered_otherwise_as_well_starts_a_tree_of_its_own() {
     );
 }
 
+/// A file Callgrind dumped as a later part of its run (`--dump-before`,
+/// `callgrind_control -d`) holds the costs since the dump before: `report`,
+/// `diff` and `check` say so, lest it pass for the whole run.
+#[test]
+fn a_later_part_of_a_run_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |part: u32, ir: u32| {
+        format!("cmd: ./app\npart: {part}\nevents: Ir\nfl=a.c\nfn=main\n1 {ir}\ntotals: {ir}\n")
+    };
+    write(dir.path(), "whole.out", &profile(1, 100));
+    write(dir.path(), "later.out", &profile(2, 40));
+    let note = "2 of its run: the costs since Callgrind's dump before it";
+    let report = success(linegrind(dir.path(), &["report", "later.out"]));
+    assert!(report.contains(&format!("part:      {note}")), "{report}");
+    let whole = success(linegrind(dir.path(), &["report", "whole.out"]));
+    assert!(!whole.contains("part:"), "{whole}");
+    let diff = success(linegrind(dir.path(), &["diff", "whole.out", "later.out"]));
+    assert!(diff.contains(&format!("note: B is part {note}")), "{diff}");
+    let args = [
+        "check",
+        "--baseline",
+        "later.out",
+        "whole.out",
+        "--limit",
+        "Ir=+200%",
+    ];
+    let check = success(linegrind(dir.path(), &args));
+    assert!(
+        check.contains(&format!("note: the baseline is part {note}")),
+        "{check}"
+    );
+}
+
 /// Runs `args` in `dir`, expecting exit code 2 and an error that names
 /// `place`.
 fn expect_input_error(dir: &Path, args: &[&str], place: &str) {

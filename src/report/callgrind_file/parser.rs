@@ -86,6 +86,11 @@ fn not_a_profile(start: &[u8]) -> Option<String> {
             "this is a {} trace (simulate it with `linegrind sim` and read the file it writes)",
             format.describe()
         ))
+    } else if start.starts_with(&[0x1f, 0x8b]) {
+        Some(
+            "this is compressed with gzip (read it through `<(zcat FILE)`, or unpack it first)"
+                .into(),
+        )
     } else if is_valgrind_message(first_line) {
         Some(
             "this is Valgrind's log, its messages (Callgrind writes its profile to \
@@ -517,6 +522,19 @@ impl<C: CostValue> Parser<C> {
                 self.last = vec![0; self.file.positions.len()];
             }
             "cmd" => self.file.cmd = Some(value.to_string()),
+            "part" => {
+                if self.file.setup.part.is_some() {
+                    return Err(error(format!(
+                        "a second part of the run (`part: {}`): a file of several parts \
+                         (Callgrind's --combine-dumps=yes) is not read; without that option \
+                         Callgrind writes each part to a file of its own",
+                        shown(value.as_bytes())
+                    )));
+                }
+                self.file.setup.part = Some(value.trim().parse().map_err(|_| {
+                    error(format!("bad part number `{}`", shown(value.as_bytes())))
+                })?);
+            }
             "desc" => {
                 // Shown by `diff` and `check`: escaped as names are.
                 self.file.setup.read_desc(&printable(value));
@@ -525,7 +543,7 @@ impl<C: CostValue> Parser<C> {
             "summary" => self.summary = Some(costs(value)?),
             "totals" => self.totals = Some((costs(value)?, number)),
             // Headers with nothing this reader uses: version, creator, pid,
-            // part, thread, event (long names), and any a writer adds.
+            // thread, event (long names), and any a writer adds.
             _ => {}
         }
         Ok(())

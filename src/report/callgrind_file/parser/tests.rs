@@ -188,6 +188,23 @@ fn a_valgrind_tools_file_without_summary_or_totals_is_cut_short() {
     assert_eq!(read.totals, [7, 1]);
 }
 
+/// Callgrind numbers the dumps of a run (`part:`); a file of several
+/// (`--combine-dumps=yes`) is refused at its second.
+#[test]
+fn a_later_part_is_noted_and_a_file_of_several_parts_refused() {
+    let part = |n: &str| EXAMPLE.replace("cmd: ./app\n", &format!("cmd: ./app\npart: {n}\n"));
+    let later = ProfileFile::<i64>::parse(part("2").as_bytes()).unwrap();
+    assert_eq!(later.setup.later_part(), Some(2));
+    let first = ProfileFile::<i64>::parse(part("1").as_bytes()).unwrap();
+    assert_eq!(first.setup.later_part(), None);
+    let err = signed_error(&format!("{}part: 3\nevents: Ir\n", part("2")));
+    assert!(
+        err.starts_with("line 33: a second part of the run (`part: 3`)"),
+        "{err}"
+    );
+    assert_eq!(signed_error(&part("x")), "line 5: bad part number `x`");
+}
+
 #[test]
 fn names_in_other_encodings_are_read_and_bad_lines_shown_escaped() {
     let latin1 = EXAMPLE.replace("fl=(1) app.c", "fl=(1) caf\u{e9}.c");
@@ -217,6 +234,11 @@ fn names_the_other_linegrind_files_it_is_given() {
             "{text_trace}"
         );
     }
+    let gzip = ProfileFile::<i64>::parse(&b"\x1f\x8b\x08\0\0\0\0\0\0\x03"[..]).unwrap_err();
+    assert!(
+        gzip.to_string().contains("this is compressed with gzip"),
+        "{gzip}"
+    );
     let binary = ProfileFile::<i64>::parse(&b"LGTRACE\0\x01\0\0\0"[..]).unwrap_err();
     assert!(
         binary.to_string().contains("this is a linegrind trace"),
