@@ -56,6 +56,23 @@ pub struct ElfObject {
 /// Sections holding PLT stubs, which Callgrind skips by default.
 const PLT_SECTIONS: [&str; 4] = [".plt", ".plt.sec", ".plt.got", ".iplt"];
 
+/// The address ranges of `elf`'s PLT stubs (its [`PLT_SECTIONS`]), as
+/// the object gives them.
+pub fn plt_ranges(elf: &object::File) -> Vec<(u64, u64)> {
+    elf.sections()
+        .filter(|section| {
+            section
+                .name()
+                .is_ok_and(|name| PLT_SECTIONS.contains(&name))
+        })
+        .map(|section| {
+            let start = section.address();
+            (start, start.saturating_add(section.size()))
+        })
+        .filter(|&(start, end)| start < end)
+        .collect()
+}
+
 /// Where separate debug files live, as gdb and Valgrind look for them.
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
@@ -127,19 +144,7 @@ impl ElfObject {
                 Some((lo, hi)) => (start.min(lo), end.max(hi)),
             })
         });
-        let plt = elf
-            .sections()
-            .filter(|section| {
-                section
-                    .name()
-                    .is_ok_and(|name| PLT_SECTIONS.contains(&name))
-            })
-            .map(|section| {
-                let start = section.address();
-                (start, start.saturating_add(section.size()))
-            })
-            .filter(|&(start, end)| start < end)
-            .collect();
+        let plt = plt_ranges(&elf);
         let mut functions = function_symbols(&elf);
         let mut dwarf = None;
         if let Some(debug) = &debug

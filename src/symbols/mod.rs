@@ -9,7 +9,7 @@ mod skip;
 mod symbolizer;
 
 pub use demangle::demangle;
-pub use elf::{ElfFunction, ElfObject, InlineFrame, SourceLine, map_file};
+pub use elf::{ElfFunction, ElfObject, InlineFrame, SourceLine, map_file, plt_ranges};
 pub use fn_ranges::{FnRanges, OverlapError};
 pub use module_map::{Module, ModuleId, ModuleMap};
 pub use skip::SkipRules;

@@ -121,7 +121,7 @@ fn open(binary: &Binary) -> Result<CodeObject, String> {
             return Err("a shared library: give its load bias as PATH:HEX".to_string());
         }
     };
-    let sections = elf
+    let sections: Vec<(u64, u64, u64)> = elf
         .sections()
         .filter(|section| section.kind() == SectionKind::Text)
         .filter_map(|section| {
@@ -129,14 +129,18 @@ fn open(binary: &Binary) -> Result<CodeObject, String> {
             Some((section.address(), offset, size))
         })
         .collect();
-    let plt = elf
-        .sections()
-        .filter(|section| section.name().is_ok_and(|name| name.starts_with(".plt")))
-        .map(|section| {
-            let start = section.address();
-            (start, start.saturating_add(section.size()))
-        })
-        .collect();
+    let plt = crate::symbols::plt_ranges(&elf);
+    // Code the bias moves past the end of the address space would wrap
+    // around to addresses below it.
+    let ends = sections
+        .iter()
+        .map(|&(address, _, size)| address.saturating_add(size));
+    let last = ends.chain(plt.iter().map(|&(_, end)| end)).max();
+    if last.is_some_and(|last| last.checked_add(bias).is_none()) {
+        return Err(format!(
+            "the bias {bias:x} moves the object's code past the end of the address space"
+        ));
+    }
     Ok(CodeObject {
         path: absolute(&binary.path),
         bias,
@@ -301,5 +305,15 @@ mod tests {
             objects.transfer(start + bias + 0x7fff_0000_0000),
             Transfer::Unknown
         );
+        // The PLT stubs are those symbols find; a bias that moves code past
+        // the address space's end is refused.
+        let plt = crate::symbols::plt_ranges(&elf);
+        assert_eq!(objects.objects[0].plt, plt);
+        let wrapping = CodeObjects::open(&[Binary {
+            path: exe,
+            bias: Some(u64::MAX - 0x1000),
+        }]);
+        let err = wrapping.err().unwrap().to_string();
+        assert!(err.contains("past the end of the address space"), "{err}");
     }
 }
