@@ -62,6 +62,7 @@ pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod hierarchies;
+pub mod interrupt;
 pub mod lanes;
 pub mod output;
 pub mod pattern;

@@ -9,12 +9,12 @@ use super::same_path::same_path;
 use super::trace_input::TraceInput;
 use crate::config::SimConfig;
 use crate::cost::EventKind;
+use crate::interrupt::holding_interrupts;
 use crate::output::json::Summary;
 use crate::output::table::{Align, Cell, Table};
 use crate::output::{
-    Positions, Progress, Source, grouped, holding_interrupts, is_char_device, is_stdout,
-    names_folder, percent, write_callgrind, write_firefox_profile, write_summary,
-    write_uncommitted, written_in_place,
+    Positions, Progress, Source, grouped, is_char_device, is_stdout, names_folder, percent,
+    write_callgrind, write_firefox_profile, write_summary, write_uncommitted, written_in_place,
 };
 use crate::pipeline::simulate_each;
 use crate::printable::printable;

@@ -7,7 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::interrupt::{Registered, remove_on_interrupt};
+use crate::interrupt::{Registered, remove_on_interrupt};
 
 /// Writes `path` through `write`, replacing it only once `write` succeeded.
 pub fn write_atomically(

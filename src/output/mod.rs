@@ -1,13 +1,12 @@
 //! Writers: the callgrind-format profile, the JSON summary, the text
 //! summary and tables, the Firefox Profiler profile; atomic file
-//! replacement (temporary files removed on an interrupt, which also
-//! reaches a program run by `record`); and progress on a terminal.
+//! replacement (temporary files removed on an interrupt: see
+//! [`crate::interrupt`]); and progress on a terminal.
 
 mod atomic;
 mod callgrind;
 mod callgrind_names;
 mod firefox;
-mod interrupt;
 pub mod json;
 mod labels;
 mod number;
@@ -22,7 +21,6 @@ pub use atomic::{
 pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 pub use firefox::write_firefox_profile;
-pub use interrupt::{holding_interrupts, remove_on_interrupt, run_program};
 pub use labels::object_file_name;
 pub use number::{bytes_per_event, grouped, percent};
 pub use progress::Progress;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use super::interrupt::clear_progress_on_interrupt;
+use crate::interrupt::clear_progress_on_interrupt;
 
 /// A progress display, or nothing. Clones show the same display.
 #[derive(Clone)]

@@ -36,7 +36,8 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
     tool::install()
 }
 
-use crate::output::{OutputFile, remove_on_interrupt, run_program};
+use crate::interrupt::{remove_on_interrupt, run_program};
+use crate::output::OutputFile;
 use crate::trace::binary::{Totals, TraceWriter};
 
 /// A validated `record` invocation.

@@ -3,7 +3,7 @@
 //! real-time signals...) or an abort (SIGABRT, as when memory runs out)
 //! does to the files linegrind writes. Outputs are
 //! written to a temporary file renamed into place at the end
-//! ([`super::OutputFile`]); an interrupted run removes the temporary files
+//! ([`crate::output::OutputFile`]); an interrupted run removes the temporary files
 //! of the outputs it was writing, then dies of the signal, so that it
 //! leaves no hidden `.linegrind-*.tmp` behind (nor `record`'s scratch
 //! folder and the FIFO in it). An interrupt that comes while the outputs
