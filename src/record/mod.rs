@@ -38,7 +38,7 @@ pub fn valgrind_lib() -> Result<PathBuf, ToolError> {
 
 use crate::interrupt::{remove_on_interrupt, run_program};
 use crate::output::OutputFile;
-use crate::trace::binary::{Totals, TraceWriter};
+use crate::trace::binary::{Summary, TraceWriter};
 
 /// A validated `record` invocation.
 #[derive(Clone, Debug)]
@@ -71,7 +71,8 @@ impl RecordJob {
 pub struct Recording {
     /// How the program (under Valgrind) ended.
     pub status: ExitStatus,
-    pub totals: Totals,
+    /// The trace's totals (the exit code is the status's).
+    pub totals: Summary,
     /// Size of the trace file; `None` for a device or a pipe.
     pub bytes: Option<u64>,
     /// The program replaced itself by `execve`; the program it started ran

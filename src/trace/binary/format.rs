@@ -62,6 +62,54 @@ impl ChunkKind {
     }
 }
 
+/// What the END chunk says of the stream before it: its totals, and the
+/// recorded program's exit code (`None`: unknown, as when a signal killed
+/// it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub block_runs: u64,
+    pub instructions: u64,
+    pub accesses: u64,
+    /// The recorded program's exit code.
+    pub exit_code: Option<i32>,
+}
+
+impl Summary {
+    /// Appends the END chunk's payload: where the symbol table starts
+    /// (`symbols_at`, 0 for none), then this summary.
+    pub fn put_end(&self, symbols_at: u64, out: &mut Vec<u8>) {
+        varint::put(out, symbols_at);
+        varint::put(out, self.block_runs);
+        varint::put(out, self.instructions);
+        varint::put(out, self.accesses);
+        // A wait status's code, as the recorder has it (`u32`), plus one.
+        let code = self.exit_code.map_or(0, |code| u64::from(code as u32) + 1);
+        varint::put(out, code);
+    }
+
+    /// Reads an END chunk's payload: where the symbol table starts, and
+    /// the summary.
+    pub fn get_end(cursor: &mut Cursor) -> Result<(u64, Summary), Corrupt> {
+        let symbols_at = cursor.varint()?;
+        let mut summary = Summary {
+            block_runs: cursor.varint()?,
+            instructions: cursor.varint()?,
+            accesses: cursor.varint()?,
+            exit_code: None,
+        };
+        let code = cursor.varint()?;
+        summary.exit_code = match code.checked_sub(1).map(u32::try_from) {
+            None => None,
+            Some(Ok(code)) => Some(code as i32),
+            Some(Err(_)) => {
+                let what = format!("the end record's exit code {} is past 32 bits", code - 1);
+                return Err(corrupt(cursor, what));
+            }
+        };
+        Ok((symbols_at, summary))
+    }
+}
+
 /// The header of one chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkHeader {

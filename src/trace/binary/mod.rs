@@ -9,7 +9,7 @@ mod varint;
 mod writer;
 
 pub use format::{
-    Control, MAGIC, MAX_BLOCK_ACCESSES, MAX_BLOCK_INSTRS, MAX_CHUNK, MAX_INSTR_ACCESSES,
+    Control, MAGIC, MAX_BLOCK_ACCESSES, MAX_BLOCK_INSTRS, MAX_CHUNK, MAX_INSTR_ACCESSES, Summary,
 };
-pub use reader::{BinaryReader, Summary, is_binary};
-pub use writer::{Totals, TraceWriter};
+pub use reader::{BinaryReader, is_binary};
+pub use writer::TraceWriter;

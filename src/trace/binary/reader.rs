@@ -10,7 +10,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use super::format::{
-    self, BlockError, CONTROL, ChunkKind, Control, Corrupt, HEADER_LEN, MAGIC, SpBases,
+    self, BlockError, CONTROL, ChunkKind, Control, Corrupt, HEADER_LEN, MAGIC, SpBases, Summary,
     TRAILER_LEN, VERSION,
 };
 use super::round_bytes::{LastRuns, RoundBytes};
@@ -23,16 +23,6 @@ use crate::trace::{BlockItem, Event, Feed, Location, TraceError, TraceItem, Trac
 mod chunks;
 
 use chunks::{SYMBOLS_LOST, read_exact_or};
-
-/// What the END chunk says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub block_runs: u64,
-    pub instructions: u64,
-    pub accesses: u64,
-    /// The recorded program's exit code.
-    pub exit_code: Option<i32>,
-}
 
 /// A binary trace read as events.
 pub struct BinaryReader<R> {

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::format::{
     self, CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, Control, FLAG_ZSTD, HEADER_LEN, MAGIC,
-    MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, VERSION,
+    MAX_CHUNK, RUN_NO_SP, RUN_SP_DELTA, RUN_SP_SAME, SpBases, Summary, VERSION,
 };
 use super::varint;
 use crate::trace::Event;
@@ -15,14 +15,6 @@ use crate::trace::block::{BlockDef, BlockRun, Item};
 /// Raw bytes of dynamic stream per chunk; block descriptions and the
 /// symbol table are cut into chunks of about as much.
 const EVENTS_PER_CHUNK: usize = 1 << 20;
-
-/// Totals written to the END chunk.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Totals {
-    pub block_runs: u64,
-    pub instructions: u64,
-    pub accesses: u64,
-}
 
 /// A binary trace being written.
 pub struct TraceWriter<W: Write> {
@@ -38,7 +30,8 @@ pub struct TraceWriter<W: Write> {
     site_last: Vec<u64>,
     sp_bases: SpBases,
     thread: u32,
-    totals: Totals,
+    /// The stream's totals so far (no exit code until the end).
+    totals: Summary,
 }
 
 struct DefInfo {
@@ -68,7 +61,7 @@ impl<W: Write> TraceWriter<W> {
             site_last: Vec::new(),
             sp_bases: SpBases::default(),
             thread: 1,
-            totals: Totals::default(),
+            totals: Summary::default(),
         };
         let mut payload = Vec::new();
         varint::put(&mut payload, meta.len() as u64);
@@ -164,8 +157,8 @@ impl<W: Write> TraceWriter<W> {
         self.maybe_flush()
     }
 
-    /// Totals so far.
-    pub fn totals(&self) -> Totals {
+    /// The stream's totals so far.
+    pub fn totals(&self) -> Summary {
         self.totals
     }
 
@@ -188,14 +181,11 @@ impl<W: Write> TraceWriter<W> {
             self.chunk(ChunkKind::Symbols, &payload)?;
         }
         let mut end = Vec::new();
-        varint::put(&mut end, symbols_offset);
-        varint::put(&mut end, self.totals.block_runs);
-        varint::put(&mut end, self.totals.instructions);
-        varint::put(&mut end, self.totals.accesses);
-        varint::put(
-            &mut end,
-            exit_code.map_or(0, |code| u64::from(code as u32) + 1),
-        );
+        let summary = Summary {
+            exit_code,
+            ..self.totals
+        };
+        summary.put_end(symbols_offset, &mut end);
         let end_offset = self.offset;
         self.chunk(ChunkKind::End, &end)?;
         self.out.write_all(&end_offset.to_le_bytes())?;

@@ -146,7 +146,10 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     changed[trailer..].copy_from_slice(&(end_at as u64).to_le_bytes());
     let err = open_error(&changed);
     assert!(
-        err.ends_with("the end record's exit code 4294967296 is past 32 bits"),
+        err.ends_with(
+            "corrupt chunk: the end record's exit code 4294967296 is past 32 bits \
+             (at byte 9 of its data)"
+        ),
         "{err}"
     );
 }

@@ -5,10 +5,10 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::{BinaryReader, Summary, corrupted, io_error, syntax};
+use super::{BinaryReader, corrupted, io_error, syntax};
 use crate::trace::binary::format::{
     self, CHUNK_HEADER_LEN, CONTROL, ChunkHeader, ChunkKind, Control, Corrupt, FLAG_ZSTD,
-    HEADER_LEN, MAX_CHUNK, TRAILER_LEN,
+    HEADER_LEN, MAX_CHUNK, Summary, TRAILER_LEN,
 };
 use crate::trace::binary::varint::Cursor;
 use crate::trace::{Event, TraceError};
@@ -53,26 +53,8 @@ impl<R: Read + Seek> BinaryReader<R> {
             return self.no_end();
         }
         let mut cursor = Cursor::new(&payload);
-        let corrupt = |err| corrupted(end_at, err);
-        let symbols_at = cursor.varint().map_err(|e| corrupt(e.into()))?;
-        let mut summary = Summary {
-            block_runs: cursor.varint().map_err(|e| corrupt(e.into()))?,
-            instructions: cursor.varint().map_err(|e| corrupt(e.into()))?,
-            accesses: cursor.varint().map_err(|e| corrupt(e.into()))?,
-            exit_code: None,
-        };
-        let code = cursor.varint().map_err(|e| corrupt(e.into()))?;
-        summary.exit_code = match code.checked_sub(1).map(u32::try_from) {
-            None => None,
-            // A wait status's code, as the recorder wrote it (`u32`).
-            Some(Ok(code)) => Some(code as i32),
-            Some(Err(_)) => {
-                return Err(syntax(
-                    end_at,
-                    format!("the end record's exit code {} is past 32 bits", code - 1),
-                ));
-            }
-        };
+        let (symbols_at, summary) =
+            Summary::get_end(&mut cursor).map_err(|err| corrupted(end_at, err))?;
         decoded_whole(&cursor, end_at, "end record")?;
         self.summary = Some(summary);
         self.end_at = end_at;
