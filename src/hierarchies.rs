@@ -30,7 +30,7 @@ pub struct Levels {
 
 /// A hierarchy with the name its outputs and summary row carry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hierarchy {
+pub struct NamedHierarchy {
     pub name: String,
     pub levels: Levels,
     /// The line of the configuration file that names it, for errors.
@@ -81,7 +81,7 @@ fn level<'a>(levels: &'a mut Levels, name: &str) -> Option<&'a mut CacheGeometry
 
 /// `LEVEL=FROM..TO`: the level's size doubled from FROM up to TO, its
 /// associativity and line size kept from `base`.
-pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+pub fn sweep(spec: &str, base: Levels) -> Result<Vec<NamedHierarchy>, HierarchyError> {
     let bad = |why: String| HierarchyError(format!("--sweep {spec}: {why}"));
     let (name, range) = spec
         .split_once('=')
@@ -107,7 +107,7 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
             .ok_or_else(|| bad(format!("`{name}` is not a level (I1, D1 or LL)")))?;
         *geometry = CacheGeometry::new(bytes, geometry.assoc(), geometry.line_size())
             .map_err(|err| bad(err.to_string()))?;
-        hierarchies.push(Hierarchy {
+        hierarchies.push(NamedHierarchy {
             name: format!("{name}={}", size_name(bytes)),
             levels,
             line: None,
@@ -132,7 +132,7 @@ pub fn sweep(spec: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError>
 
 /// The hierarchies of the configuration file at `path`. Such a file is
 /// small: a larger one (or an endless one) is not one.
-pub fn read_file(path: &Path, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
+pub fn read_file(path: &Path, base: Levels) -> Result<Vec<NamedHierarchy>, HierarchyError> {
     const MAX: u64 = 1 << 20;
     let name = path.display();
     let cannot = |why: String| HierarchyError(format!("cannot read {name}: {why}"));
@@ -168,8 +168,8 @@ fn is_name(name: &str) -> bool {
 
 /// The hierarchies of a configuration file's `text` (see the module
 /// documentation); `file` names it in errors.
-fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, HierarchyError> {
-    let mut hierarchies: Vec<Hierarchy> = Vec::new();
+fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<NamedHierarchy>, HierarchyError> {
+    let mut hierarchies: Vec<NamedHierarchy> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let bad = |why: String| HierarchyError(format!("{file}: line {}: {why}", number + 1));
         let line = line.split('#').next().unwrap_or("").trim();
@@ -231,7 +231,7 @@ fn parse_file(text: &str, file: &str, base: Levels) -> Result<Vec<Hierarchy>, Hi
         if hierarchies.len() == MAX_HIERARCHIES {
             return Err(bad(format!("more than {MAX_HIERARCHIES} hierarchies")));
         }
-        hierarchies.push(Hierarchy {
+        hierarchies.push(NamedHierarchy {
             name: name.to_string(),
             levels,
             line: Some(number as u64 + 1),

@@ -6,7 +6,7 @@ use clap::ArgAction;
 use linegrind::cache::CacheGeometry;
 use linegrind::commands::{SimJob, SimRun};
 use linegrind::config::{ConfigError, SimConfig};
-use linegrind::hierarchies::{Hierarchy, LEVEL_NAMES, Levels, read_file, sweep};
+use linegrind::hierarchies::{LEVEL_NAMES, Levels, NamedHierarchy, read_file, sweep};
 use linegrind::output::Positions;
 use linegrind::symbols::SkipRules;
 
@@ -163,7 +163,7 @@ impl SimArgs {
         };
         let hierarchies = match hierarchies {
             Some(list) => list.map_err(|err| ConfigError::new(err.to_string()))?,
-            None => vec![Hierarchy {
+            None => vec![NamedHierarchy {
                 name: String::new(),
                 levels: given,
                 line: None,
