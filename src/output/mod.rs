@@ -22,6 +22,6 @@ pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 pub use firefox::write_firefox_profile;
 pub use labels::object_file_name;
-pub use number::{bytes_per_event, grouped, percent};
+pub use number::{bytes_per_event, grouped, grouped_wide, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

@@ -2,6 +2,11 @@
 
 /// `n` with thousands separators: `1234567` becomes `1,234,567`.
 pub fn grouped(n: u64) -> String {
+    grouped_wide(n.into())
+}
+
+/// [`grouped`] for numbers past 64 bits (a difference's magnitude).
+pub fn grouped_wide(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {

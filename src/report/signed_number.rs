@@ -1,16 +1,13 @@
 //! Numbers of reports that may be negative: the costs of a difference file
 //! (`diff --out`), and changes between runs.
 
-use crate::output::grouped;
+use crate::output::grouped_wide;
 
 /// `n` with thousands separators and a minus sign when negative:
 /// `-1,234`.
 pub fn grouped_signed(n: i128) -> String {
     let sign = if n < 0 { "-" } else { "" };
-    match u64::try_from(n.unsigned_abs()) {
-        Ok(magnitude) => format!("{sign}{}", grouped(magnitude)),
-        Err(_) => format!("{sign}{}", n.unsigned_abs()),
-    }
+    format!("{sign}{}", grouped_wide(n.unsigned_abs()))
 }
 
 /// `n` as [`grouped_signed`], with a plus sign when positive: `+1,234`.
@@ -67,6 +64,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn differences_past_64_bits_are_grouped_too() {
+        assert_eq!(grouped_signed(-1_234), "-1,234");
+        let past = i128::from(u64::MAX) * 2;
+        assert_eq!(change(past), "+36,893,488,147,419,103,230");
+        assert_eq!(grouped_signed(-past), "-36,893,488,147,419,103,230");
+    }
+
+    #[test]
     fn a_checked_rise_rounds_toward_its_verdict() {
         // 1.0000085% of 11,700,176.
         assert_eq!(checked_change(11_700_176, 11_817_178, true), "+1.01%");
@@ -86,7 +91,10 @@ mod tests {
             grouped_signed(i128::from(i64::MIN)),
             "-9,223,372,036,854,775,808"
         );
-        assert_eq!(grouped_signed(i128::MAX), i128::MAX.to_string());
+        assert_eq!(
+            grouped_signed(i128::MAX),
+            "170,141,183,460,469,231,731,687,303,715,884,105,727"
+        );
         assert_eq!(change(1000), "+1,000");
         assert_eq!(change(-5), "-5");
         assert_eq!(change(0), "0");
