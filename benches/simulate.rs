@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use linegrind::backdate::{Backdate, NoBackdate};
-use linegrind::calltree::CallTree;
+use linegrind::attribution::backdate::{Backdate, NoBackdate};
+use linegrind::attribution::calltree::CallTree;
 use linegrind::config::SimConfig;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Event, TextReader, TraceRead};

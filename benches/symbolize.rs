@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use linegrind::calltree::CallTree;
+use linegrind::attribution::calltree::CallTree;
 use linegrind::config::SimConfig;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Event, ModuleMapping};

@@ -37,7 +37,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::arcs::{ArcId, Arcs};
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cost::ImmediateCost;
 use crate::program::{FnId, InlineCall, InstrId};
 

@@ -167,7 +167,7 @@ impl SimConfig {
     }
 
     /// Whether `other` differs from this configuration in LL only, so
-    /// that one walk can simulate both ([`crate::lanes`]).
+    /// that one walk can simulate both ([`crate::attribution::lanes`]).
     pub fn same_but_ll(&self, other: &SimConfig) -> bool {
         *self
             == SimConfig {

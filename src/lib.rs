@@ -7,15 +7,15 @@
 //! program under Valgrind ─> recorder (record) ─> trace file
 //!
 //! trace reader ─> batches ─> one simulator thread per walk (pipeline; the
-//!   (trace)    (decoding    LLs of a sweep are lanes of one walk: lanes)
-//!               thread)
+//!   (trace)    (decoding    LLs of a sweep are lanes of one walk:
+//!               thread)     attribution::lanes)
 //!
 //! each walk:
 //!   events ─> call tracker ─> cache hierarchy
 //!            (callstack)       (cache)  │ evictions with use
 //!                 │                     ▼
-//!         back-dating tree <──── attribution (simulator)
-//!            (calltree)                 │
+//!         back-dating tree <──── charges (simulator)
+//!   (attribution::calltree)             │
 //!                                       ▼
 //!                 profile ─> writers: callgrind, JSON, summary (output)
 //!
@@ -29,7 +29,7 @@
 //! with an exact used-byte mask and use count per resident line. A line's
 //! spatial and temporal loss, known at eviction, is charged to the
 //! instruction that loaded it and — through the reference-counted partial
-//! call tree in [`calltree`] — to every call arc on its stack at load time.
+//! call tree in [`attribution::calltree`] — to every call arc on its stack at load time.
 //!
 //! # Example
 //!
@@ -53,17 +53,15 @@
 //! ```
 
 pub mod arcs;
-pub mod backdate;
+pub mod attribution;
 pub mod byte_order_mark;
 pub mod cache;
 pub mod callstack;
-pub mod calltree;
 pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod hierarchies;
 pub mod interrupt;
-pub mod lanes;
 pub mod output;
 pub mod pattern;
 pub mod pipeline;

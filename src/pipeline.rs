@@ -5,16 +5,16 @@
 //! simulator whatever the trace's length, and a trace decoded once feeds
 //! any number of configurations. Configurations that differ in LL only
 //! share simulators, one per core, each LL a lane of a walk
-//! ([`crate::lanes`]).
+//! ([`crate::attribution::lanes`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
-use crate::backdate::{Backdate, NoBackdate};
+use crate::attribution::backdate::{Backdate, NoBackdate};
+use crate::attribution::calltree::CallTree;
 use crate::cache::{MAX_LANES, NoMemory};
-use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::profile::{Profile, Walked};
 use crate::simulator::{RunError, SimError, Simulator};

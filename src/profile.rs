@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use crate::arcs::Arc;
-use crate::backdate::TreeStats;
+use crate::attribution::backdate::TreeStats;
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventSet};
 use crate::program::{FnId, InstrId, Program};
@@ -48,7 +48,7 @@ pub struct ConfigCosts {
 pub struct Profile {
     pub config: SimConfig,
     pub events: EventSet,
-    /// Shared by the profiles of one walk ([`crate::lanes`]).
+    /// Shared by the profiles of one walk ([`crate::attribution::lanes`]).
     pub program: Rc<Program>,
     /// Self cost of every instruction, indexed by [`InstrId`].
     pub self_cost: Vec<Cost>,

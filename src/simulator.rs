@@ -4,10 +4,10 @@
 use std::fmt;
 
 use crate::arcs::Arcs;
-use crate::backdate::{Backdate, NoBackdate};
+use crate::attribution::backdate::{Backdate, NoBackdate};
+use crate::attribution::calltree::CallTree;
 use crate::cache::{Caches, NoMemory, longest_access};
 use crate::callstack::{MAX_CONTEXTS, Threads, Transfer};
-use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::{EventKind, EventSet};
 use crate::profile::{ConfigCosts, Profile, Walked};
@@ -167,7 +167,7 @@ pub struct Simulator<B: Backdate> {
     /// Where the costs go.
     charges: Charges<B>,
     /// The configurations of lanes 1 and on, which differ from `config`
-    /// in LL only ([`crate::lanes`]).
+    /// in LL only ([`crate::attribution::lanes`]).
     lane_configs: Vec<SimConfig>,
     instructions: u64,
     /// The blocks of a block-structured trace a run went all through.

@@ -1,7 +1,7 @@
 //! The call stack's rules, context by context.
 
 use super::*;
-use crate::backdate::NoBackdate;
+use crate::attribution::backdate::NoBackdate;
 
 /// Enters a call without a stack pointer or an arc, returning to
 /// `return_addr`.

@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::Context;
 use crate::arcs::Arcs;
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::trace::ThreadCount;
 
 /// Every thread's contexts, and which thread runs. The running thread's
@@ -303,7 +303,7 @@ fn start_afresh<C, B: Backdate<Cursor = C>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backdate::NoBackdate;
+    use crate::attribution::backdate::NoBackdate;
     use crate::callstack::Call;
     use crate::program::InstrId;
 

@@ -1,6 +1,6 @@
 //! Writing a file so that readers see the old file or the whole new one,
 //! never a part: write a temporary file next to it, then rename (and on an
-//! interrupt, remove it: see [`super::interrupt`]). A symbolic link is
+//! interrupt, remove it: see [`crate::interrupt`]). A symbolic link is
 //! followed, so that the file it names is replaced and the link stays.
 
 use std::fs::{self, File, OpenOptions};

@@ -2,7 +2,7 @@
 //! and, back-dated, the call context it was loaded in; a sweep's other
 //! lanes and the stack samples keep theirs apart.
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cache::{ByteMask, Level, LineUse, Loader, Release, UseSink};
 use crate::cost::{Cost, ResidencyCost};
 use crate::program::InstrId;

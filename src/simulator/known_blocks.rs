@@ -26,7 +26,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, LineSpan, Slot};
 use crate::cost::{Cost, EventKind};
 use crate::program::{FnId, InstrId};

@@ -9,8 +9,8 @@
 //! counted at once once such a round also hit I1 all through.
 
 use super::Simulator;
+use crate::attribution::calltree::CallTree;
 use crate::cache::CacheGeometry;
-use crate::calltree::CallTree;
 use crate::config::SimConfig;
 use crate::cost::EventKind;
 use crate::profile::Profile;

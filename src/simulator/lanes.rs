@@ -1,11 +1,11 @@
-//! The simulator's side of a sweep's lanes ([`crate::lanes`]): their self
+//! The simulator's side of a sweep's lanes ([`crate::attribution::lanes`]): their self
 //! costs, and one run per lane when the walk ends.
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
+use crate::attribution::lanes::Lanes;
 use crate::cache::{MAX_LANES, NoMemory};
 use crate::config::SimConfig;
 use crate::cost::{Cost, EventKind, EventSet, UseCost};
-use crate::lanes::Lanes;
 use crate::profile::{ConfigCosts, Walked};
 use crate::program::InstrId;
 

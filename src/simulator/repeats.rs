@@ -27,7 +27,7 @@
 //! [`Feed::push_run`]: crate::trace::batch::Feed::push_run
 //! [`round_plan`]: super::round_plan
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cache::Caches;
 use crate::cost::EventKind;
 use crate::trace::BlockItem;

@@ -12,7 +12,7 @@
 //! holds), and makes the data accesses through the caches as the walk of
 //! a run does. The counts of all the rounds are added at the end.
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cache::{ByteMask, Hierarchy, Slot};
 use crate::cost::EventKind;
 use crate::program::InstrId;

@@ -6,7 +6,7 @@
 //! block walks all its instructions and accesses with one stepper over the
 //! hierarchy picked once; single events build one per step.
 
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::cache::{ByteMask, CacheAccess, Hierarchy, L1Kind, Outcome, Slot};
 use crate::cost::{EventKind, ImmediateCost};
 use crate::program::InstrId;

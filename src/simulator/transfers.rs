@@ -3,7 +3,7 @@
 //! [`crate::callstack`] for why calls and returns wait for it).
 
 use crate::arcs::{ArcId, Arcs};
-use crate::backdate::Backdate;
+use crate::attribution::backdate::Backdate;
 use crate::callstack::{Call, Context, Left, Pending};
 use crate::program::{FnId, InstrId, Program};
 

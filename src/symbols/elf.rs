@@ -56,8 +56,8 @@ pub struct ElfObject {
 /// Sections holding PLT stubs, which Callgrind skips by default.
 const PLT_SECTIONS: [&str; 4] = [".plt", ".plt.sec", ".plt.got", ".iplt"];
 
-/// The address ranges of `elf`'s PLT stubs (its [`PLT_SECTIONS`]), as
-/// the object gives them.
+/// The address ranges of `elf`'s PLT stubs (its `.plt`, `.plt.sec`,
+/// `.plt.got` and `.iplt` sections), as the object gives them.
 pub fn plt_ranges(elf: &object::File) -> Vec<(u64, u64)> {
     elf.sections()
         .filter(|section| {

@@ -8,8 +8,8 @@
 //! instruction.
 
 use linegrind::arcs::ArcId;
-use linegrind::backdate::{Backdate, NoBackdate, TreeStats};
-use linegrind::calltree::CallTree;
+use linegrind::attribution::backdate::{Backdate, NoBackdate, TreeStats};
+use linegrind::attribution::calltree::CallTree;
 use linegrind::config::SimConfig;
 use linegrind::cost::{Cost, EventKind, ResidencyCost, UseCost};
 use linegrind::profile::Profile;

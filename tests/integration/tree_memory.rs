@@ -3,7 +3,7 @@
 //! plus the shared upper levels of the call tree, as the paper observes;
 //! the stack samples of `--profile` share the prefixes of deep recursion.
 
-use linegrind::calltree::CallTree;
+use linegrind::attribution::calltree::CallTree;
 use linegrind::cost::EventKind::*;
 use linegrind::simulator::Simulator;
 use linegrind::trace::{Access, Event, FunctionSymbol};

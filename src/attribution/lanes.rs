@@ -14,7 +14,7 @@
 //! of its own, but is charged for its LL residencies only.
 
 use crate::arcs::ArcId;
-use crate::backdate::{Backdate, TreeStats};
+use crate::attribution::backdate::{Backdate, TreeStats};
 use crate::cost::{Cost, EventKind, ResidencyCost, UseCost};
 use crate::stack_samples::{PathId, Paths};
 
@@ -205,7 +205,7 @@ impl<B: Backdate> Backdate for Lanes<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calltree::CallTree;
+    use crate::attribution::calltree::CallTree;
 
     #[test]
     fn each_lane_charges_its_own_lines_and_counts_misses_per_call() {

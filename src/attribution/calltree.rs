@@ -40,7 +40,7 @@ use std::num::NonZeroU32;
 use rustc_hash::FxHashMap;
 
 use crate::arcs::ArcId;
-use crate::backdate::{Backdate, TreeStats};
+use crate::attribution::backdate::{Backdate, TreeStats};
 use crate::cost::{EventKind, ResidencyCost, UseCost};
 use crate::stack_samples::{PathId, Paths};
 

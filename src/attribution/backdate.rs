@@ -3,11 +3,11 @@
 //!
 //! The simulator drives an implementation of [`Backdate`] with the call
 //! structure of every context (a thread, or a signal handler running in it)
-//! and with the life of every resident line. [`crate::calltree::CallTree`]
+//! and with the life of every resident line. [`crate::attribution::calltree::CallTree`]
 //! is the real one; [`NoBackdate`] switches the feature off at no cost; the
 //! tests hold a brute-force one that remembers whole stacks.
 //!
-//! A sweep simulates several LLs in one walk ([`crate::lanes`]); each is a
+//! A sweep simulates several LLs in one walk ([`crate::attribution::lanes`]); each is a
 //! *lane* with residencies of its own. Lines name their lane, 0 being the
 //! first configuration's; an implementation for one configuration has lane
 //! 0 only.
