@@ -482,20 +482,36 @@ mod tests {
             libc::sigaddset(&mut term, libc::SIGTERM);
             libc::pthread_sigmask(libc::SIG_BLOCK, &term, null_mut());
         }
-        // SAFETY: the child only resets a handler, unblocks a signal and
-        // sleeps, which is safe after a fork of a process with threads.
+        // The program says when it is ready, as `record`'s is once it runs
+        // (linegrind learns its id only then): a freshly forked child of
+        // this process with threads, aborted at once, was found dead of
+        // SIGABRT instead, about once in 150 runs.
+        let mut ready = [0; 2];
+        // SAFETY: pipe is given room for two descriptors.
+        assert_eq!(unsafe { libc::pipe(ready.as_mut_ptr()) }, 0);
+        // SAFETY: the child only resets a handler, unblocks a signal, writes
+        // a byte and sleeps, which is safe after a fork of a process with
+        // threads.
         let program = unsafe { libc::fork() };
         if program == 0 {
             unsafe {
                 libc::signal(libc::SIGTERM, libc::SIG_DFL);
                 libc::pthread_sigmask(libc::SIG_UNBLOCK, &term, null_mut());
+                libc::write(ready[1], [1u8].as_ptr().cast(), 1);
                 libc::sleep(10);
                 libc::_exit(0);
             }
         }
-        // SAFETY: as above.
-        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &term, null_mut()) };
-        assert!(program > 0, "{}", io::Error::last_os_error());
+        // SAFETY: as above; the read waits for the program's byte, into a
+        // buffer of one, and the descriptors are this test's.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &term, null_mut());
+            assert!(program > 0, "{}", io::Error::last_os_error());
+            let mut byte = 0u8;
+            assert_eq!(libc::read(ready[0], (&raw mut byte).cast(), 1), 1);
+            libc::close(ready[0]);
+            libc::close(ready[1]);
+        }
         let status = abort_in_child(None, || {
             PROGRAM_RUNS.store(true, Ordering::Release);
             PROGRAM_PID.store(program, Ordering::Release);
