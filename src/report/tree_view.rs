@@ -49,8 +49,8 @@ fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<C
 /// others that is also entered otherwise (a thread's first function, a
 /// signal handler), by more than its callers' calls bring it, is a root
 /// too, with that difference, after the functions nobody calls; and a
-/// function that no root reaches (only calls in a cycle lead to it) is a
-/// root after them.
+/// function that no root reaches (only calls in a cycle lead to it), or
+/// any, where calls carry none of the event, is a root after them.
 pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let file = report.file;
     let sort = report.options.sort;
@@ -66,15 +66,23 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
         calls.sort_by_key(|&at| std::cmp::Reverse(file.calls[at].inclusive[sort].unsigned_abs()));
     }
     let entered = entered_otherwise(report);
+    // Calls that carry none of the event (cache use in Callgrind's files,
+    // and in ours without back-dating) tell nothing of how else a function
+    // is entered.
+    let carried = file.calls.iter().any(|call| call.inclusive[sort] != 0);
+    // Entered otherwise for a share of its cost, not for the double count
+    // of a recursion, whose calls bring it more than it costs.
+    let otherwise = |f: FunctionIndex| {
+        let (share, cost) = (entered[f][sort], report.inclusive[f][sort]);
+        carried && share != 0 && share.signum() == cost.signum() && report.above_threshold(share)
+    };
     // The functions nobody calls, then those entered otherwise as well,
     // then the rest, each part by the cost it is drawn with.
     let mut roots: Vec<(Root, FunctionIndex)> = (0..file.functions.len())
         .filter_map(|f| {
             let root = match called[f] {
                 false => Root::Uncalled,
-                true if entered[f][sort] > 0 && report.above_threshold(entered[f][sort]) => {
-                    Root::EnteredOtherwise
-                }
+                true if otherwise(f) => Root::EnteredOtherwise,
                 true => Root::InCycle,
             };
             (root == Root::EnteredOtherwise || report.above_threshold(report.inclusive[f][sort]))
@@ -90,7 +98,9 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     let table = tree_table(report, "calls (top-down)");
     let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
     for (root, f) in roots {
-        if root == Root::InCycle && reached[f] {
+        // Reached by calls that bring it none of the event, a function
+        // with its own is drawn as a root.
+        if root == Root::InCycle && reached[f] && carried {
             continue;
         }
         reach(file, &calls_from, f, &mut reached);

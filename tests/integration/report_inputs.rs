@@ -231,22 +231,37 @@ fn functions_only_a_cycle_of_calls_reaches_are_roots_of_the_top_down_tree() {
 /// (`clone`, 1 Ir) and entered by the thread with all its cost: the
 /// top-down tree starts it again as a root with what the call leaves out,
 /// so that the thread's cost is not lost below a call under the threshold.
+/// Not for an event the calls carry none of (cache use without
+/// back-dating), and alike for a difference's negative costs.
 #[test]
 fn a_function_entered_otherwise_as_well_starts_a_tree_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let thread = "events: Ir\nfl=a.c\nfn=main\n1 5\ncfn=spawn\ncalls=1 0\n1 3\n\
+    let thread = "events: Ir SpLoss1\nfl=a.c\nfn=main\n1 5 4\ncfn=spawn\ncalls=1 0\n1 3\n\
                   fn=spawn\n1 2\ncfn=clone\ncalls=1 0\n1 1\n\
-                  fn=clone\n1 1\ncfn=worker\ncalls=1 0\n1 100\n\
-                  fn=worker\n1 100\ntotals: 108\n";
+                  fn=clone\n1 1 6\ncfn=worker\ncalls=1 0\n1 100\n\
+                  fn=worker\n1 100 90\ntotals: 108 100\n";
     write(dir.path(), "thread.out", thread);
-    let tree = |threshold: &str| {
+    let negated = thread
+        .lines()
+        .map(|line| match line.split_once(' ') {
+            Some((position, costs)) if position == "1" || position == "totals:" => {
+                let costs: Vec<String> = costs.split(' ').map(|cost| format!("-{cost}")).collect();
+                format!("{position} {}\n", costs.join(" "))
+            }
+            _ => format!("{line}\n"),
+        })
+        .collect::<String>();
+    write(dir.path(), "difference.out", &negated);
+    let tree = |file: &str, threshold: &str, sort: &str| {
         let args = [
             "report",
-            "thread.out",
+            file,
             "--tree",
             "callee",
             "--threshold",
             threshold,
+            "--sort",
+            sort,
         ];
         let text = success(linegrind(dir.path(), &args));
         let rows: Vec<String> = text
@@ -259,7 +274,7 @@ fn a_function_entered_otherwise_as_well_starts_a_tree_of_its_own() {
     };
     // Under 1%, the call from spawn draws clone's calls; its root says so.
     assert_eq!(
-        tree("0.5"),
+        tree("thread.out", "0.5", "Ir"),
         [
             "8 7.41% main a.c",
             "3 2.78% └─ spawn a.c",
@@ -270,12 +285,31 @@ fn a_function_entered_otherwise_as_well_starts_a_tree_of_its_own() {
     );
     // Over it, the call is left out, and the root draws them.
     assert_eq!(
-        tree("1"),
+        tree("thread.out", "1", "Ir"),
         [
             "8 7.41% main a.c",
             "3 2.78% └─ spawn a.c",
             "100 92.59% clone (entered otherwise) a.c",
             "100 92.59% └─ worker a.c",
+        ]
+    );
+    assert_eq!(
+        tree("difference.out", "1", "Ir"),
+        [
+            "-8 -7.41% main a.c",
+            "-3 -2.78% └─ spawn a.c",
+            "-100 -92.59% clone (entered otherwise) a.c",
+            "-100 -92.59% └─ worker a.c",
+        ]
+    );
+    // The calls carry no SpLoss1: nothing tells that clone is entered
+    // otherwise, and every function with a cost of its own is a root.
+    assert_eq!(
+        tree("thread.out", "1", "SpLoss1"),
+        [
+            "4 4.00% main a.c",
+            "90 90.00% worker a.c",
+            "6 6.00% clone a.c"
         ]
     );
 }
