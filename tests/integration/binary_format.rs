@@ -170,7 +170,17 @@ fn a_symbol_tables_recording_and_resume_records_are_dropped() {
     ];
     let binary = to_binary(std::slice::from_ref(&instr), false, &symbols);
     let read = events(&mut BinaryReader::new(Cursor::new(&binary), false).unwrap());
-    assert_eq!(read, [function, instr]);
+    assert_eq!(read, [function, instr.clone()]);
+    // A record of what happens in the stream has no place there.
+    let thread = [Control::Event(Event::Thread { tid: 2 })];
+    let binary = to_binary(std::slice::from_ref(&instr), false, &thread);
+    let err = open_error(&binary);
+    assert!(
+        err.ends_with(
+            "corrupt chunk: a record of the stream in the symbol table (at byte 0 of its data)"
+        ),
+        "{err}"
+    );
 }
 
 /// Every EVENTS chunk starts with a resume record naming the thread it

@@ -96,6 +96,7 @@ impl<R: Read + Seek> BinaryReader<R> {
         }
         let mut cursor = Cursor::new(&payload);
         while !cursor.at_end() {
+            let record = cursor.pos();
             let tag = cursor.varint().map_err(|e| corrupted(at, e.into()))?;
             if tag & 3 != CONTROL {
                 return Err(corrupted(
@@ -107,11 +108,27 @@ impl<R: Read + Seek> BinaryReader<R> {
                 ));
             }
             // Recording switched off or on, and resumes, say where the
-            // stream is, which a table read before it is not.
+            // stream is, which a table read before it is not; what happens
+            // in the stream (a thread switch, an instruction) has no place
+            // there.
             match format::get_control(&mut cursor, tag >> 2).map_err(|e| corrupted(at, e))? {
-                Control::Event(Event::Restart) => {}
-                Control::Event(event) => self.queue.push_back(event),
-                Control::RecordingOff | Control::Resume { .. } => {}
+                Control::Event(
+                    event @ (Event::Module(_)
+                    | Event::Function(_)
+                    | Event::Line(_)
+                    | Event::Plt { .. }),
+                ) => self.queue.push_back(event),
+                Control::Event(Event::Restart) | Control::RecordingOff | Control::Resume { .. } => {
+                }
+                Control::Event(_) => {
+                    return Err(corrupted(
+                        at,
+                        Corrupt {
+                            pos: record,
+                            what: "a record of the stream in the symbol table".into(),
+                        },
+                    ));
+                }
             }
         }
         self.chunk_at = at;
