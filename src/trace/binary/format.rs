@@ -97,13 +97,16 @@ impl Summary {
             accesses: cursor.varint()?,
             exit_code: None,
         };
+        let at = cursor.pos();
         let code = cursor.varint()?;
         summary.exit_code = match code.checked_sub(1).map(u32::try_from) {
             None => None,
             Some(Ok(code)) => Some(code as i32),
             Some(Err(_)) => {
-                let what = format!("the end record's exit code {} is past 32 bits", code - 1);
-                return Err(corrupt(cursor, what));
+                return Err(Corrupt {
+                    pos: at,
+                    what: format!("the end record's exit code {} is past 32 bits", code - 1),
+                });
             }
         };
         Ok((symbols_at, summary))

@@ -148,7 +148,7 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     assert!(
         err.ends_with(
             "corrupt chunk: the end record's exit code 4294967296 is past 32 bits \
-             (at byte 9 of its data)"
+             (at byte 4 of its data)"
         ),
         "{err}"
     );
