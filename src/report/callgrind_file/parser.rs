@@ -525,9 +525,9 @@ impl<C: CostValue> Parser<C> {
             "part" => {
                 if self.file.setup.part.is_some() {
                     return Err(error(format!(
-                        "a second part of the run (`part: {}`): a file of several parts \
-                         (Callgrind's --combine-dumps=yes) is not read; without that option \
-                         Callgrind writes each part to a file of its own",
+                        "a second profile in the file (`part: {}`): a file of several dumps \
+                         or threads (Callgrind's --combine-dumps=yes) is not read; without \
+                         that option Callgrind writes each to a file of its own",
                         shown(value.as_bytes())
                     )));
                 }

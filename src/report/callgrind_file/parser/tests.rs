@@ -199,7 +199,7 @@ fn a_later_part_is_noted_and_a_file_of_several_parts_refused() {
     assert_eq!(first.setup.later_part(), None);
     let err = signed_error(&format!("{}part: 3\nevents: Ir\n", part("2")));
     assert!(
-        err.starts_with("line 33: a second part of the run (`part: 3`)"),
+        err.starts_with("line 33: a second profile in the file (`part: 3`)"),
         "{err}"
     );
     assert_eq!(signed_error(&part("x")), "line 5: bad part number `x`");
