@@ -62,14 +62,14 @@ pub struct SimArgs {
 
     /// Simulate one level at every size from FROM to TO, doubling, all from
     /// one decoding of the trace and in parallel; each writes its output
-    /// with LEVEL=SIZE before the output's extension (callgrind.out.LL=1M.app;
+    /// with LEVEL=SIZE in its name (callgrind.out.LL=1M.app, summary.LL=1M.json;
     /// example: --sweep LL=256K..64M).
     #[arg(long, value_name = "LEVEL=FROM..TO", conflicts_with = "hierarchies")]
     sweep: Option<String>,
 
     /// Simulate every hierarchy listed in FILE (one per line: a name, then
     /// I1=, D1= or LL= geometries; levels left out are the command line's),
-    /// each writing its output with its name before the output's extension
+    /// each writing its output with its name in the output's
     /// (callgrind.out.NAME.app; example: --config caches.conf).
     #[arg(long = "config", value_name = "FILE")]
     hierarchies: Option<PathBuf>,

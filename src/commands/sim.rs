@@ -26,7 +26,7 @@ use crate::simulator::RunError;
 pub struct SimJob {
     pub input: TraceInput,
     /// The callgrind file to write; with several hierarchies, each writes
-    /// its own, with the hierarchy's name before the extension
+    /// its own, with the hierarchy's name in it
     /// (`callgrind.out.LL=1M.hydro`).
     pub output: PathBuf,
     /// The hierarchies to simulate, all from one decoding of the trace.
@@ -85,29 +85,40 @@ impl SimJob {
     }
 }
 
-/// `path`, or for a named hierarchy `path` with the name before its
-/// extension (`callgrind.out.LL=1M.hydro`, `summary.LL=1M.json`), or after
-/// a name without one (`prof.LL=1M`). KCachegrind, given one file, loads
-/// every file whose name starts with that one's as a part of the same run
-/// and adds them up: the run alone's `callgrind.out.hydro` must not start
-/// the names of a sweep's files beside it, nor `LL=48` those of `LL=48K`.
+/// `path`, or for a named hierarchy `path` with the name in it: after
+/// `callgrind.out.` in a name that starts so, which KCachegrind's file
+/// dialog lists (`callgrind.out.LL=1M.hydro`), else before the extension
+/// (`summary.LL=1M.json`), else at the end (`prof.LL=1M`). KCachegrind,
+/// given one file, loads every file whose name starts with that one's as a
+/// part of the same run and adds them up: the run alone's
+/// `callgrind.out.hydro` must not start the names of a sweep's files
+/// beside it, nor `LL=48` those of `LL=48K`, which holds but for names
+/// that take the hierarchy's at their end.
 fn named(path: &Path, run: &SimRun) -> PathBuf {
+    const CALLGRIND: &str = "callgrind.out";
     let Some(name) = &run.name else {
         return path.to_path_buf();
     };
-    match (path.file_stem(), path.extension()) {
-        (Some(stem), Some(extension)) => {
-            let mut file = stem.to_owned();
-            file.push(format!(".{name}."));
-            file.push(extension);
-            path.with_file_name(file)
+    let file = path.file_name().unwrap_or_default();
+    let callgrind = file
+        .to_str()
+        .and_then(|file| file.strip_prefix(CALLGRIND))
+        .filter(|rest| rest.is_empty() || rest.starts_with('.'));
+    let named = match (callgrind, path.file_stem(), path.extension()) {
+        (Some(rest), _, _) => format!("{CALLGRIND}.{name}{rest}").into(),
+        (None, Some(stem), Some(extension)) if !extension.is_empty() => {
+            let mut named = stem.to_owned();
+            named.push(format!(".{name}."));
+            named.push(extension);
+            named
         }
         _ => {
-            let mut named = path.as_os_str().to_owned();
+            let mut named = file.to_owned();
             named.push(format!(".{name}"));
-            PathBuf::from(named)
+            named
         }
-    }
+    };
+    path.with_file_name(named)
 }
 
 /// What `runs` simulate, for an error that is not the trace's: the
@@ -377,4 +388,33 @@ fn write_comparison(
         }
     )?;
     table.write(out, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hierarchys_outputs_carry_its_name_where_no_other_name_starts_them() {
+        let run = SimRun {
+            name: Some("LL=1M".into()),
+            config: SimConfig::default(),
+        };
+        for (output, expected) in [
+            ("callgrind.out.hydro", "callgrind.out.LL=1M.hydro"),
+            ("callgrind.out.app.v2", "callgrind.out.LL=1M.app.v2"),
+            ("callgrind.out", "callgrind.out.LL=1M"),
+            ("callgrind.outer", "callgrind.LL=1M.outer"),
+            ("runs.d/summary.json", "runs.d/summary.LL=1M.json"),
+            ("prof", "prof.LL=1M"),
+            (".prof", ".prof.LL=1M"),
+        ] {
+            assert_eq!(named(Path::new(output), &run), Path::new(expected));
+        }
+        let alone = SimRun {
+            name: None,
+            config: SimConfig::default(),
+        };
+        assert_eq!(named(Path::new("prof"), &alone), Path::new("prof"));
+    }
 }
