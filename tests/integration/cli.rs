@@ -640,8 +640,7 @@ fn control_characters_in_names_never_reach_the_terminal_or_the_profile() {
     assert!(report.status.success(), "{}", stderr(&report));
     let profile = fs::read_to_string(dir.path().join("esc.out")).unwrap();
     // A profile whose command line and event name hold escapes.
-    let other =
-        "# callgrind format\ncmd: ./a \u{1b}]0;T\u{7}\nevents: I\u{1b}r\nfn=(1) main\n0 5\n";
+    let other = "# callgrind format\ncmd: ./a \u{1b}]0;T\u{7}\nevents: I\u{1b}r\nfn=(1) main\n0 5\ntotals: 5\n";
     fs::write(dir.path().join("other.out"), other).unwrap();
     let other = linegrind(dir.path(), &["report", "other.out", "--no-color"]);
     assert!(other.status.success(), "{}", stderr(&other));
