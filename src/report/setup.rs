@@ -1,7 +1,7 @@
 //! How a run was simulated, as far as its file tells: the caches, and
-//! whether cache use was back-dated. `diff` and `check` name what differs
-//! between two runs, whose changes may then come from the simulation and
-//! not from the program.
+//! whether cache use was back-dated; and which part of its run the file
+//! holds. `diff` and `check` name what differs between two runs, whose
+//! changes may then come from the simulation and not from the program.
 
 /// The caches a file may describe, in the order of Callgrind's `desc:`
 /// lines.

@@ -83,7 +83,7 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
             let root = match called[f] {
                 false => Root::Uncalled,
                 true if otherwise(f) => Root::EnteredOtherwise,
-                true => Root::InCycle,
+                true => Root::Called,
             };
             (root == Root::EnteredOtherwise || report.above_threshold(report.inclusive[f][sort]))
                 .then_some((root, f))
@@ -91,7 +91,7 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
         .collect();
     let costs = |root: Root, f: FunctionIndex| match root {
         Root::EnteredOtherwise => &entered[f],
-        Root::Uncalled | Root::InCycle => &report.inclusive[f],
+        Root::Uncalled | Root::Called => &report.inclusive[f],
     };
     roots.sort_by_key(|&(root, f)| (root, std::cmp::Reverse(costs(root, f)[sort].unsigned_abs())));
     let mut reached = vec![false; file.functions.len()];
@@ -100,7 +100,7 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     for (root, f) in roots {
         // Reached by calls that bring it none of the event, a function
         // with its own is drawn as a root.
-        if root == Root::InCycle && reached[f] && carried {
+        if root == Root::Called && reached[f] && carried {
             continue;
         }
         reach(file, &calls_from, f, &mut reached);
@@ -128,8 +128,10 @@ enum Root {
     Uncalled,
     /// Other functions call it, and it is entered otherwise as well.
     EnteredOtherwise,
-    /// Only calls in a cycle lead to it.
-    InCycle,
+    /// Other functions call it, and only they: a root where no root
+    /// reaches it (only calls in a cycle lead to it), or where calls carry
+    /// none of the event.
+    Called,
 }
 
 /// Per function and event, what its inclusive cost holds beyond what its

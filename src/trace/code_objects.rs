@@ -305,9 +305,17 @@ mod tests {
             objects.transfer(start + bias + 0x7fff_0000_0000),
             Transfer::Unknown
         );
-        // The PLT stubs are those symbols find; a bias that moves code past
+        // The PLT stubs are the sections the symbolizer takes for them,
+        // `.iplt` (a static binary's) included; a bias that moves code past
         // the address space's end is refused.
-        let plt = crate::symbols::plt_ranges(&elf);
+        let plt: Vec<(u64, u64)> = elf
+            .sections()
+            .filter(|section| {
+                let name = section.name().unwrap_or_default();
+                [".plt", ".plt.sec", ".plt.got", ".iplt"].contains(&name) && section.size() > 0
+            })
+            .map(|section| (section.address(), section.address() + section.size()))
+            .collect();
         assert_eq!(objects.objects[0].plt, plt);
         let wrapping = CodeObjects::open(&[Binary {
             path: exe,

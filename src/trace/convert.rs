@@ -1,6 +1,7 @@
 //! Between formats: events written as text, and events grouped into blocks
 //! for the binary format.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
@@ -99,7 +100,8 @@ fn escape(text: &str) -> String {
         if c == '#' || c == '%' || c.is_whitespace() || c.is_control() {
             let mut bytes = [0; 4];
             for byte in c.encode_utf8(&mut bytes).bytes() {
-                out.push_str(&format!("%{byte:02X}"));
+                // Writing into a String cannot fail.
+                let _ = write!(out, "%{byte:02X}");
             }
         } else {
             out.push(c);
