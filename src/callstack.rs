@@ -90,6 +90,11 @@ pub struct Left {
 }
 
 impl Left {
+    /// The call's return address; 0 for a call made by a jump.
+    pub fn return_addr(&self) -> u64 {
+        self.return_addr
+    }
+
     /// Whether leaving the frame for `addr` returns where the call was
     /// made: to its return address, or for a call made by a jump, which has
     /// none, anywhere.

@@ -120,19 +120,24 @@ impl<B: Backdate> Simulator<B> {
     /// instruction had jumped there. Code that goes on in the function that
     /// ran last, where that is the callee of the call left (`vfork`, which
     /// pops its return address before its system call, so leaving its
-    /// frame, and goes on), is that call going on, not counted again. The
-    /// call of a skipped function (a PLT stub) has the callees its call
-    /// site reached through it: one counted already goes on.
+    /// frame, and goes on), is that call going on, not counted again, and
+    /// returning where it was made. The call of a skipped function (a PLT
+    /// stub) has the callees its call site reached through it: one counted
+    /// already goes on.
     pub(super) fn stray(&mut self, left: Left, addr: u64, known: Option<InstrId>, sp: Option<u64>) {
         let context = self.threads.current();
         let (last, site) = (context.last_instr, context.charged(left.from));
         let arcs = &self.arcs;
-        let going_on =
-            last.map(|last| self.program.outer_function(last))
-                .filter(|&func| match left.arc {
-                    Some(arc) => arcs.get(arc).callee == func,
-                    None => arcs.counted(site, func),
-                });
+        let going_on = last
+            .map(|last| self.program.outer_function(last))
+            .filter(|&func| match left.arc {
+                Some(arc) => arcs.get(arc).callee == func,
+                None => arcs.counted(site, func),
+            })
+            .map(|callee| GoingOn {
+                callee,
+                return_addr: left.return_addr(),
+            });
         self.jump(left.from, addr, known, sp, false, going_on);
     }
 
@@ -141,7 +146,7 @@ impl<B: Backdate> Simulator<B> {
     /// call (see [`entered_by_jump`]; any function where `forced`, for a
     /// return that is a jump), if any, is worked out first; then the frames
     /// the stack pointer leaves are left, and where it left none, the call
-    /// is entered, counted unless its callee is `going_on`. Returns the
+    /// is entered, counted unless it is the call `going_on`. Returns the
     /// call of the outermost frame left.
     pub(super) fn jump(
         &mut self,
@@ -150,7 +155,7 @@ impl<B: Backdate> Simulator<B> {
         known: Option<InstrId>,
         sp: Option<u64>,
         forced: bool,
-        going_on: Option<FnId>,
+        going_on: Option<GoingOn>,
     ) -> Option<Left> {
         let now = self.instructions;
         let context = self.threads.current();
@@ -184,26 +189,34 @@ impl<B: Backdate> Simulator<B> {
             context.unwind_to_sp(sp, 0, &mut self.arcs, &mut self.charges.backdate, now)
         });
         if let (None, Some(callee)) = (left, callee) {
-            let enter = match going_on == Some(callee) {
-                true => enter_uncounted,
-                false => enter,
+            let going_on = going_on.filter(|call| call.callee == callee);
+            let enter = match going_on {
+                Some(_) => enter_uncounted,
+                None => enter,
             };
             let (arc, charge_to) = enter(&self.program, &mut self.arcs, site, callee, addr);
+            // Callgrind gives calls made by jumps no return address, and
+            // the stack pointer of the frame they run in, so that they
+            // return with it. A call going on keeps its return address, and
+            // its frame starts at the stack pointer it goes on at, so that
+            // its `ret` (`vfork`'s, after pushing back the address it
+            // popped) returns from it rather than calling its caller's code.
+            let return_addr = going_on.map_or(0, |call| call.return_addr);
             let call = Call {
                 site,
                 from,
                 arc,
-                // Callgrind gives calls made by jumps no return address,
-                // and the stack pointer of the frame they run in, so that
-                // they return with it.
-                return_addr: 0,
+                return_addr,
                 entry: addr,
                 charge_to,
             };
             // Without a stack pointer of its own (flow that runs on inside
             // a block, or a trace without them), it returns with the frame
             // below it.
-            let frame_sp = context.top_sp().or(sp);
+            let frame_sp = match return_addr {
+                0 => context.top_sp().or(sp),
+                _ => sp.or(context.top_sp()),
+            };
             let tail = frame_sp.is_none();
             context.push(call, frame_sp, tail, &mut self.charges.backdate, now);
         }
@@ -258,6 +271,15 @@ impl<B: Backdate> Simulator<B> {
         });
         Ok(())
     }
+}
+
+/// A call whose frame a return or the stack pointer left, going on in its
+/// callee's code ([`Simulator::stray`]).
+#[derive(Clone, Copy)]
+pub(super) struct GoingOn {
+    callee: FnId,
+    /// Where the call was made to return; 0 for a call made by a jump.
+    return_addr: u64,
 }
 
 /// What a jump does between functions.

@@ -572,11 +572,20 @@ fn a_return_elsewhere_through_a_skipped_callee_counts_a_call_it_did_not_make() {
 /// A function that pops its return address before a system call and
 /// pushes it back after (glibc's `vfork`): the stack pointer's rise leaves
 /// its frame, and the code after it, back in the function that ran last,
-/// is its call going on, counted once; its `ret`, matching no frame, is a
-/// call into its caller's code, as in Callgrind.
+/// is its call going on, counted once; its `ret` returns from it to the
+/// caller, so that calls of it in turn do not nest (in Callgrind the `ret`
+/// calls the caller's code: `main` calling `main`).
 #[test]
 fn a_call_whose_frame_the_stack_pointer_left_goes_on_in_its_callee() {
-    let trace = "linegrind-trace text 1
+    let vfork = "sp 8fe8
+         i 2000 1     # vfork: pop its return address
+         i 2001 2     # the system call
+         sp 8ff0
+         i 2003 1     # vfork, its frame left: push the return address back
+         i 2004 1     # ret, to main
+         ret";
+    let trace = format!(
+        "linegrind-trace text 1
          fn 1000 1100 start
          fn 1100 1200 main
          fn 2000 2100 vfork
@@ -584,25 +593,35 @@ fn a_call_whose_frame_the_stack_pointer_left_goes_on_in_its_callee() {
          i 1000 5     # start: call main
          call 1100
          sp 8ff8
-         i 1100 5     # main: call vfork
+         i 1100 1     # main: push
+         i 1101 5     # call vfork
          call 2000
+         {vfork}
          sp 8ff0
-         i 2000 1     # vfork: pop its return address
-         i 2001 2     # the system call
-         sp 8ff8
-         i 2003 1     # vfork, its frame left: push the return address back
-         i 2004 1     # ret, to main
-         ret
-         sp 8ff8
-         i 1105 1     # main: ret
+         i 1106 5     # main: call vfork again
+         call 2000
+         {vfork}
+         sp 8ff0
+         i 110b 1     # main: pop
+         i 110c 1     # ret
          ret
          sp 9000
-         i 1005 1     # start";
-    let profile = simulate_text(trace, SimConfig::default());
-    let main_vfork = arc(&profile, "main", "vfork");
-    assert_eq!((main_vfork.calls, main_vfork.inclusive[Ir]), (1, 5));
-    assert_eq!(arc(&profile, "vfork", "main").inclusive[Ir], 1);
-    assert_eq!(arc(&profile, "start", "main").inclusive[Ir], 6);
+         i 1005 1     # start"
+    );
+    for profile in &as_events_and_block_runs(&trace) {
+        let name = |func| profile.program.function(func).name.as_str();
+        let arcs: Vec<_> = profile
+            .arcs
+            .iter()
+            .map(|arc| {
+                let ends = (name(profile.caller(arc)), name(arc.callee));
+                (ends, arc.calls, arc.inclusive[Ir])
+            })
+            .collect();
+        let vfork = (("main", "vfork"), 1, 4);
+        assert_eq!(arcs, [(("start", "main"), 1, 13), vfork, vfork]);
+        assert_eq!(self_cost(profile, "main")[Ir], 5);
+    }
 }
 
 /// `trace` simulated as events and as the block runs of a binary trace,
