@@ -4,7 +4,7 @@
 
 mod cli;
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -29,10 +29,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut stdout = Stdout {
-        out: io::stdout().lock(),
-        closed: false,
+    // Line by line on a terminal; elsewhere in blocks, as Rust's standard
+    // output alone writes every line with a call or two of its own.
+    let lock = io::stdout().lock();
+    let out: Box<dyn Write> = match lock.is_terminal() {
+        true => Box::new(lock),
+        false => Box::new(BufWriter::with_capacity(STDOUT_BUFFER, lock)),
     };
+    let mut stdout = Stdout { out, closed: false };
     let mut stderr = Stderr(io::stderr());
     let result = match &job {
         cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut stderr).map(|()| 0),
@@ -62,6 +66,10 @@ fn main() -> ExitCode {
         _ => ExitCode::from(code),
     }
 }
+
+/// Bytes of standard output gathered before they are written, where it is
+/// not a terminal.
+const STDOUT_BUFFER: usize = 64 << 10;
 
 /// Prints a line on standard error, if it can: with nowhere to say it
 /// (closed, full), the exit code is all that is left to tell.

@@ -31,7 +31,12 @@ pub struct ReportJob {
 pub fn report(job: &ReportJob, out: &mut dyn Write) -> Result<(), Failure> {
     let name = job.profile.display().to_string();
     let file = File::open(&job.profile).input(format!("cannot open {name}"))?;
-    let profile = ProfileFile::<i64>::parse(BufReader::new(file)).input(&name)?;
+    let input = BufReader::new(file);
+    let profile = match job.annotate {
+        true => ProfileFile::<i64>::parse(input),
+        false => ProfileFile::<i64>::parse_without_lines(input),
+    }
+    .input(&name)?;
     if profile.events.is_empty() {
         return Err(Failure::Input(anyhow!(
             "{name}: not a callgrind profile (no `events:` line)"

@@ -277,26 +277,25 @@ fn add_sections(
     samples: &StackSamples,
     end: u64,
 ) {
-    let mut open: Vec<(u32, &str, u64)> = Vec::new();
+    // Per thread and name, the begins not yet ended: each mark's index
+    // and time.
+    let mut open: FxHashMap<(u32, &str), Vec<(usize, u64)>> = FxHashMap::default();
     let mut sections: Vec<(&str, MarkerTiming)> = Vec::new();
-    for mark in &samples.marks {
+    for (index, mark) in samples.marks.iter().enumerate() {
+        let begun = open.entry((mark.thread, &mark.name)).or_default();
         if mark.begin {
-            open.push((mark.thread, &mark.name, mark.time));
+            begun.push((index, mark.time));
             continue;
         }
-        let begun = open
-            .iter()
-            .rposition(|&(thread, name, _)| thread == mark.thread && name == mark.name);
-        let timing = match begun {
-            Some(at_index) => {
-                let (_, _, start) = open.remove(at_index);
-                MarkerTiming::Interval(at(start), at(mark.time))
-            }
-            None => MarkerTiming::Interval(at(0), at(mark.time)),
-        };
-        sections.push((&mark.name, timing));
+        let start = begun.pop().map_or(0, |(_, start)| start);
+        sections.push((&mark.name, MarkerTiming::Interval(at(start), at(mark.time))));
     }
-    for (_, name, start) in open {
+    // Those never ended, in the order they began.
+    let mut unended: Vec<(usize, &str, u64)> = (open.into_iter())
+        .flat_map(|((_, name), begun)| begun.into_iter().map(move |(i, start)| (i, name, start)))
+        .collect();
+    unended.sort_unstable_by_key(|&(index, ..)| index);
+    for (_, name, start) in unended {
         sections.push((name, MarkerTiming::Interval(at(start), at(end))));
     }
     for (name, timing) in sections {

@@ -26,9 +26,10 @@ pub const SCHEMA: &str = "linegrind-summary";
 pub const VERSION: u32 = 1;
 
 /// Costs by event name, in the order of the profile's events; written as a
-/// JSON object.
+/// JSON object. A summary made from a run names its events without a copy
+/// per value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct EventValues<T>(pub Vec<(String, T)>);
+pub struct EventValues<T>(pub Vec<(Cow<'static, str>, T)>);
 
 impl<T: Copy + Default> EventValues<T> {
     /// The value of `event`, the default when absent.
@@ -59,7 +60,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for EventValues<T> {
                 f.write_str("an object of event names to values")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries: Vec<(String, T)> = Vec::new();
+                let mut entries: Vec<(Cow<'static, str>, T)> = Vec::new();
                 while let Some((name, value)) = map.next_entry::<String, T>()? {
                     // JSON tools keep one of the two, not always the same.
                     if entries.iter().any(|(seen, _)| *seen == name) {
@@ -68,7 +69,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for EventValues<T> {
                             shown(name.as_bytes())
                         )));
                     }
-                    entries.push((name, value));
+                    entries.push((Cow::Owned(name), value));
                 }
                 Ok(EventValues(entries))
             }
@@ -232,21 +233,20 @@ impl Summary {
     pub fn new(profile: &Profile, source: &Source) -> Summary {
         let file = ProfileFile::from_profile(profile, source.cmd());
         let config = &profile.config;
+        // The file's events, as the profile's kinds name them.
+        let names: Vec<&'static str> = profile.events.kinds().iter().map(|k| k.name()).collect();
         let values = |costs: &[u64]| -> EventValues<u64> {
             EventValues(
-                file.events
-                    .iter()
-                    .zip(costs)
+                (names.iter().zip(costs))
                     .filter(|(_, value)| **value != 0)
-                    .map(|(name, &value)| (name.clone(), value))
+                    .map(|(&name, &value)| (Cow::Borrowed(name), value))
                     .collect(),
             )
         };
         let inclusive = file.inclusive();
+        let function_count = file.functions.len();
         // The functions with a cost, each with its index in the file.
-        let mut kept: Vec<(usize, FunctionSummary)> = file
-            .functions
-            .iter()
+        let mut kept: Vec<(usize, FunctionSummary)> = (file.functions.into_iter())
             .zip(&inclusive)
             .enumerate()
             .filter(|(_, (function, inclusive))| {
@@ -258,11 +258,11 @@ impl Summary {
             })
             .map(|(index, (function, inclusive))| {
                 let summary = FunctionSummary {
-                    name: function.key.name.clone(),
-                    file: function.key.file.clone(),
-                    object: function.key.object.clone(),
                     self_cost: values(&function.self_cost),
                     inclusive: values(inclusive),
+                    name: function.key.name,
+                    file: function.key.file,
+                    object: function.key.object,
                 };
                 (index, summary)
             })
@@ -270,7 +270,7 @@ impl Summary {
         kept.sort_by(|(_, a), (_, b)| {
             (&a.object, &a.file, &a.name).cmp(&(&b.object, &b.file, &b.name))
         });
-        let mut listed_at = vec![None; file.functions.len()];
+        let mut listed_at = vec![None; function_count];
         for (at, (index, _)) in kept.iter().enumerate() {
             listed_at[*index] = Some(at);
         }
@@ -308,12 +308,10 @@ impl Summary {
                 cacheuse: config.cache_use(),
                 backdate: config.backdate(),
             },
-            events: file.events.clone(),
+            events: file.events,
             totals: EventValues(
-                file.events
-                    .iter()
-                    .cloned()
-                    .zip(file.totals.iter().copied())
+                (names.iter().zip(&file.totals))
+                    .map(|(&name, &value)| (Cow::Borrowed(name), value))
                     .collect(),
             ),
             derived: derived(profile),
@@ -374,7 +372,7 @@ impl Summary {
             values
                 .0
                 .iter()
-                .find(|(name, _)| !summary.events.contains(name))
+                .find(|(name, _)| !summary.events.iter().any(|event| event == name))
                 .map(|(name, _)| cut(name))
         };
         if let Some(event) = unlisted(&summary.totals) {
@@ -441,7 +439,11 @@ impl Summary {
             .flat_map(|function| [&mut function.self_cost, &mut function.inclusive])
             .chain(self.calls.iter_mut().map(|call| &mut call.inclusive));
         for values in std::iter::once(&mut self.totals).chain(values) {
-            values.0.iter_mut().for_each(|(event, _)| escape(event));
+            for (event, _) in &mut values.0 {
+                if let Cow::Owned(escaped) = printable(event) {
+                    *event = Cow::Owned(escaped);
+                }
+            }
         }
         for function in &mut self.functions {
             escape(&mut function.name);
@@ -469,18 +471,18 @@ fn derived(profile: &Profile) -> Derived {
         (DLmr, t[Dr]),
         (DLmw, t[Dw]),
     ];
-    let mut miss_rate: Vec<(String, f64)> = misses
+    let mut miss_rate: Vec<(Cow<'static, str>, f64)> = misses
         .iter()
-        .map(|&(kind, of)| (kind.name().to_string(), ratio(t[kind], of)))
+        .map(|&(kind, of)| (kind.name().into(), ratio(t[kind], of)))
         .collect();
-    miss_rate.push(("D1".to_string(), ratio(t[D1mr] + t[D1mw], t[Dr] + t[Dw])));
+    miss_rate.push(("D1".into(), ratio(t[D1mr] + t[D1mw], t[Dr] + t[Dw])));
     miss_rate.push((
-        "LL".to_string(),
+        "LL".into(),
         ratio(t[ILmr] + t[DLmr] + t[DLmw], t[Ir] + t[Dr] + t[Dw]),
     ));
     let per_1000 = misses
         .iter()
-        .map(|&(kind, _)| (kind.name().to_string(), 1000.0 * ratio(t[kind], t[Ir])))
+        .map(|&(kind, _)| (kind.name().into(), 1000.0 * ratio(t[kind], t[Ir])))
         .collect();
     let wasted_percent = profile.events.has_cache_use().then(|| Wasted {
         l1: 100.0 * ratio(t[SpLoss1], t[Loaded1]),

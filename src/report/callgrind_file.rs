@@ -7,10 +7,11 @@
 //! checked, so a file whose costs add up beyond their range is an error, not a
 //! wrapped number.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::io::BufRead;
 use std::str::FromStr;
+
+use rustc_hash::FxHashMap;
 
 use super::Setup;
 
@@ -84,6 +85,14 @@ pub struct CallEntry<C = u64> {
     pub inclusive: Vec<C>,
 }
 
+/// The self costs of one source file's lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileLines<C = u64> {
+    pub file: String,
+    /// Self cost per line number; line 0 for costs at no line.
+    pub lines: FxHashMap<u64, Vec<C>>,
+}
+
 /// A parsed profile, its costs of type `C` (see [`CostValue`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileFile<C = u64> {
@@ -94,8 +103,9 @@ pub struct ProfileFile<C = u64> {
     pub totals: Vec<C>,
     pub functions: Vec<FunctionEntry<C>>,
     pub calls: Vec<CallEntry<C>>,
-    /// Self cost per source file and line.
-    pub lines: HashMap<(String, u64), Vec<C>>,
+    /// Self cost per source line, file by file; none when read without
+    /// them ([`ProfileFile::parse_without_lines`]).
+    pub lines: Vec<FileLines<C>>,
     /// The caches and back-dating, as the `desc:` lines tell them.
     pub setup: Setup,
 }
@@ -122,7 +132,14 @@ impl std::error::Error for ParseError {}
 impl<C: CostValue> ProfileFile<C> {
     /// Parses a whole profile.
     pub fn parse(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
-        parser::parse(input)
+        parser::parse(input, true)
+    }
+
+    /// Parses a profile without the self costs of its source lines, which
+    /// only source annotation reads (they take most of the memory and
+    /// half the time of reading a file that gives lines).
+    pub fn parse_without_lines(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
+        parser::parse(input, false)
     }
 
     /// The index of the event called `name`.

@@ -1,13 +1,13 @@
 //! A simulation's profile as its callgrind file states it, without writing
-//! the file: the same functions under the same names, self costs, calls and
-//! line costs.
+//! the file: the same functions under the same names, self costs and calls
+//! (not the costs of source lines, which only source annotation reads).
 
 use std::collections::HashMap;
 
 use super::callgrind_file::{CallEntry, FunctionEntry, FunctionKey, ProfileFile};
 use crate::output::{file_name, object_of};
 use crate::profile::Profile;
-use crate::program::{FileId, FnId};
+use crate::program::FnId;
 
 impl ProfileFile {
     /// What the callgrind file of `profile` says, read back.
@@ -48,30 +48,12 @@ impl ProfileFile {
             index[func.0 as usize] = Some(at);
             at
         };
-        let mut lines: HashMap<(Option<FileId>, u32), Vec<u64>> = HashMap::new();
         for (instr, cost) in program.instrs().iter().zip(&profile.self_cost) {
             if cost.is_zero() {
                 continue;
             }
             let at = entry(&mut file, instr.func);
             for (sum, value) in file.functions[at].self_cost.iter_mut().zip(costs(cost)) {
-                *sum += value;
-            }
-            // By the file's id: its name is copied once per line, below.
-            let line_cost = lines
-                .entry((instr.file, instr.line))
-                .or_insert_with(|| vec![0; kinds.len()]);
-            for (sum, value) in line_cost.iter_mut().zip(costs(cost)) {
-                *sum += value;
-            }
-        }
-        for ((id, line), cost) in lines {
-            let line = (file_name(profile, id), u64::from(line));
-            let line_cost = file
-                .lines
-                .entry(line)
-                .or_insert_with(|| vec![0; kinds.len()]);
-            for (sum, value) in line_cost.iter_mut().zip(cost) {
                 *sum += value;
             }
         }

@@ -87,7 +87,8 @@ impl RunCosts {
             let summary = Summary::read(&text).map_err(error)?;
             Ok(RunCosts::from_summary(&summary))
         } else {
-            let file = ProfileFile::parse(input).map_err(|err| error(err.to_string()))?;
+            let file =
+                ProfileFile::parse_without_lines(input).map_err(|err| error(err.to_string()))?;
             if file.events.is_empty() {
                 return Err(error(
                     "neither a JSON summary nor a callgrind file (no `events:` line)".into(),

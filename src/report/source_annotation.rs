@@ -2,13 +2,14 @@
 //! callgrind_annotate's `--auto=yes`: the files of the top functions, each
 //! line with a cost shown with a few lines of context.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use unicode_width::UnicodeWidthChar;
 
+use super::callgrind_file::FileLines;
 use super::signed_number::grouped_signed;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Style, Table};
@@ -43,13 +44,14 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
             files.push(file);
         }
     }
-    let mut by_file: BTreeMap<&str, i64> = BTreeMap::new();
-    for ((file, _), cost) in &report.file.lines {
-        let total = by_file.entry(file.as_str()).or_default();
-        *total = total.saturating_add(cost[report.options.sort]);
-    }
-    let mut inlined: Vec<(&str, i64)> = by_file
-        .into_iter()
+    let by_name: HashMap<&str, &FileLines<i64>> = (report.file.lines.iter())
+        .map(|file| (file.file.as_str(), file))
+        .collect();
+    let mut inlined: Vec<(&str, i64)> = (report.file.lines.iter())
+        .map(|file| {
+            let costs = file.lines.values().map(|cost| cost[report.options.sort]);
+            (file.file.as_str(), costs.fold(0, i64::saturating_add))
+        })
         .filter(|&(file, total)| !files.contains(&file) && report.above_threshold(total))
         .collect();
     inlined.sort_by_key(|&(file, total)| (std::cmp::Reverse(total.unsigned_abs()), file));
@@ -61,7 +63,9 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
         }
         match find(name, &report.options.include) {
             Some(path) => {
-                let costs = line_costs(report, name);
+                let costs = by_name
+                    .get(name)
+                    .map_or_else(BTreeMap::new, |file| line_costs(report, file));
                 let needed = costs
                     .keys()
                     .next_back()
@@ -101,17 +105,14 @@ fn find(name: &str, include: &[PathBuf]) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// The lines of file `name` with a cost in an event shown, by number; 0
-/// for costs at no line (a profile of Callgrind's `--dump-line=no`, code
+/// The lines of `file` with a cost in an event shown, by number; 0 for
+/// costs at no line (a profile of Callgrind's `--dump-line=no`, code
 /// without line information).
-fn line_costs<'a>(report: &'a Report, name: &str) -> BTreeMap<u64, &'a Vec<i64>> {
+fn line_costs<'a>(report: &Report, file: &'a FileLines<i64>) -> BTreeMap<u64, &'a Vec<i64>> {
     let show = &report.options.show;
-    report
-        .file
-        .lines
-        .iter()
-        .filter(|((file, _), cost)| file == name && show.iter().any(|&e| cost[e] != 0))
-        .map(|((_, line), cost)| (*line, cost))
+    (file.lines.iter())
+        .filter(|(_, cost)| show.iter().any(|&e| cost[e] != 0))
+        .map(|(&line, cost)| (line, cost))
         .collect()
 }
 

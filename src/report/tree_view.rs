@@ -105,7 +105,7 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
         }
         reach(file, &calls_from, f, &mut reached);
         let mut row = line(report, costs(root, f), "", f);
-        let drawn = walk.expanded[f] && !walk.shown(f).is_empty();
+        let drawn = walk.expanded[f] && walk.has_branches(f);
         if root == Root::EnteredOtherwise {
             let name = row.len() - 2;
             row[name].text.push_str(match drawn {
@@ -186,8 +186,9 @@ enum Direction {
 /// per arc.
 struct TreeWalk<'a> {
     report: &'a Report<'a>,
-    /// Per function, the arcs to follow from it, in the order drawn.
-    calls: &'a [Vec<usize>],
+    /// Per function, the arcs drawn from it (those above the threshold),
+    /// in order.
+    shown: Vec<Vec<usize>>,
     direction: Direction,
     /// The functions from the root to the line being drawn.
     path: Vec<FunctionIndex>,
@@ -197,16 +198,21 @@ struct TreeWalk<'a> {
 }
 
 impl<'a> TreeWalk<'a> {
-    /// A walk that draws into `table`.
+    /// A walk along `calls`, per function the arcs to follow from it in
+    /// the order drawn, that draws into `table`.
     fn new(
         report: &'a Report<'a>,
-        calls: &'a [Vec<usize>],
+        calls: &[Vec<usize>],
         direction: Direction,
         table: Table,
     ) -> Self {
+        let sort = report.options.sort;
+        let above = |&at: &usize| report.above_threshold(report.file.calls[at].inclusive[sort]);
         TreeWalk {
             report,
-            calls,
+            shown: (calls.iter())
+                .map(|arcs| arcs.iter().copied().filter(above).collect())
+                .collect(),
             direction,
             path: Vec::new(),
             expanded: vec![false; calls.len()],
@@ -227,15 +233,9 @@ impl<'a> TreeWalk<'a> {
         self.expanded.fill(false);
     }
 
-    /// The arcs from `f` in this walk's direction above the threshold.
-    fn shown(&self, f: FunctionIndex) -> Vec<usize> {
-        let report = self.report;
-        let sort = report.options.sort;
-        self.calls[f]
-            .iter()
-            .copied()
-            .filter(|&at| report.above_threshold(report.file.calls[at].inclusive[sort]))
-            .collect()
+    /// Whether any arc is drawn from `f`.
+    fn has_branches(&self, f: FunctionIndex) -> bool {
+        !self.shown[f].is_empty()
     }
 
     /// The rows below `f`: its arcs above the threshold, each followed by
@@ -243,10 +243,10 @@ impl<'a> TreeWalk<'a> {
     /// [`MAX_DEPTH`].
     fn branches(&mut self, f: FunctionIndex, indent: &str) {
         let report = self.report;
-        let shown = self.shown(f);
-        for (n, &at) in shown.iter().enumerate() {
-            let call = &report.file.calls[at];
-            let last = n + 1 == shown.len();
+        let count = self.shown[f].len();
+        for n in 0..count {
+            let call = &report.file.calls[self.shown[f][n]];
+            let last = n + 1 == count;
             let (next, branch) = match (self.direction, last) {
                 (Direction::Callees, false) => (call.callee, "├─ "),
                 (Direction::Callees, true) => (call.callee, "└─ "),
@@ -255,9 +255,9 @@ impl<'a> TreeWalk<'a> {
             };
             let mark = if self.path.contains(&next) {
                 Some(" (recursive)")
-            } else if self.expanded[next] && !self.shown(next).is_empty() {
+            } else if self.expanded[next] && self.has_branches(next) {
                 Some(" (see above)")
-            } else if self.path.len() >= MAX_DEPTH && !self.shown(next).is_empty() {
+            } else if self.path.len() >= MAX_DEPTH && self.has_branches(next) {
                 Some(" (deeper calls not drawn)")
             } else {
                 None

@@ -486,10 +486,10 @@ fn a_state_save_costs_as_in_callgrind(ours: &ProfileFile, theirs: &ProfileFile, 
     let line_of =
         |code: &str| 1 + source.lines().position(|line| line.contains(code)).unwrap() as u64;
     let at_line = |file: &ProfileFile, line: u64, name: &str| -> u64 {
-        file.lines
-            .iter()
-            .filter(|((path, at), _)| path.ends_with("state_save.c") && *at == line)
-            .map(|(_, cost)| cost[event(file, name)])
+        (file.lines.iter())
+            .filter(|lines| lines.file.ends_with("state_save.c"))
+            .filter_map(|lines| lines.lines.get(&line))
+            .map(|cost| cost[event(file, name)])
             .sum()
     };
     // FXSAVE, and XSAVE and XRSTOR with a mask that leaves components out.

@@ -7,7 +7,8 @@ use std::io::BufRead;
 
 use super::whole::{check_complete, check_totals};
 use super::{
-    CallEntry, CostValue, FunctionEntry, FunctionIndex, FunctionKey, ParseError, ProfileFile,
+    CallEntry, CostValue, FileLines, FunctionEntry, FunctionIndex, FunctionKey, ParseError,
+    ProfileFile,
 };
 use crate::byte_order_mark::without_bom;
 use crate::output::json::Summary;
@@ -16,9 +17,17 @@ use crate::trace::binary::is_binary;
 use crate::trace::imported_format;
 use crate::trace::lines::{LineRead, read_line, too_long};
 
-/// Parses a whole profile.
-pub(super) fn parse<C: CostValue>(input: impl BufRead) -> Result<ProfileFile<C>, ParseError> {
-    Parser::default().run(input)
+/// Parses a profile, with the self costs of its source lines where
+/// `keep_lines`.
+pub(super) fn parse<C: CostValue>(
+    input: impl BufRead,
+    keep_lines: bool,
+) -> Result<ProfileFile<C>, ParseError> {
+    Parser {
+        keep_lines,
+        ..Parser::default()
+    }
+    .run(input)
 }
 
 /// Name compression tables: one for objects, one for files, one for functions.
@@ -139,6 +148,12 @@ struct Parser<C> {
     object: String,
     fn_file: String,
     line_file: String,
+    /// Whether the self costs of lines are kept, in
+    /// [`ProfileFile::lines`], where each file's index is in `line_files`,
+    /// and `line_file`'s, once a cost line looked it up, in `line_file_at`.
+    keep_lines: bool,
+    line_files: HashMap<String, usize>,
+    line_file_at: Option<usize>,
     function: Option<FunctionIndex>,
     /// `cob=` and `cfi=` given for the next `cfn=`.
     callee_object: Option<String>,
@@ -259,7 +274,11 @@ impl<C: CostValue> Parser<C> {
         for call in &mut file.calls {
             call.inclusive.resize(events, zero);
         }
-        for cost in file.lines.values_mut() {
+        for cost in file
+            .lines
+            .iter_mut()
+            .flat_map(|file| file.lines.values_mut())
+        {
             cost.resize(events, zero);
         }
         Ok(file)
@@ -374,16 +393,51 @@ impl<C: CostValue> Parser<C> {
     /// Adds a self cost to its function, its line, the total and the
     /// function's inclusive cost; which sums went out of range, if any did.
     fn add_self(&mut self, function: FunctionIndex, line: u64, costs: &[C]) -> Result<(), Sums> {
-        let key = (self.line_file.clone(), line);
+        let line_cost = match self.keep_lines {
+            true => {
+                let at = self.line_file_index();
+                Some(self.file.lines[at].lines.entry(line).or_default())
+            }
+            false => None,
+        };
         [
             &mut self.file.functions[function].self_cost,
-            self.file.lines.entry(key).or_default(),
             &mut self.self_total,
             &mut self.inclusive[function],
         ]
         .into_iter()
+        .chain(line_cost)
         .try_for_each(|sum| checked_add(sum, costs))
         .ok_or(Sums::Costs)
+    }
+
+    /// The index in [`ProfileFile::lines`] of the file the cost lines are
+    /// in now, looked up once after it changes.
+    fn line_file_index(&mut self) -> usize {
+        if let Some(at) = self.line_file_at {
+            return at;
+        }
+        let lines = &mut self.file.lines;
+        let at = *self
+            .line_files
+            .entry(self.line_file.clone())
+            .or_insert_with_key(|file| {
+                lines.push(FileLines {
+                    file: file.clone(),
+                    lines: Default::default(),
+                });
+                lines.len() - 1
+            });
+        self.line_file_at = Some(at);
+        at
+    }
+
+    /// Makes `file` the one the cost lines are in.
+    fn set_line_file(&mut self, file: String) {
+        if file != self.line_file {
+            self.line_file = file;
+            self.line_file_at = None;
+        }
     }
 
     /// `key=value` lines: names of objects, files and functions, and calls.
@@ -393,9 +447,12 @@ impl<C: CostValue> Parser<C> {
             "ob" => self.object = self.names.resolve(OBJECTS, value, number)?,
             "fl" => {
                 self.fn_file = self.names.resolve(FILES, value, number)?;
-                self.line_file = self.fn_file.clone();
+                self.set_line_file(self.fn_file.clone());
             }
-            "fi" | "fe" => self.line_file = self.names.resolve(FILES, value, number)?,
+            "fi" | "fe" => {
+                let file = self.names.resolve(FILES, value, number)?;
+                self.set_line_file(file);
+            }
             "fn" => {
                 let name = self.names.resolve(FUNCTIONS, value, number)?;
                 let key = FunctionKey {
@@ -404,7 +461,7 @@ impl<C: CostValue> Parser<C> {
                     name,
                 };
                 self.function = Some(self.function_index(key));
-                self.line_file = self.fn_file.clone();
+                self.set_line_file(self.fn_file.clone());
                 // A callee left without its call ends with the function.
                 self.callee_object = None;
                 self.callee_file = None;

@@ -216,6 +216,41 @@ i 3004 4
     );
 }
 
+/// Sections of one name nest: an end closes the latest begin of its name
+/// in its thread; begins never ended run to the run's end, after the
+/// ended sections, in the order they began.
+#[test]
+fn firefox_sections_of_one_name_end_innermost_first() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("t.txt"),
+        "linegrind-trace text 1
+fn 1000 1100 f
+mark begin a
+i 1000 4
+mark begin b
+i 1004 4
+mark begin a
+i 1008 4
+mark end a
+i 100c 4
+",
+    )
+    .unwrap();
+    let profile = firefox_profile(dir.path(), "t.txt", &[]);
+    let thread = &profile["threads"][0];
+    assert_eq!(thread["markers"]["length"], 3);
+    let sections: Vec<_> = (0..3).map(|i| marker_span(thread, i)).collect();
+    assert_eq!(
+        sections,
+        [
+            ("a".to_string(), 2, 3),
+            ("a".to_string(), 0, 4),
+            ("b".to_string(), 1, 4)
+        ]
+    );
+}
+
 /// A data access that follows another thread's instructions is timed at
 /// its own instruction's, before the section those began.
 #[test]

@@ -326,9 +326,33 @@ fn reads_functions_calls_lines_and_compressed_names() {
         (3, vec![30, 9])
     );
     assert_eq!(file.inclusive()[0], [38, 10]);
-    // Line costs follow fi=: main's last line is inline.h:7.
-    assert_eq!(file.lines[&("inline.h".to_string(), 7)], [1, 0]);
-    assert_eq!(file.lines[&("app.c".to_string(), 3)], [7, 1]);
+    // Line costs follow fi=: main's last line is inline.h:7. A file
+    // named again (lib.c) goes on with its lines.
+    let mut lines: Vec<(&str, u64, &[i64])> = (file.lines.iter())
+        .flat_map(|file| {
+            let name = file.file.as_str();
+            file.lines
+                .iter()
+                .map(move |(&line, cost)| (name, line, &cost[..]))
+        })
+        .collect();
+    lines.sort();
+    let expected: [(&str, u64, &[i64]); 4] = [
+        ("app.c", 3, &[7, 1]),
+        ("inline.h", 7, &[1, 0]),
+        ("lib.c", 10, &[30, 9]),
+        ("lib.c", 11, &[1, 0]),
+    ];
+    assert_eq!(lines, expected);
+    assert_eq!(file.lines.len(), 3);
+}
+
+#[test]
+fn a_profile_read_without_lines_is_the_same_but_for_them() {
+    let mut whole = ProfileFile::<i64>::parse(EXAMPLE.as_bytes()).unwrap();
+    whole.lines.clear();
+    let without = ProfileFile::<i64>::parse_without_lines(EXAMPLE.as_bytes()).unwrap();
+    assert!(without == whole);
 }
 
 #[test]
