@@ -75,6 +75,47 @@ fn the_sim_command_writes_the_golden_files() {
     }
 }
 
+/// The summary `sim` prints, but for the line naming the file it wrote
+/// (`tests/golden/summary/`): counts, miss rates, cache use per level with
+/// its lines and its mean cost per line, the top functions by self Ir and
+/// by D1 misses (those with none left out). Once with 128-byte lines, so
+/// that each level counts its lines by its own line size.
+#[test]
+fn the_sim_summary_matches_its_golden_files() {
+    let bless = blessing();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let lines_128 = ["--I1=32768,8,128", "--D1=32768,8,128", "--LL=1M,16,128"];
+    for (name, options) in [
+        ("call_chain.txt", &[][..]),
+        ("call_chain_128.txt", &lines_128),
+    ] {
+        let mut args = vec!["sim", "traces/call_chain.lgt", "-o", out.to_str().unwrap()];
+        args.extend(options);
+        let output = linegrind(&root(), &args);
+        assert!(output.status.success(), "{output:?}");
+        let summary: String = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .filter(|line| !line.starts_with("wrote "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let golden = root().join("tests/golden/summary").join(name);
+        if bless {
+            fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            fs::write(&golden, &summary).unwrap();
+            continue;
+        }
+        let expected = fs::read_to_string(&golden).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing; run with LINEGRIND_BLESS=1",
+                golden.display()
+            )
+        });
+        assert_eq!(summary, expected, "{args:?} against {}", golden.display());
+    }
+}
+
 /// The binary, whose decoding and simulating threads hand batches over as
 /// the host schedules them, writes the same bytes every run: the profile
 /// JSON summary and Firefox profile of one hierarchy, and the profile and
