@@ -14,6 +14,8 @@
 
 use std::collections::VecDeque;
 
+use rustc_hash::FxHashMap;
+
 use super::code_objects::{CodeObjects, Transfer};
 use super::{Access, Event, Location, TraceError, TraceRead};
 
@@ -25,6 +27,10 @@ pub struct CallInference<R> {
     previous: Option<Previous>,
     /// The calls still open, innermost last.
     returns: Vec<OpenCall>,
+    /// Per return address, the indices in `returns` of the calls open to
+    /// it, innermost last: a return that matches none of many open calls
+    /// (calls inferred in code that then never returns) looks at none.
+    open_to: FxHashMap<u64, Vec<usize>>,
 }
 
 /// A call still open: where it returns to, and the stack slot its return
@@ -74,6 +80,7 @@ impl<R: TraceRead> CallInference<R> {
             out,
             previous: None,
             returns: Vec::new(),
+            open_to: FxHashMap::default(),
         }
     }
 
@@ -89,15 +96,17 @@ impl<R: TraceRead> CallInference<R> {
         match self.previous {
             Some(previous) if previous.called(addr) => {
                 self.out.push_back(Event::Call { target: addr });
+                let to = previous.end;
+                self.open_to.entry(to).or_default().push(self.returns.len());
                 self.returns.push(OpenCall {
-                    to: previous.end,
+                    to,
                     slot: previous.stored_word,
                 });
             }
             Some(previous) if previous.transfer == Transfer::Return || open.is_some() => {
                 self.out.push_back(Event::Return);
                 if let Some(open) = open {
-                    self.returns.truncate(open);
+                    self.close_from(open);
                 }
             }
             _ => {}
@@ -120,16 +129,28 @@ impl<R: TraceRead> CallInference<R> {
     /// recursive function) is a jump, and so is one of code no binary
     /// covers, however it lands there, that did not load it.
     fn returned_from(&self, previous: Previous, next: u64) -> Option<usize> {
+        let open = self.open_to.get(&next)?;
         match previous.transfer {
-            Transfer::Return => self.returns.iter().rposition(|call| call.to == next),
+            Transfer::Return => open.last().copied(),
             Transfer::Unknown if previous.end != next => {
                 let slot = previous.loaded_word?;
                 // From the innermost call: most returns are its.
-                self.returns
-                    .iter()
-                    .rposition(|call| call.to == next && call.slot.is_none_or(|at| at == slot))
+                let from_slot = |&at: &usize| self.returns[at].slot.is_none_or(|at| at == slot);
+                open.iter().rev().copied().find(from_slot)
             }
             Transfer::Unknown | Transfer::Call | Transfer::Other => None,
+        }
+    }
+
+    /// Closes the open calls from index `open` on.
+    fn close_from(&mut self, open: usize) {
+        for call in self.returns.drain(open..).rev() {
+            if let Some(open) = self.open_to.get_mut(&call.to) {
+                open.pop();
+                if open.is_empty() {
+                    self.open_to.remove(&call.to);
+                }
+            }
         }
     }
 }
@@ -242,6 +263,32 @@ mod tests {
             .filter(|event| matches!(event, Event::Call { .. } | Event::Return))
             .collect();
         assert_eq!(transfers, [&Event::Call { target: 0x2000 }]);
+    }
+
+    /// A return to an outer call's address, loaded from its slot (a
+    /// `longjmp` out of nested calls), closes the calls inside it too: a
+    /// later return to one of those is none.
+    #[test]
+    fn a_return_from_an_outer_call_closes_the_calls_inside_it() {
+        let events = inferred(
+            "i 1000 5\nw 7ff8 8\n\
+             i 2000 5\nw 7ff0 8\n\
+             i 3000 1\nr 7ff8 8\n\
+             i 1005 1\nr 7ff0 8\n\
+             i 2005 1\n",
+        );
+        let transfers: Vec<&Event> = events
+            .iter()
+            .filter(|event| matches!(event, Event::Call { .. } | Event::Return))
+            .collect();
+        assert_eq!(
+            transfers,
+            [
+                &Event::Call { target: 0x2000 },
+                &Event::Call { target: 0x3000 },
+                &Event::Return
+            ]
+        );
     }
 
     #[test]
