@@ -15,8 +15,10 @@ use crate::cache::describe_cache;
 use crate::output::json::Summary;
 use crate::trace::lines::read_bounded;
 
-/// The largest JSON summary read: one of a run with a million functions
-/// is a few hundred megabytes.
+/// The largest JSON summary read. A summary takes about 1.5 KB per
+/// function with a cost (its self and inclusive costs and its calls), so
+/// this is one of a run of some 700,000 functions; read, it takes about
+/// five times its size in memory.
 const MAX_SUMMARY: u64 = 1 << 30;
 
 /// One function's self and inclusive costs, one value per event.
@@ -80,7 +82,8 @@ impl RunCosts {
             let text = read_bounded(input, MAX_SUMMARY).map_err(|err| error(err.to_string()))?;
             let Some(text) = text else {
                 return Err(error(format!(
-                    "larger than {} MiB: not a JSON summary",
+                    "a JSON file larger than {} MiB, more than linegrind reads as a summary \
+                     (compare the runs' callgrind files instead)",
                     MAX_SUMMARY >> 20
                 )));
             };
