@@ -396,6 +396,34 @@ fn a_coroutine_switched_to_by_a_return_is_called_from_the_switch() {
     }
 }
 
+/// `vfork`, whose stack pointer leaves its frame before it returns, goes on
+/// in its call and returns from it: `main` calls it three times and is
+/// itself called once, by no call of `vfork`'s (in Callgrind each `vfork`
+/// calls `main` one level deeper).
+#[test]
+fn vfork_returns_to_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    if record_as_it_is("vfork.c", dir.path()).is_none() {
+        return;
+    }
+    let profile = simulate_file(&dir.path().join("vfork.lgt"), SimConfig::default());
+    let name = |id| profile.program.function(id).name.as_str();
+    let calls = |caller: &str, callee: &str| -> u64 {
+        (profile.arcs.iter())
+            .filter(|arc| (caller.is_empty() || name(profile.caller(arc)) == caller))
+            .filter(|arc| name(arc.callee) == callee)
+            .map(|arc| arc.calls)
+            .sum()
+    };
+    assert_eq!(calls("main", "vfork"), 3);
+    assert_eq!(calls("", "main"), 1);
+    assert!(
+        !(profile.arcs.iter()).any(|arc| name(profile.caller(arc)) == "vfork"),
+        "vfork calls nothing"
+    );
+    assert_inclusive_adds_up(&profile, "main");
+}
+
 /// Coroutines switched from inside a signal handler, as a preemptive
 /// scheduler switches: a handler left for a block on the other coroutine's
 /// stack, above it, comes to its `sigreturn` when switched back to, which
