@@ -630,6 +630,12 @@ mod tests {
             // A control character typed into the replacement is escaped.
             ("s/_v/\u{1b}[2J\n/", r"gather\u{1b}[2J\n2"),
             ("s/(g)(a)(t)(h)(e)(r)(_)(v)(2)(x?)/$10$1/", "g"),
+            // A name ends at the first character no name has.
+            ("s/(?P<base>.*)_v[0-9]/$base-x/", "gather-x"),
+            // A `$` before a group's backslash is a `$`.
+            (r"s/_(v)2/$\1/", "gather$v"),
+            // An escaped delimiter in the replacement stands for itself.
+            (r"s/_/\//", "gather/v2"),
         ] {
             let rewrite: Rewrite = rewrite.parse().unwrap();
             assert_eq!(rewrite.apply("gather_v2"), expected, "{rewrite:?}");
@@ -652,6 +658,9 @@ mod tests {
         let kept: Rewrite = r"s/\d+\.c/N.c/".parse().unwrap();
         assert_eq!(kept.apply("x12.c"), "xN.c");
         assert!("sa/b/".parse::<Rewrite>().is_err());
+        // Neither letters nor white space delimit.
+        assert!("sxaxbx".parse::<Rewrite>().is_err());
+        assert!("s a b ".parse::<Rewrite>().is_err());
         assert!("s/a/b".parse::<Rewrite>().is_err());
         assert!("s/a/b/x".parse::<Rewrite>().is_err());
         assert!(

@@ -105,5 +105,8 @@ mod tests {
         assert_eq!(relative_change(5, 5), "+0.00%");
         assert_eq!(relative_change(1_000_000_000, 1_000_000_001), "+<0.01%");
         assert_eq!(relative_change(1_000_000_000, 999_999_999), "-<0.01%");
+        // Exactly 0.005% shows, rounded, as a hundredth.
+        assert_eq!(relative_change(20_000, 20_001), "+0.01%");
+        assert_eq!(relative_change(20_000, 19_999), "-0.01%");
     }
 }

@@ -410,7 +410,7 @@ fn vfork_returns_to_its_caller() {
     let name = |id| profile.program.function(id).name.as_str();
     let calls = |caller: &str, callee: &str| -> u64 {
         (profile.arcs.iter())
-            .filter(|arc| (caller.is_empty() || name(profile.caller(arc)) == caller))
+            .filter(|arc| caller.is_empty() || name(profile.caller(arc)) == caller)
             .filter(|arc| name(arc.callee) == callee)
             .map(|arc| arc.calls)
             .sum()

@@ -1,7 +1,8 @@
 //! What `report`, `diff` and `check` read and refuse: a difference file
 //! (`diff --out`) read back, costs that add up out of range, call graphs
 //! with exponentially many paths, and an `--out` that is one of the runs;
-//! the sources `report --auto=yes` annotates in `annotation`.
+//! the sources `report --auto=yes` annotates in `annotation`; the calls a
+//! difference file writes in `diff_file`.
 
 use std::fs;
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use crate::support::{linegrind, root, run_within};
 
 mod annotation;
+mod diff_file;
 
 /// A run of a small program: `main` calls `work`, `gone` is a root.
 const RUN_A: &str = "events: Ir Dr
@@ -624,6 +626,14 @@ fn a_summary_that_json_tools_would_read_otherwise_is_refused() {
         "function_twice.json",
         serde_json::to_string(&value).unwrap(),
         &format!("function `{name}` of file "),
+    );
+    // Totals that are no object of events.
+    let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    value["totals"] = 5.into();
+    check(
+        "totals_number.json",
+        serde_json::to_string(&value).unwrap(),
+        "invalid type: integer `5`, expected an object of event names to values",
     );
     // A call between functions the summary does not list.
     let mut value: serde_json::Value = serde_json::from_str(&summary).unwrap();

@@ -369,14 +369,24 @@ fn check_exits_0_within_limits_3_past_them_and_2_on_bad_input() {
     assert_eq!(code, Some(0));
     let (code, _) = check(&["--limit", "D1mr=+70000"]);
     assert_eq!(code, Some(3));
-    // Bad input.
-    for bad in [
-        vec!["--limit", "Nope=+1%"],
-        vec!["--limit", "D1mr=5 percent"],
-        vec!["--limit", "D1mr=+1%", "--function", "no_such_function"],
+    // Bad input, each told what is wrong.
+    for (bad, error) in [
+        (
+            vec!["--limit", "Nope=+1%"],
+            "--limit names the event `Nope`, which the runs do not both have (Ir ",
+        ),
+        (vec!["--limit", "D1mr=5 percent"], "`D1mr=5 percent`"),
+        (
+            vec!["--limit", "D1mr=+1%", "--function", "no_such_function"],
+            "--function `no_such_function` matches no function of either run",
+        ),
     ] {
-        let (code, _) = check(&bad);
-        assert_eq!(code, Some(2), "{bad:?}");
+        let mut all = vec!["check", "--baseline", large.to_str().unwrap()];
+        all.extend([small.to_str().unwrap()].iter().chain(&bad));
+        let output = linegrind(dir.path(), &all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(stderr.contains(error), "{bad:?}: {stderr}");
     }
     let output = linegrind(
         dir.path(),

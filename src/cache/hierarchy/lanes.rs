@@ -365,13 +365,14 @@ mod tests {
         /// Small LLs evict lines still in L1, and I1 and D1 share lines, so
         /// lanes keep pending use of their own; with flushes on the way,
         /// each lane must still see exactly what a hierarchy with its LL
-        /// alone sees.
+        /// alone sees. Four LLs: three lanes, which index an L1 slot's
+        /// views past what two would reach.
         #[test]
         fn each_lane_simulates_as_its_ll_alone(
             accesses in prop::collection::vec((any::<u8>(), 0u64..1024, 1u32..24), 1..400),
             track_use in any::<bool>(),
         ) {
-            let lls = ["64,1,16", "256,2,16", "128,1,16"];
+            let lls = ["64,1,16", "256,2,16", "128,1,16", "512,2,16"];
             let (outcomes, ended) = run(&mut hierarchy(&lls, track_use), lls.len(), &accesses);
             for (lane, ll) in lls.iter().enumerate() {
                 let (alone, alone_ended) = run(&mut hierarchy(&[ll], track_use), 1, &accesses);

@@ -1,5 +1,6 @@
 use super::*;
 use crate::report::Setup;
+use crate::trace::lines::MAX_LINE;
 
 pub(in crate::report::callgrind_file) const EXAMPLE: &str = "# callgrind format
 version: 1
@@ -366,6 +367,22 @@ fn errors_name_the_line() {
     assert!(signed_error(bad).starts_with("line 3: 2 costs"));
     let bad = "events: Ir\n5 5\n";
     assert!(signed_error(bad).contains("before any `fn=`"));
+    // `==` with no process id between is no Valgrind message.
+    assert!(signed_error("====\n").starts_with("line 1: unknown specification"));
+    // Hexadecimal that is no number, not a number out of range.
+    let bad = "events: Ir\nfn=f\n0 0xZZ\n";
+    assert_eq!(signed_error(bad), "line 3: bad cost `0xZZ` in `0 0xZZ`");
+    let bad = "events: Ir\nfn=f\n0 0x\n";
+    assert_eq!(signed_error(bad), "line 3: bad cost `0x` in `0 0x`");
+}
+
+#[test]
+fn a_line_too_long_is_named_by_its_number() {
+    let long = "x".repeat(MAX_LINE + 1);
+    let expected = "a line longer than 16 MiB: not a callgrind-format profile";
+    assert_eq!(signed_error(&long), format!("line 1: {expected}"));
+    let second = format!("events: Ir\n{long}\n");
+    assert_eq!(signed_error(&second), format!("line 2: {expected}"));
 }
 
 #[test]
