@@ -212,6 +212,13 @@ mod tests {
         std::iter::from_fn(|| reader.next_event().unwrap()).collect()
     }
 
+    /// The calls and returns inferred from `text`.
+    fn transfers(text: &str) -> Vec<Event> {
+        let mut events = inferred(text);
+        events.retain(|event| matches!(event, Event::Call { .. } | Event::Return));
+        events
+    }
+
     fn instr(addr: u64, len: u32) -> Event {
         Event::Instr { addr, len }
     }
@@ -251,18 +258,14 @@ mod tests {
     /// address; nor is a load from another slot one.
     #[test]
     fn reaching_a_return_address_without_loading_it_from_its_slot_is_no_return() {
-        let events = inferred(
+        let transfers = transfers(
             "i 1000 5\nw 7ff8 8\n\
              i 2000 1\n\
              i 1005 2\n\
              i 3000 1\nr 7000 8\n\
              i 1005 2\n",
         );
-        let transfers: Vec<&Event> = events
-            .iter()
-            .filter(|event| matches!(event, Event::Call { .. } | Event::Return))
-            .collect();
-        assert_eq!(transfers, [&Event::Call { target: 0x2000 }]);
+        assert_eq!(transfers, [Event::Call { target: 0x2000 }]);
     }
 
     /// A return to an outer call's address, loaded from its slot (a
@@ -270,23 +273,19 @@ mod tests {
     /// later return to one of those is none.
     #[test]
     fn a_return_from_an_outer_call_closes_the_calls_inside_it() {
-        let events = inferred(
+        let transfers = transfers(
             "i 1000 5\nw 7ff8 8\n\
              i 2000 5\nw 7ff0 8\n\
              i 3000 1\nr 7ff8 8\n\
              i 1005 1\nr 7ff0 8\n\
              i 2005 1\n",
         );
-        let transfers: Vec<&Event> = events
-            .iter()
-            .filter(|event| matches!(event, Event::Call { .. } | Event::Return))
-            .collect();
         assert_eq!(
             transfers,
             [
-                &Event::Call { target: 0x2000 },
-                &Event::Call { target: 0x3000 },
-                &Event::Return
+                Event::Call { target: 0x2000 },
+                Event::Call { target: 0x3000 },
+                Event::Return
             ]
         );
     }

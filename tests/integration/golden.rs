@@ -10,7 +10,7 @@ use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::simulator::simulate;
 use linegrind::trace::AnyReader;
 
-use crate::support::{blessing, example_traces, linegrind, root};
+use crate::support::{example_traces, golden_bytes, linegrind, root};
 
 /// The callgrind file for `trace` (a path relative to the repository root),
 /// as `sim` writes it.
@@ -29,22 +29,14 @@ fn render(trace: &str) -> Vec<u8> {
 
 #[test]
 fn example_traces_match_their_golden_callgrind_files() {
-    let bless = blessing();
     for path in example_traces() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let trace = format!("traces/{stem}.lgt");
         let golden = root().join(format!("tests/golden/{stem}.callgrind"));
         let actual = render(&trace);
-        if bless {
-            fs::write(&golden, &actual).unwrap();
+        let Some(expected) = golden_bytes(&golden, &actual) else {
             continue;
-        }
-        let expected = fs::read(&golden).unwrap_or_else(|_| {
-            panic!(
-                "{} is missing; run with LINEGRIND_BLESS=1",
-                golden.display()
-            )
-        });
+        };
         assert!(
             actual == expected,
             "{trace} no longer gives {}; if the change is intended, re-bless with \
@@ -82,7 +74,6 @@ fn the_sim_command_writes_the_golden_files() {
 /// that each level counts its lines by its own line size.
 #[test]
 fn the_sim_summary_matches_its_golden_files() {
-    let bless = blessing();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let lines_128 = ["--I1=32768,8,128", "--D1=32768,8,128", "--LL=1M,16,128"];
@@ -101,17 +92,10 @@ fn the_sim_summary_matches_its_golden_files() {
             .map(|line| format!("{line}\n"))
             .collect();
         let golden = root().join("tests/golden/summary").join(name);
-        if bless {
-            fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            fs::write(&golden, &summary).unwrap();
+        let Some(expected) = golden_bytes(&golden, summary.as_bytes()) else {
             continue;
-        }
-        let expected = fs::read_to_string(&golden).unwrap_or_else(|_| {
-            panic!(
-                "{} is missing; run with LINEGRIND_BLESS=1",
-                golden.display()
-            )
-        });
+        };
+        let expected = String::from_utf8(expected).unwrap();
         assert_eq!(summary, expected, "{args:?} against {}", golden.display());
     }
 }

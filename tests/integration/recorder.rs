@@ -364,16 +364,7 @@ fn recording_switched_on_inside_a_signal_handler_simulates() {
     let profile = simulate_file(&dir.path().join("h.lgt"), SimConfig::default());
     assert_eq!(arc(&profile, "on_usr1", "work").calls, 1);
     // One call before the stop, one after the handler.
-    let from_main: u64 = profile
-        .arcs
-        .iter()
-        .filter(|arc| {
-            profile.program.function(profile.caller(arc)).name == "main"
-                && profile.program.function(arc.callee).name == "work"
-        })
-        .map(|arc| arc.calls)
-        .sum();
-    assert_eq!(from_main, 2);
+    assert_eq!(calls_into(&profile, Some("main"), "work"), 2);
     sim_succeeds(dir.path(), "h.lgt");
 }
 
@@ -408,15 +399,8 @@ fn vfork_returns_to_its_caller() {
     }
     let profile = simulate_file(&dir.path().join("vfork.lgt"), SimConfig::default());
     let name = |id| profile.program.function(id).name.as_str();
-    let calls = |caller: &str, callee: &str| -> u64 {
-        (profile.arcs.iter())
-            .filter(|arc| caller.is_empty() || name(profile.caller(arc)) == caller)
-            .filter(|arc| name(arc.callee) == callee)
-            .map(|arc| arc.calls)
-            .sum()
-    };
-    assert_eq!(calls("main", "vfork"), 3);
-    assert_eq!(calls("", "main"), 1);
+    assert_eq!(calls_into(&profile, Some("main"), "vfork"), 3);
+    assert_eq!(calls_into(&profile, None, "main"), 1);
     assert!(
         !(profile.arcs.iter()).any(|arc| name(profile.caller(arc)) == "vfork"),
         "vfork calls nothing"
@@ -438,24 +422,11 @@ fn a_handler_switched_away_from_and_back_to_returns() {
     };
     let calls: u64 = String::from_utf8(stdout).unwrap().trim().parse().unwrap();
     let profile = simulate_file(&dir.path().join("preempt.lgt"), SimConfig::default());
-    let name = |id| profile.program.function(id).name.as_str();
-    let handler_calls = profile
-        .arcs
-        .iter()
-        .filter(|arc| (name(profile.caller(arc)), name(arc.callee)) == ("on_signal", "work"))
-        .map(|arc| arc.calls)
-        .sum::<u64>();
-    assert_eq!(handler_calls, calls);
+    assert_eq!(calls_into(&profile, Some("on_signal"), "work"), calls);
     // Each of the 100 handlers, but the last, goes on after its switch, as
     // a call of `on_signal` in the coroutine switched back to: call stacks
     // are per thread, not per stack (README, Differences from Callgrind).
-    let resumed: u64 = profile
-        .arcs
-        .iter()
-        .filter(|arc| name(arc.callee) == "on_signal")
-        .map(|arc| arc.calls)
-        .sum();
-    assert_eq!(resumed, calls - 100);
+    assert_eq!(calls_into(&profile, None, "on_signal"), calls - 100);
     for function in ["main", "co"] {
         assert_inclusive_adds_up(&profile, function);
     }
@@ -467,6 +438,17 @@ fn a_handler_switched_away_from_and_back_to_returns() {
         stderr.contains("warning: 49 `sigreturn`(s) came after a block had left"),
         "{stderr}"
     );
+}
+
+/// The calls into `callee` over all its arcs from `caller`, or from any
+/// function where that is `None`.
+fn calls_into(profile: &Profile, caller: Option<&str>, callee: &str) -> u64 {
+    let name = |id| profile.program.function(id).name.as_str();
+    (profile.arcs.iter())
+        .filter(|arc| caller.is_none_or(|caller| name(profile.caller(arc)) == caller))
+        .filter(|arc| name(arc.callee) == callee)
+        .map(|arc| arc.calls)
+        .sum()
 }
 
 /// Over all the calls into `function`, its inclusive cost is its self cost

@@ -11,7 +11,7 @@ use linegrind::output::json::Summary;
 use linegrind::output::{Positions, Source, write_callgrind};
 use linegrind::report::{ProfileFile, ReportOptions, RunCosts, TreeDirection, write_report};
 
-use crate::support::{blessing, linegrind, root, simulate_file};
+use crate::support::{golden_bytes, linegrind, root, simulate_file};
 
 mod firefox;
 
@@ -50,13 +50,9 @@ fn options(file: &ProfileFile<i64>, sort: &str, show: &[&str]) -> ReportOptions 
 /// `LINEGRIND_BLESS=1`.
 fn golden(name: &str, actual: &[u8]) {
     let path = root().join(format!("tests/golden/report/{name}"));
-    if blessing() {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, actual).unwrap();
+    let Some(expected) = golden_bytes(&path, actual) else {
         return;
-    }
-    let expected = fs::read(&path)
-        .unwrap_or_else(|_| panic!("{} is missing; run with LINEGRIND_BLESS=1", path.display()));
+    };
     assert!(
         actual == expected,
         "the report differs from {}:\n{}",

@@ -28,8 +28,21 @@ pub(crate) use skip;
 /// Whether golden files are to be written afresh rather than compared:
 /// `LINEGRIND_BLESS=1`, and nothing else, so that a variable left set
 /// to another value does not accept every change.
-pub fn blessing() -> bool {
+fn blessing() -> bool {
     std::env::var("LINEGRIND_BLESS").is_ok_and(|value| value == "1")
+}
+
+/// The golden file at `path`, to compare `actual` with; `None` when
+/// blessing, which writes `actual` there instead.
+pub fn golden_bytes(path: &Path, actual: &[u8]) -> Option<Vec<u8>> {
+    if blessing() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, actual).unwrap();
+        return None;
+    }
+    let expected = std::fs::read(path)
+        .unwrap_or_else(|_| panic!("{} is missing; run with LINEGRIND_BLESS=1", path.display()));
+    Some(expected)
 }
 
 pub fn skipped(why: String) {
