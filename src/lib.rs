@@ -69,6 +69,7 @@ pub mod printable;
 pub mod profile;
 pub mod program;
 pub mod record;
+pub mod regular_file;
 pub mod report;
 pub mod simulator;
 pub mod stack_samples;

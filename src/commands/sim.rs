@@ -88,9 +88,10 @@ impl SimJob {
 /// `path`, or for a named hierarchy `path` with the name in it: after
 /// `callgrind.out.` in a name that starts so, which KCachegrind's file
 /// dialog lists (`callgrind.out.LL=1M.hydro`), else before the extension
-/// (`summary.LL=1M.json`), else at the end (`prof.LL=1M`). KCachegrind,
-/// given one file, loads every file whose name starts with that one's as a
-/// part of the same run and adds them up: the run alone's
+/// (`summary.LL=1M.json`), else at the end (`prof.LL=1M`, from `prof` and
+/// `prof.` alike). KCachegrind, given one file, loads every file whose
+/// name starts with that one's as a part of the same run and adds them
+/// up: the run alone's
 /// `callgrind.out.hydro` must not start the names of a sweep's files
 /// beside it, nor `LL=48` those of `LL=48K`, which holds but for names
 /// that take the hierarchy's at their end.
@@ -100,6 +101,11 @@ fn named(path: &Path, run: &SimRun) -> PathBuf {
         return path.to_path_buf();
     };
     let file = path.file_name().unwrap_or_default();
+    if file.as_encoded_bytes().ends_with(b".") {
+        let mut named = file.to_owned();
+        named.push(name);
+        return path.with_file_name(named);
+    }
     let callgrind = file
         .to_str()
         .and_then(|file| file.strip_prefix(CALLGRIND))
@@ -407,6 +413,8 @@ mod tests {
             ("callgrind.outer", "callgrind.LL=1M.outer"),
             ("runs.d/summary.json", "runs.d/summary.LL=1M.json"),
             ("prof", "prof.LL=1M"),
+            ("prof.", "prof.LL=1M"),
+            ("callgrind.out.", "callgrind.out.LL=1M"),
             (".prof", ".prof.LL=1M"),
         ] {
             assert_eq!(named(Path::new(output), &run), Path::new(expected));

@@ -3,7 +3,6 @@
 //! line with a cost shown with a few lines of context.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -14,6 +13,7 @@ use super::signed_number::grouped_signed;
 use super::text_report::Report;
 use crate::output::table::{Align, Cell, Style, Table};
 use crate::printable::hidden;
+use crate::regular_file::open_regular;
 
 /// Lines shown around each line with a cost.
 const CONTEXT: u64 = 2;
@@ -127,12 +127,7 @@ struct Source {
 /// The first `count` lines of the file at `path`, each as
 /// [`source_text`] shows it; no more of the file is read.
 fn read_lines(path: &Path, count: u64) -> io::Result<Source> {
-    let file = File::open(path)?;
-    // Found as a regular file, but it may have been replaced since (by a
-    // pipe, which would wait for a writer).
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
+    let file = open_regular(path)?;
     let mut reader = BufReader::new(file.take(MAX_SOURCE_BYTES));
     let (mut lines, mut buf) = (Vec::new(), Vec::new());
     while (lines.len() as u64) < count {

@@ -3,7 +3,6 @@
 //! sections and the build-id. An object is parsed once and then answers
 //! lookups by ELF address (`svma`).
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -11,6 +10,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags, S
 
 use super::demangle;
 use super::file_names::FileNames;
+use crate::regular_file::open_regular;
 
 /// A function symbol: `[start, end)` in ELF addresses, demangled name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,8 @@ pub fn plt_ranges(elf: &object::File) -> Vec<(u64, u64)> {
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// The object file at `path`, mapped read-only. Only a regular file is
-/// opened: a pipe would block until something wrote to it.
+/// opened, checked before and after: a pipe would block until something
+/// wrote to it, and a device may act on being opened.
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
     let meta = std::fs::metadata(path).map_err(|err| err.to_string())?;
     if meta.is_dir() {
@@ -86,7 +87,7 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
     if !meta.is_file() {
         return Err("not a regular file (a pipe or a device)".into());
     }
-    let file = File::open(path).map_err(|err| err.to_string())?;
+    let file = open_regular(path).map_err(|err| err.to_string())?;
     // SAFETY: the map is read-only and private; if another process truncates
     // the file meanwhile, reads may fault, as with any reader of a changing
     // file.
