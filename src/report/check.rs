@@ -177,11 +177,14 @@ pub fn check(
             .ok_or_else(|| CheckError::UnknownEvent(limit.event.clone(), diff.events.clone()))?;
         events.push(at);
     }
-    // Each pattern's functions by name, those of the first pattern first.
+    // Each pattern's functions by name, those of the first pattern first,
+    // each function once.
     let mut matched: Vec<&FunctionDelta> = Vec::new();
+    let mut taken = vec![false; diff.functions.len()];
     for pattern in functions {
-        let mut matches: Vec<&FunctionDelta> = (diff.functions.iter())
-            .filter(|function| {
+        let mut matches: Vec<usize> = (0..diff.functions.len())
+            .filter(|&at| {
+                let function = &diff.functions[at];
                 let qualified = format!("{}:{}", function.file, function.name);
                 glob(pattern, &function.name) || glob(pattern, &qualified)
             })
@@ -189,9 +192,9 @@ pub fn check(
         if matches.is_empty() {
             return Err(CheckError::NoFunction(pattern.clone()));
         }
-        matches.sort_by(|a, b| a.by_name(b));
-        matches.retain(|function| !matched.iter().any(|m| std::ptr::eq(*m, *function)));
-        matched.extend(matches);
+        matches.retain(|&at| !std::mem::replace(&mut taken[at], true));
+        matches.sort_by(|&a, &b| diff.functions[a].by_name(&diff.functions[b]));
+        matched.extend(matches.iter().map(|&at| &diff.functions[at]));
     }
     let mut rows = Vec::new();
     for (limit, &at) in limits.iter().zip(&events) {
@@ -306,5 +309,32 @@ mod tests {
         assert!(limit.allows(most / 2, most));
         assert!(!limit.allows(1, most));
         assert!(!"Ir=0%".parse::<Limit>().unwrap().allows(most, most + 1));
+    }
+
+    /// Patterns that match the same functions list each once, where the
+    /// first pattern matching it puts it, each pattern's new ones by name.
+    #[test]
+    fn each_function_is_checked_once_in_the_order_of_the_patterns() {
+        let function = |name: &str| FunctionDelta {
+            file: "a.c".into(),
+            name: name.into(),
+            object: None,
+            self_cost: [vec![1], vec![1]],
+            inclusive: [vec![1], vec![1]],
+        };
+        let diff = Diff {
+            events: vec!["Ir".into()],
+            unshared: [vec![], vec![]],
+            unlike: vec![],
+            parts: [None, None],
+            totals: [vec![3], vec![3]],
+            functions: ["main", "b2", "a", "b1"].map(function).into(),
+        };
+        let limits = ["Ir=+0".parse().unwrap()];
+        let patterns = ["b*", "a.c:*", "b1"].map(String::from);
+        let rows = check(&diff, &limits, &patterns).unwrap();
+        let listed: Vec<_> = rows.iter().map(|row| row.function.as_deref()).collect();
+        let functions = ["a.c:b1", "a.c:b2", "a.c:a", "a.c:main"].map(Some);
+        assert_eq!(listed, [&[None][..], &functions].concat());
     }
 }
