@@ -6,6 +6,7 @@ use linegrind::commands::{CheckJob, DiffJob, ReportJob};
 use linegrind::report::TreeDirection;
 use linegrind::report::check::Limit;
 use linegrind::report::diff::{Renames, Rewrite};
+use linegrind::report::percent::{MAX_DECIMALS, Percent};
 
 use super::{color, count, output_file, pattern, yes_no};
 
@@ -37,8 +38,8 @@ pub struct ReportArgs {
     /// Leave out functions and calls below this percent of the sort event's
     /// total; annotated source shows every line with a cost (example:
     /// --threshold 1).
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.1, value_parser = percent)]
-    threshold: f64,
+    #[arg(long, value_name = "PERCENT", default_value = "0.1", value_parser = percent)]
+    threshold: Percent,
 
     /// Show at most this many functions (example: --top 50).
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = count)]
@@ -65,11 +66,15 @@ pub struct ReportArgs {
     no_color: bool,
 }
 
-fn percent(text: &str) -> Result<f64, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|p| (0.0..=100.0).contains(p))
-        .ok_or_else(|| format!("expected a percentage from 0 to 100, found `{text}`"))
+fn percent(text: &str) -> Result<Percent, String> {
+    Percent::parse(text)
+        .filter(|p| p.at_most(100))
+        .ok_or_else(|| {
+            format!(
+                "expected a percentage from 0 to 100 (digits, at most {MAX_DECIMALS} \
+                 after the point), found `{text}`"
+            )
+        })
 }
 
 fn tree(text: &str) -> Result<TreeDirection, String> {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 
 use super::failure::{Failure, InputContext};
+use crate::report::percent::Percent;
 use crate::report::{ProfileFile, ReportOptions, TreeDirection, write_report};
 
 /// A validated `report` invocation; event names are checked against the
@@ -19,7 +20,7 @@ pub struct ReportJob {
     pub by_self: bool,
     /// Events shown besides the sort event.
     pub show: Vec<String>,
-    pub threshold: f64,
+    pub threshold: Percent,
     pub top: usize,
     pub tree: Option<TreeDirection>,
     pub annotate: bool,

@@ -6,41 +6,18 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::diff::{Diff, FunctionDelta, delta};
+use super::percent::{MAX_DECIMALS, Percent};
 use crate::pattern::glob;
 
 /// How much an event may rise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Allowance {
-    /// By `digits / 10^decimals` percent of the baseline, kept as the
-    /// decimal it was written in, so that a rise to exactly the limit is
-    /// allowed: in binary fractions 2.3% of 100,000 falls below 2,300.
-    Percent { digits: u64, decimals: u32 },
+    /// By this percentage of the baseline, kept as the decimal it was
+    /// written in, so that a rise to exactly the limit is allowed: in
+    /// binary fractions 2.3% of 100,000 falls below 2,300.
+    Percent(Percent),
     /// By this much.
     Absolute(u64),
-}
-
-/// Digits a percentage may have after its point.
-const MAX_DECIMALS: usize = 6;
-/// Digits a percentage may have before its point: with the decimals, few
-/// enough that a baseline of any 64-bit cost times the digits fits in 128
-/// bits.
-const MAX_WHOLE: usize = 9;
-
-/// `N`, `N.` or `N.D` in plain digits, as `(digits, decimals)`.
-fn decimal(text: &str) -> Option<(u64, u32)> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let plain = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !plain(whole) || !plain(fraction) {
-        return None;
-    }
-    let whole = whole.trim_start_matches('0');
-    if whole.len() > MAX_WHOLE || fraction.len() > MAX_DECIMALS {
-        return None;
-    }
-    // At most 15 digits in all: no overflow.
-    let digits = (whole.bytes().chain(fraction.bytes()))
-        .fold(0u64, |n, digit| n * 10 + u64::from(digit - b'0'));
-    Some((digits, fraction.len() as u32))
 }
 
 /// `EVENT=+N%` or `EVENT=+N` (the `+` may be left out).
@@ -63,10 +40,7 @@ impl FromStr for Limit {
         let (event, value) = text.split_once('=').ok_or_else(usage)?;
         let value = value.strip_prefix('+').unwrap_or(value);
         let allowance = match value.strip_suffix('%') {
-            Some(percent) => {
-                let (digits, decimals) = decimal(percent).ok_or_else(usage)?;
-                Allowance::Percent { digits, decimals }
-            }
+            Some(percent) => Allowance::Percent(Percent::parse(percent).ok_or_else(usage)?),
             None if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                 Allowance::Absolute(value.parse().map_err(|_| usage())?)
             }
@@ -85,19 +59,7 @@ impl FromStr for Limit {
 impl fmt::Display for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.allowance {
-            Allowance::Percent { digits, decimals } => {
-                let scale = 10u64.pow(decimals);
-                let (whole, fraction) = (digits / scale, digits % scale);
-                match decimals {
-                    0 => write!(f, "{}=+{whole}%", self.event),
-                    _ => write!(
-                        f,
-                        "{}=+{whole}.{fraction:0width$}%",
-                        self.event,
-                        width = decimals as usize
-                    ),
-                }
-            }
+            Allowance::Percent(percent) => write!(f, "{}=+{percent}%", self.event),
             Allowance::Absolute(n) => write!(f, "{}=+{n}", self.event),
         }
     }
@@ -111,17 +73,10 @@ impl Limit {
         let rise = delta(baseline, current);
         match self.allowance {
             Allowance::Absolute(n) => rise <= i128::from(n),
-            // rise <= |baseline| * digits / (100 * 10^decimals), in whole
-            // numbers: a rise and a baseline of up to 2^65 times at most
-            // 10^15 digits, or times 10^8, stay far below 2^128.
-            Allowance::Percent { digits, decimals } => {
-                let Ok(rise) = u128::try_from(rise) else {
-                    return true;
-                };
-                let scale = 100 * 10u128.pow(decimals);
-                rise.saturating_mul(scale)
-                    <= baseline.unsigned_abs().saturating_mul(u128::from(digits))
-            }
+            Allowance::Percent(percent) => match u128::try_from(rise) {
+                Ok(rise) => percent.compare_share(rise, baseline.unsigned_abs()).is_le(),
+                Err(_) => true,
+            },
         }
     }
 }
@@ -228,10 +183,7 @@ mod tests {
         let limit: Limit = "SpLoss1=+5%".parse().unwrap();
         assert_eq!(
             limit.allowance,
-            Allowance::Percent {
-                digits: 5,
-                decimals: 0
-            }
+            Allowance::Percent(Percent::parse("5").unwrap())
         );
         assert!(limit.allows(1000, 1050));
         assert!(!limit.allows(1000, 1051));

@@ -6,6 +6,7 @@ mod callgrind_file;
 pub mod check;
 pub mod diff;
 mod from_profile;
+pub mod percent;
 mod run_costs;
 mod setup;
 mod signed_number;

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::callgrind_file::{FunctionIndex, ProfileFile};
+use super::percent::Percent;
 use super::signed_number::grouped_signed;
 use super::source_annotation::write_annotated_sources;
 use super::tree_view::{write_callee_tree, write_caller_trees};
@@ -40,7 +41,7 @@ pub struct ReportOptions {
     pub show: Vec<usize>,
     /// Leave out functions (and calls, and source lines) below this percent
     /// of the sort event's total.
-    pub threshold: f64,
+    pub threshold: Percent,
     /// At most this many functions.
     pub top: usize,
     pub tree: Option<TreeDirection>,
@@ -63,7 +64,9 @@ impl Report<'_> {
     /// against the size of the total.
     pub fn above_threshold(&self, cost: i64) -> bool {
         let total = self.file.totals[self.options.sort].unsigned_abs();
-        cost != 0 && cost.unsigned_abs() as f64 * 100.0 >= total as f64 * self.options.threshold
+        let share =
+            (self.options.threshold).compare_share(cost.unsigned_abs().into(), total.into());
+        cost != 0 && share.is_ge()
     }
 
     /// The functions ranked by the sort event, above the threshold, at most

@@ -186,6 +186,35 @@ fn a_diff_file_of_a_recorded_program_reads_back_with_below_main() {
     }
 }
 
+/// A function's share is compared with the threshold exactly: 33 of 3,000
+/// is 1.1% (in binary floating point, 3,000 times 1.1 is more than 3,300),
+/// and 2^60 - 1 of 2^61 is less than half (as a double, it is half).
+#[test]
+fn a_share_at_the_threshold_is_shown_and_one_below_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |main: u64, f: u64, total: u64| {
+        format!("events: Ir\nfl=a.c\nfn=main\n1 {main}\nfn=f\n2 {f}\ntotals: {total}\n")
+    };
+    write(dir.path(), "at.out", &profile(2_967, 33, 3_000));
+    write(
+        dir.path(),
+        "below.out",
+        &profile((1 << 60) + 1, (1 << 60) - 1, 1 << 61),
+    );
+    let listed = |file: &str, threshold: &str| {
+        let text = success(linegrind(
+            dir.path(),
+            &["report", file, "--threshold", threshold],
+        ));
+        text.lines()
+            .any(|line| line.contains(" f ") && line.ends_with("a.c"))
+    };
+    assert!(listed("at.out", "1.1"));
+    assert!(!listed("at.out", "1.100001"));
+    assert!(!listed("below.out", "50"));
+    assert!(listed("below.out", "49.999999"));
+}
+
 #[test]
 fn a_call_tree_deeper_than_it_draws_says_where_it_stops() {
     let dir = tempfile::tempdir().unwrap();

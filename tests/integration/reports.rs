@@ -9,6 +9,7 @@ use std::process::Command;
 use linegrind::config::SimConfig;
 use linegrind::output::json::Summary;
 use linegrind::output::{Positions, Source, write_callgrind};
+use linegrind::report::percent::Percent;
 use linegrind::report::{ProfileFile, ReportOptions, RunCosts, TreeDirection, write_report};
 
 use crate::support::{golden_bytes, linegrind, root, simulate_file};
@@ -29,6 +30,10 @@ fn callgrind_of(trace: &str) -> Vec<u8> {
     out
 }
 
+fn percent(text: &str) -> Percent {
+    Percent::parse(text).unwrap()
+}
+
 fn options(file: &ProfileFile<i64>, sort: &str, show: &[&str]) -> ReportOptions {
     let sort = file.event(sort).unwrap();
     let mut shown = vec![sort];
@@ -37,7 +42,7 @@ fn options(file: &ProfileFile<i64>, sort: &str, show: &[&str]) -> ReportOptions 
         sort,
         by_self: false,
         show: shown,
-        threshold: 0.1,
+        threshold: percent("0.1"),
         top: 25,
         tree: None,
         annotate: false,
@@ -88,7 +93,7 @@ fn reports_match_their_golden_files() {
             ReportOptions {
                 tree: Some(TreeDirection::Callee),
                 by_self: true,
-                threshold: 1.0,
+                threshold: percent("1"),
                 ..options(&hydro, "SpLoss1", &["D1mr"])
             },
         ),
@@ -98,7 +103,7 @@ fn reports_match_their_golden_files() {
             ReportOptions {
                 tree: Some(TreeDirection::Caller),
                 by_self: true,
-                threshold: 5.0,
+                threshold: percent("5"),
                 annotate: true,
                 ..options(&hydro, "SpLoss1", &["Ir"])
             },
