@@ -314,10 +314,10 @@ pub fn record(job: &RecordJob) -> Result<Recording, RecordError> {
     let replaced = !recorded.finished && recorded.exec_at == Some(totals.block_runs);
     let mut left_out = recorded.left_out;
     let symbols = symbols::embed(&recorded.modules, recorded.instr_addrs, &mut left_out);
-    let exit_code = if recorded.finished {
-        status.code()
-    } else {
-        None
+    // An exit status's code: 0 to 255.
+    let exit_code = match recorded.finished {
+        true => status.code().and_then(|code| u8::try_from(code).ok()),
+        false => None,
     };
     let file = writer
         .finish(&symbols, exit_code)

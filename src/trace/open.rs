@@ -331,7 +331,7 @@ impl AnyReader {
 
     /// The recorded program's exit code, where the trace says (a complete
     /// binary trace of a program that exited).
-    pub fn exit_code(&self) -> Option<i32> {
+    pub fn exit_code(&self) -> Option<u8> {
         match self {
             AnyReader::Binary(reader) => reader.summary().and_then(|summary| summary.exit_code),
             _ => None,

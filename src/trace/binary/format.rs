@@ -70,8 +70,8 @@ pub struct Summary {
     pub block_runs: u64,
     pub instructions: u64,
     pub accesses: u64,
-    /// The recorded program's exit code.
-    pub exit_code: Option<i32>,
+    /// The recorded program's exit code: an exit status's 8 bits.
+    pub exit_code: Option<u8>,
 }
 
 impl Summary {
@@ -82,8 +82,7 @@ impl Summary {
         varint::put(out, self.block_runs);
         varint::put(out, self.instructions);
         varint::put(out, self.accesses);
-        // A wait status's code, as the recorder has it (`u32`), plus one.
-        let code = self.exit_code.map_or(0, |code| u64::from(code as u32) + 1);
+        let code = self.exit_code.map_or(0, |code| u64::from(code) + 1);
         varint::put(out, code);
     }
 
@@ -99,13 +98,17 @@ impl Summary {
         };
         let at = cursor.pos();
         let code = cursor.varint()?;
-        summary.exit_code = match code.checked_sub(1).map(u32::try_from) {
+        summary.exit_code = match code.checked_sub(1).map(u8::try_from) {
             None => None,
-            Some(Ok(code)) => Some(code as i32),
+            Some(Ok(code)) => Some(code),
             Some(Err(_)) => {
                 return Err(Corrupt {
                     pos: at,
-                    what: format!("the end record's exit code {} is past 32 bits", code - 1),
+                    what: format!(
+                        "the end record's exit code {} is past 255, the largest an exit \
+                         status holds",
+                        code - 1
+                    ),
                 });
             }
         };
@@ -733,6 +736,34 @@ mod tests {
             panic!("not corrupt")
         };
         assert_eq!(err.what, "a block of more than 1048576 accesses");
+    }
+
+    /// An exit status's code, 0 to 255, or none; 256 no exit status holds.
+    #[test]
+    fn end_summaries_round_trip_with_every_exit_code() {
+        for exit_code in [None, Some(0), Some(1), Some(255)] {
+            let summary = Summary {
+                block_runs: 7,
+                instructions: 30,
+                accesses: 12,
+                exit_code,
+            };
+            let mut bytes = Vec::new();
+            summary.put_end(99, &mut bytes);
+            let read = Summary::get_end(&mut Cursor::new(&bytes)).unwrap();
+            assert_eq!(read, (99, summary));
+            if exit_code.is_none() {
+                // The last field, 0, made 256 + 1 (a varint of two bytes).
+                bytes.pop();
+                bytes.extend([0x81, 0x02]);
+                let err = Summary::get_end(&mut Cursor::new(&bytes)).unwrap_err();
+                assert!(
+                    err.what.contains("exit code 256 is past 255"),
+                    "{}",
+                    err.what
+                );
+            }
+        }
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl<W: Write> TraceWriter<W> {
 
     /// Ends the trace with the symbol table `symbols` (control records) and
     /// the END chunk, and returns the output.
-    pub fn finish(mut self, symbols: &[Control], exit_code: Option<i32>) -> io::Result<W> {
+    pub fn finish(mut self, symbols: &[Control], exit_code: Option<u8>) -> io::Result<W> {
         self.flush_events()?;
         // The symbol table in chunks of the stream's size, one after the
         // other up to the END chunk, which points at the first.

@@ -135,11 +135,12 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     let gap = [&binary[..trailer], &[0], &binary[trailer..]].concat();
     let err = open_error(&gap);
     assert!(err.contains("no end record"), "{err}");
-    // An exit code (+ 1, its last field: 4 for the 3 written) past 32 bits.
+    // An exit code (+ 1, its last field: 4 for the 3 written) past what an
+    // exit status holds: 256 + 1, varint 0x81 0x02.
     let stored = u32::from_le_bytes(binary[end_at + 4..end_at + 8].try_into().unwrap()) as usize;
     let payload = &binary[end_at + 16..end_at + 16 + stored];
     assert_eq!(payload.last(), Some(&4));
-    let past = [&payload[..stored - 1], &[0x81, 0x80, 0x80, 0x80, 0x10]].concat();
+    let past = [&payload[..stored - 1], &[0x81, 0x02]].concat();
     let mut changed = with_payload(&binary, end_at, &past);
     // The end chunk stays where it was.
     let trailer = changed.len() - 8;
@@ -147,8 +148,8 @@ fn metadata_or_an_end_with_bytes_to_spare_or_an_end_not_at_the_trailer_is_refuse
     let err = open_error(&changed);
     assert!(
         err.ends_with(
-            "corrupt chunk: the end record's exit code 4294967296 is past 32 bits \
-             (at byte 4 of its data)"
+            "corrupt chunk: the end record's exit code 256 is past 255, the largest an \
+             exit status holds (at byte 4 of its data)"
         ),
         "{err}"
     );
