@@ -620,14 +620,15 @@ impl<C: CostValue> Parser<C> {
     }
 }
 
-/// A subposition: absolute, or `+N`, `-N`, `*` relative to `last`.
+/// A subposition: absolute, or `+N`, `-N`, `*` relative to `last`; `None`
+/// for no number, or one that leaves 0 to 2^64 - 1.
 fn relative(token: &str, last: u64) -> Option<u64> {
     if token == "*" {
         Some(last)
     } else if let Some(delta) = token.strip_prefix('+') {
-        parse_number(delta).map(|d| last.wrapping_add(d))
+        parse_number(delta).and_then(|d| last.checked_add(d))
     } else if let Some(delta) = token.strip_prefix('-') {
-        parse_number(delta).map(|d| last.wrapping_sub(d))
+        parse_number(delta).and_then(|d| last.checked_sub(d))
     } else {
         parse_number(token)
     }

@@ -440,6 +440,21 @@ fn negative_costs_are_read_where_costs_are_signed() {
     assert_eq!(signed_error(bad), "line 3: bad cost `-x` in `0 -x`");
 }
 
+/// A relative position that leaves 0 to 2^64 - 1 is no position: it does
+/// not wrap around to another.
+#[test]
+fn a_relative_position_out_of_range_is_an_error() {
+    let file = ProfileFile::<i64>::parse(&b"events: Ir\nfn=f\n3 1\n-3 1\n+7 1\n"[..]).unwrap();
+    let mut lines: Vec<_> = file.lines[0].lines.keys().copied().collect();
+    lines.sort();
+    assert_eq!(lines, [0, 3, 7]);
+    let bad = "events: Ir\nfn=f\n3 1\n-4 1\n";
+    assert_eq!(signed_error(bad), "line 4: bad position `-4` in `-4 1`");
+    let max = u64::MAX;
+    let bad = format!("events: Ir\nfn=f\n{max} 1\n+1 1\n");
+    assert_eq!(signed_error(&bad), "line 4: bad position `+1` in `+1 1`");
+}
+
 #[test]
 fn sums_out_of_range_are_errors_naming_the_line() {
     let max = i64::MAX;
