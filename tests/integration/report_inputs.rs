@@ -190,7 +190,7 @@ fn a_diff_file_of_a_recorded_program_reads_back_with_below_main() {
 /// is 1.1% (in binary floating point, 3,000 times 1.1 is more than 3,300),
 /// and 2^60 - 1 of 2^61 is less than half (as a double, it is half).
 #[test]
-fn a_share_at_the_threshold_is_shown_and_one_below_is_not() {
+fn a_share_at_the_threshold_is_shown_and_an_empty_list_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let profile = |main: u64, f: u64, total: u64| {
         format!("events: Ir\nfl=a.c\nfn=main\n1 {main}\nfn=f\n2 {f}\ntotals: {total}\n")
@@ -213,6 +213,11 @@ fn a_share_at_the_threshold_is_shown_and_one_below_is_not() {
     assert!(!listed("at.out", "1.100001"));
     assert!(!listed("below.out", "50"));
     assert!(listed("below.out", "49.999999"));
+    // Every function below it, or none asked for: each said so.
+    let text = success(linegrind(dir.path(), &["report", "at.out", "--threshold", "99"]));
+    assert!(text.ends_with("\nno function reaches the threshold\n"), "{text}");
+    let text = success(linegrind(dir.path(), &["report", "at.out", "--top", "0"]));
+    assert!(text.ends_with("\n--top 0 shows no function\n"), "{text}");
 }
 
 #[test]
