@@ -405,21 +405,29 @@ enum Holder<'a> {
     Call(&'a str, &'a str),
 }
 
-/// A difference a callgrind file cannot hold: what differs, and by how
-/// much.
+/// A difference a callgrind file cannot hold: a cost that differs by more
+/// than 64 bits hold (what, and by how much), or calls that renames made
+/// one with more than 2^64 - 1 calls in all (caller, callee, count).
 #[derive(Debug)]
-pub struct BeyondRange {
-    what: String,
-    difference: i128,
+pub enum BeyondRange {
+    Cost { what: String, difference: i128 },
+    Calls(String, String, u128),
 }
 
 impl fmt::Display for BeyondRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} differs by {}, beyond the 64-bit signed costs a callgrind file holds",
-            self.what, self.difference
-        )
+        match self {
+            BeyondRange::Cost { what, difference } => write!(
+                f,
+                "{what} differs by {difference}, beyond the 64-bit signed costs a callgrind \
+                 file holds"
+            ),
+            BeyondRange::Calls(caller, callee, count) => write!(
+                f,
+                "the calls {caller} -> {callee}, made one by the renames, number {count}, \
+                 beyond the 64-bit counts a callgrind file holds"
+            ),
+        }
     }
 }
 
@@ -435,7 +443,7 @@ pub struct DiffFile {
     functions: Vec<(Key, String, Vec<i128>)>,
     /// Per call: caller, callee (indices into `functions`), A's and B's
     /// counts, the inclusive cost.
-    calls: Vec<(usize, usize, [u64; 2], Vec<i128>)>,
+    calls: Vec<(usize, usize, [u128; 2], Vec<i128>)>,
     totals: Vec<i128>,
 }
 
@@ -460,7 +468,7 @@ impl DiffFile {
         );
         let mut functions: Vec<(Key, String, Vec<i128>)> = Vec::new();
         let mut function_at: HashMap<Key, usize> = HashMap::new();
-        let mut calls: Vec<(usize, usize, [u64; 2], Vec<i128>)> = Vec::new();
+        let mut calls: Vec<(usize, usize, [u128; 2], Vec<i128>)> = Vec::new();
         let mut call_at: HashMap<(usize, usize), usize> = HashMap::new();
         for (side, (file, keys)) in [a, b].into_iter().zip(keys).enumerate() {
             // B minus A.
@@ -490,7 +498,7 @@ impl DiffFile {
                     calls.len() - 1
                 });
                 // Calls that the rewrites made one add up.
-                calls[at].2[side] = calls[at].2[side].saturating_add(call.count);
+                calls[at].2[side] += u128::from(call.count);
                 for (sum, value) in calls[at].3.iter_mut().zip(pick(file, &call.inclusive)) {
                     *sum += sign * value;
                 }
@@ -535,11 +543,25 @@ impl DiffFile {
                         format!("{} of the call {caller} -> {callee}", self.events[at])
                     }
                 };
-                return Err(BeyondRange {
+                return Err(BeyondRange::Cost {
                     what,
                     difference: costs[at],
                 });
             }
+        }
+        let counts = self
+            .calls
+            .iter()
+            .flat_map(|call| call.2.map(|count| (call, count)));
+        if let Some((call, count)) = counts
+            .into_iter()
+            .find(|&(_, count)| count > u128::from(u64::MAX))
+        {
+            return Err(BeyondRange::Calls(
+                name(call.0).clone(),
+                name(call.1).clone(),
+                count,
+            ));
         }
         Ok(())
     }

@@ -214,8 +214,14 @@ fn a_share_at_the_threshold_is_shown_and_an_empty_list_says_why() {
     assert!(!listed("below.out", "50"));
     assert!(listed("below.out", "49.999999"));
     // Every function below it, or none asked for: each said so.
-    let text = success(linegrind(dir.path(), &["report", "at.out", "--threshold", "99"]));
-    assert!(text.ends_with("\nno function reaches the threshold\n"), "{text}");
+    let text = success(linegrind(
+        dir.path(),
+        &["report", "at.out", "--threshold", "99"],
+    ));
+    assert!(
+        text.ends_with("\nno function reaches the threshold\n"),
+        "{text}"
+    );
     let text = success(linegrind(dir.path(), &["report", "at.out", "--top", "0"]));
     assert!(text.ends_with("\n--top 0 shows no function\n"), "{text}");
 }
@@ -573,6 +579,21 @@ fn a_diff_file_holds_only_what_readers_take_back() {
         &["diff", "down.out", "up.out", "--out", "big.out"],
         "cannot write big.out: Ir of the call f -> g differs by 18000000000000000000",
     );
+    // Calls that renames make one, counted past 2^64 - 1 in all.
+    let max = u64::MAX;
+    let two_callers = format!(
+        "events: Ir\nfl=a.c\nfn=a1\n1 1\ncfn=b\ncalls={max} 1\n1 1\n\
+         fn=a2\n1 1\ncfn=b\ncalls=5 1\n1 1\nfn=b\n1 2\n"
+    );
+    write(dir.path(), "callers.out", &two_callers);
+    let renamed = ["--mod-funcname", "s/a[0-9]/a/", "--out", "big.out"];
+    expect_input_error(
+        dir.path(),
+        &[&["diff", "callers.out", "callers.out"][..], &renamed].concat(),
+        "cannot write big.out: the calls a -> b, made one by the renames, number \
+         18446744073709551620, beyond the 64-bit counts a callgrind file holds",
+    );
+    assert!(!dir.path().join("big.out").exists());
 }
 
 #[test]
