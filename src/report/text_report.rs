@@ -62,10 +62,10 @@ pub struct Report<'a> {
 impl Report<'_> {
     /// Whether `cost` of the sort event reaches the threshold: its size
     /// against the size of the total.
-    pub fn above_threshold(&self, cost: i64) -> bool {
+    pub fn above_threshold(&self, cost: impl Into<i128>) -> bool {
+        let cost = cost.into();
         let total = self.file.totals[self.options.sort].unsigned_abs();
-        let share =
-            (self.options.threshold).compare_share(cost.unsigned_abs().into(), total.into());
+        let share = (self.options.threshold).compare_share(cost.unsigned_abs(), total.into());
         cost != 0 && share.is_ge()
     }
 
@@ -108,10 +108,10 @@ impl Report<'_> {
     }
 
     /// `cost` and its percentage of event `event`'s total, as two cells.
-    pub fn cost_cells(&self, event: usize, cost: i64) -> [Cell; 2] {
-        let total = self.file.totals[event];
+    pub fn cost_cells(&self, event: usize, cost: impl Into<i128>) -> [Cell; 2] {
+        let (cost, total) = (cost.into(), self.file.totals[event]);
         [
-            Cell::plain(grouped_signed(cost.into())),
+            Cell::plain(grouped_signed(cost)),
             Cell::styled(percent(cost, total), Style::Dim),
         ]
     }

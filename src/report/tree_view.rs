@@ -32,7 +32,10 @@ fn tree_table(report: &Report, tree_header: &str) -> Table {
     table
 }
 
-fn line(report: &Report, costs: &[i64], prefix: &str, f: FunctionIndex) -> Vec<Cell> {
+fn line<C>(report: &Report, costs: &[C], prefix: &str, f: FunctionIndex) -> Vec<Cell>
+where
+    C: Copy + Into<i128>,
+{
     let mut cells: Vec<Cell> = Vec::new();
     for &event in &report.options.show {
         cells.extend(report.cost_cells(event, costs[event]));
@@ -73,7 +76,7 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
     // Entered otherwise for a share of its cost, not for the double count
     // of a recursion, whose calls bring it more than it costs.
     let otherwise = |f: FunctionIndex| {
-        let (share, cost) = (entered[f][sort], report.inclusive[f][sort]);
+        let (share, cost) = (entered[f][sort], i128::from(report.inclusive[f][sort]));
         carried && share != 0 && share.signum() == cost.signum() && report.above_threshold(share)
     };
     // The functions nobody calls, then those entered otherwise as well,
@@ -89,11 +92,11 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
                 .then_some((root, f))
         })
         .collect();
-    let costs = |root: Root, f: FunctionIndex| match root {
-        Root::EnteredOtherwise => &entered[f],
-        Root::Uncalled | Root::Called => &report.inclusive[f],
+    let cost = |root: Root, f: FunctionIndex, event: usize| match root {
+        Root::EnteredOtherwise => entered[f][event],
+        Root::Uncalled | Root::Called => report.inclusive[f][event].into(),
     };
-    roots.sort_by_key(|&(root, f)| (root, std::cmp::Reverse(costs(root, f)[sort].unsigned_abs())));
+    roots.sort_by_key(|&(root, f)| (root, std::cmp::Reverse(cost(root, f, sort).unsigned_abs())));
     let mut reached = vec![false; file.functions.len()];
     let table = tree_table(report, "calls (top-down)");
     let mut walk = TreeWalk::new(report, &calls_from, Direction::Callees, table);
@@ -104,7 +107,8 @@ pub fn write_callee_tree(out: &mut dyn Write, report: &Report) -> io::Result<()>
             continue;
         }
         reach(file, &calls_from, f, &mut reached);
-        let mut row = line(report, costs(root, f), "", f);
+        let costs: Vec<i128> = (0..file.events.len()).map(|e| cost(root, f, e)).collect();
+        let mut row = line(report, &costs, "", f);
         let drawn = walk.expanded[f] && walk.has_branches(f);
         if root == Root::EnteredOtherwise {
             let name = row.len() - 2;
@@ -137,13 +141,15 @@ enum Root {
 /// Per function and event, what its inclusive cost holds beyond what its
 /// callers' calls bring it: what it costs where it is entered otherwise
 /// than by a call from another function (0 for a function only calls
-/// enter; recursion may make it negative).
-fn entered_otherwise(report: &Report) -> Vec<Vec<i64>> {
-    let mut entered = report.inclusive.clone();
+/// enter; recursion may make it negative). In 128 bits: a profile whose
+/// calls bring a function more than it costs may leave 64.
+fn entered_otherwise(report: &Report) -> Vec<Vec<i128>> {
+    let widened = |costs: &Vec<i64>| costs.iter().map(|&cost| i128::from(cost)).collect();
+    let mut entered: Vec<Vec<i128>> = report.inclusive.iter().map(widened).collect();
     for call in &report.file.calls {
         if call.caller != call.callee {
-            for (cost, by_call) in entered[call.callee].iter_mut().zip(&call.inclusive) {
-                *cost = cost.saturating_sub(*by_call);
+            for (cost, &by_call) in entered[call.callee].iter_mut().zip(&call.inclusive) {
+                *cost -= i128::from(by_call);
             }
         }
     }

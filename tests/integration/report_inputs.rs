@@ -226,6 +226,25 @@ fn a_share_at_the_threshold_is_shown_and_an_empty_list_says_why() {
     assert!(text.ends_with("\n--top 0 shows no function\n"), "{text}");
 }
 
+/// What a function costs beyond its callers' calls is worked out in 128
+/// bits: here 10 brought by `main`'s call against an inclusive cost of
+/// -2^63, which leaves -2^63 - 10, past 64 bits.
+#[test]
+fn a_cost_entered_otherwise_past_64_bits_is_shown_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let min = i64::MIN;
+    let profile =
+        format!("events: Ir\nfl=a.c\nfn=main\n1 0\ncfn=f\ncalls=1 1\n1 10\nfn=f\n1 {min}\n");
+    write(dir.path(), "odd.out", &profile);
+    let args = ["report", "odd.out", "--tree", "callee", "--threshold", "0"];
+    let text = success(linegrind(dir.path(), &args));
+    let entered = text
+        .lines()
+        .find(|line| line.contains("(entered otherwise)"));
+    let entered = entered.unwrap_or_else(|| panic!("{text}"));
+    assert!(entered.starts_with("-9,223,372,036,854,775,818 "), "{text}");
+}
+
 #[test]
 fn a_call_tree_deeper_than_it_draws_says_where_it_stops() {
     let dir = tempfile::tempdir().unwrap();
