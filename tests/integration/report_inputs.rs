@@ -233,16 +233,28 @@ fn a_share_at_the_threshold_is_shown_and_an_empty_list_says_why() {
 fn a_cost_entered_otherwise_past_64_bits_is_shown_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let min = i64::MIN;
-    let profile =
-        format!("events: Ir\nfl=a.c\nfn=main\n1 0\ncfn=f\ncalls=1 1\n1 10\nfn=f\n1 {min}\n");
+    let profile = format!(
+        "events: Ir Dr\nfl=a.c\nfn=main\n1 0 1\ncfn=f\ncalls=1 1\n1 10 2\nfn=f\n1 {min} 3\n"
+    );
     write(dir.path(), "odd.out", &profile);
     let args = ["report", "odd.out", "--tree", "callee", "--threshold", "0"];
-    let text = success(linegrind(dir.path(), &args));
+    let text = success(linegrind(
+        dir.path(),
+        &[&args[..], &["--show", "Dr"]].concat(),
+    ));
     let entered = text
         .lines()
         .find(|line| line.contains("(entered otherwise)"));
     let entered = entered.unwrap_or_else(|| panic!("{text}"));
     assert!(entered.starts_with("-9,223,372,036,854,775,818 "), "{text}");
+    // Its Dr: 3 of its own, 2 brought by the call, of 4 in all; the mark
+    // on its name.
+    let cells: Vec<&str> = entered.split_whitespace().collect();
+    assert_eq!(
+        cells[2..],
+        ["1", "25.00%", "f", "(entered", "otherwise)", "a.c"],
+        "{text}"
+    );
 }
 
 #[test]
