@@ -257,6 +257,39 @@ fn a_cost_entered_otherwise_past_64_bits_is_shown_exactly() {
     );
 }
 
+/// A function drawn above is marked where it comes again only if calls
+/// would follow it (`c`, not the leaf), the mark on its name whatever the
+/// number of events shown.
+#[test]
+fn a_function_drawn_above_is_marked_only_where_its_calls_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = "1 1 0\ncfn=leaf\ncalls=1 1\n1 5 0\ncfn=c\ncalls=1 1\n1 14 2\n";
+    let profile = format!(
+        "events: Ir Dr\nfl=a.c\nfn=main\n1 1 1\ncfn=a\ncalls=1 1\n1 20 2\n\
+         cfn=b\ncalls=1 1\n1 20 2\nfn=a\n{calls}fn=b\n{calls}fn=leaf\n1 10 0\n\
+         fn=c\n1 8 2\ncfn=d\ncalls=2 1\n1 20 2\nfn=d\n1 20 2\n"
+    );
+    write(dir.path(), "dag.out", &profile);
+    let args = ["report", "dag.out", "--tree", "callee", "--threshold", "0"];
+    let text = success(linegrind(
+        dir.path(),
+        &[&args[..], &["--show", "Dr"]].concat(),
+    ));
+    let tree = text.split_once("\n\n").unwrap().1;
+    let expected = "\
+Ir           Dr           calls (top-down)     file [object]
+41  100.00%   5  100.00%  main                 a.c
+20   48.78%   2   40.00%  ├─ a                 a.c
+14   34.15%   2   40.00%  │  ├─ c              a.c
+20   48.78%   2   40.00%  │  │  └─ d           a.c
+ 5   12.20%   0    0.00%  │  └─ leaf           a.c
+20   48.78%   2   40.00%  └─ b                 a.c
+14   34.15%   2   40.00%     ├─ c (see above)  a.c
+ 5   12.20%   0    0.00%     └─ leaf           a.c
+";
+    assert_eq!(tree, expected);
+}
+
 #[test]
 fn a_call_tree_deeper_than_it_draws_says_where_it_stops() {
     let dir = tempfile::tempdir().unwrap();
