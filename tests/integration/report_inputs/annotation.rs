@@ -177,3 +177,22 @@ fn costs_at_no_line_are_annotated_as_such() {
         assert_eq!(shown, expected, "{report}");
     }
 }
+
+/// Files are annotated in the order of their functions' ranks (a.c's `f`
+/// first, by its inclusive cost), then the files of inlined code by their
+/// lines' costs, not all by their lines' costs (b.c's 100 above a.c's 1).
+#[test]
+fn files_are_annotated_in_the_order_their_functions_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.c", "int f;\n");
+    write(dir.path(), "b.c", "int g;\n");
+    write(dir.path(), "c.h", "int h;\nint i;\n");
+    let profile = "events: Ir\nfl=a.c\nfn=f\n1 1\ncfl=b.c\ncfn=g\ncalls=1 1\n1 150\n\
+                   fl=b.c\nfn=g\n1 100\nfi=c.h\n2 50\n";
+    write(dir.path(), "p.out", profile);
+    let report = success(linegrind(dir.path(), &["report", "p.out", "--auto=yes"]));
+    let sources: Vec<&str> = (report.lines())
+        .filter_map(|line| line.strip_prefix("-- source: "))
+        .collect();
+    assert_eq!(sources, ["a.c", "b.c", "c.h"], "{report}");
+}
