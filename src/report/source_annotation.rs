@@ -302,3 +302,30 @@ fn cost_cells(report: &Report, cost: &[i64]) -> Vec<Cell> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut backs over at most the three continuation bytes a character
+    /// may have: past that the bytes are no character, and each is shown
+    /// as an odd byte.
+    #[test]
+    fn a_cut_backs_over_one_characters_continuation_bytes_at_most() {
+        let kept = MAX_LINE_BYTES - 4;
+        let mut line = vec![b'a'; kept];
+        line.extend([0x80; 6]);
+        let cut = |shown: &str| shown.strip_prefix(&"a".repeat(kept)).unwrap().to_string();
+        assert_eq!(
+            cut(&source_text(&line)),
+            format!("{}…", source_text(&[0x80]))
+        );
+        // A whole character at the cut is left out whole.
+        let mut line = vec![b'a'; MAX_LINE_BYTES - 1];
+        line.extend("é".as_bytes());
+        assert_eq!(
+            source_text(&line),
+            format!("{}…", "a".repeat(MAX_LINE_BYTES - 1))
+        );
+    }
+}
