@@ -309,9 +309,9 @@ mod tests {
 
     /// A cut backs over at most the three continuation bytes a character
     /// may have: past that the bytes are no character, and each is shown
-    /// as an odd byte.
+    /// as an odd byte. A tab reaches the next stop of the columns shown.
     #[test]
-    fn a_cut_backs_over_one_characters_continuation_bytes_at_most() {
+    fn lines_are_cut_at_a_characters_start_and_tabs_expanded_to_stops() {
         let kept = MAX_LINE_BYTES - 4;
         let mut line = vec![b'a'; kept];
         line.extend([0x80; 6]);
@@ -320,6 +320,8 @@ mod tests {
             cut(&source_text(&line)),
             format!("{}…", source_text(&[0x80]))
         );
+        // Tab stops by the columns shown before each tab.
+        assert_eq!(source_text(b"a\tb\tc"), "a       b       c");
         // A whole character at the cut is left out whole.
         let mut line = vec![b'a'; MAX_LINE_BYTES - 1];
         line.extend("é".as_bytes());

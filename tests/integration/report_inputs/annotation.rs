@@ -196,3 +196,23 @@ fn files_are_annotated_in_the_order_their_functions_rank() {
         .collect();
     assert_eq!(sources, ["a.c", "b.c", "c.h"], "{report}");
 }
+
+/// A line with costs past the file's end follows the context the file has
+/// before it, down to its last line.
+#[test]
+fn a_line_past_the_end_follows_the_files_last_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "d.c", "one\ntwo\nthree\n");
+    write(dir.path(), "q.out", "events: Ir\nfl=d.c\nfn=f\n4 7\n");
+    let report = success(linegrind(dir.path(), &["report", "q.out", "--auto=yes"]));
+    let annotated = report.split_once("-- source: d.c\n").unwrap().1;
+    let expected = "\
+Ir  line  source
+    -- line 2 --
+        2  two
+        3  three
+ 7      4
+(1 line with costs lies beyond the end of the file: has it changed since the run?)
+";
+    assert_eq!(annotated, expected);
+}
