@@ -2,23 +2,32 @@
 //! file), found to be a regular file, without the risk of waiting forever
 //! for it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// The file at `path`, open for reading, if it is a regular file. It is
-/// opened without waiting, should a pipe have taken its place since it was
-/// found (opening a pipe waits for a writer), and checked once open.
-/// Reads of a regular file ignore that flag.
+/// The file at `path`, open for reading, if it is a regular file. Anything
+/// else is refused before it is opened (a device may act on being opened);
+/// and a regular file is opened without waiting, should a pipe have taken
+/// its place meanwhile (opening a pipe waits for a writer), and checked
+/// again once open. Reads of a regular file ignore that flag.
 pub fn open_regular(path: &Path) -> io::Result<File> {
+    regular(&fs::metadata(path)?)?;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    match file.metadata()?.is_file() {
-        true => Ok(file),
-        false => Err(io::Error::other("not a regular file (a pipe or a device)")),
+    regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// Whether `meta` is a regular file's, or what it is instead.
+fn regular(meta: &Metadata) -> io::Result<()> {
+    match (meta.is_file(), meta.is_dir()) {
+        (true, _) => Ok(()),
+        (false, true) => Err(io::Error::other("a folder, not a regular file")),
+        (false, false) => Err(io::Error::other("not a regular file (a pipe or a device)")),
     }
 }
 
@@ -63,6 +72,7 @@ mod tests {
     #[test]
     fn a_folder_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(open_regular(dir.path()).is_err());
+        let err = open_regular(dir.path()).unwrap_err();
+        assert_eq!(err.to_string(), "a folder, not a regular file");
     }
 }

@@ -549,19 +549,11 @@ impl DiffFile {
                 });
             }
         }
-        let counts = self
-            .calls
-            .iter()
-            .flat_map(|call| call.2.map(|count| (call, count)));
-        if let Some((call, count)) = counts
-            .into_iter()
-            .find(|&(_, count)| count > u128::from(u64::MAX))
-        {
-            return Err(BeyondRange::Calls(
-                name(call.0).clone(),
-                name(call.1).clone(),
-                count,
-            ));
+        for &(caller, callee, counts, _) in &self.calls {
+            if let Some(&count) = counts.iter().find(|&&count| count > u128::from(u64::MAX)) {
+                let (caller, callee) = (name(caller).clone(), name(callee).clone());
+                return Err(BeyondRange::Calls(caller, callee, count));
+            }
         }
         Ok(())
     }

@@ -76,17 +76,9 @@ pub fn plt_ranges(elf: &object::File) -> Vec<(u64, u64)> {
 /// Where separate debug files live, as gdb and Valgrind look for them.
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
-/// The object file at `path`, mapped read-only. Only a regular file is
-/// opened, checked before and after: a pipe would block until something
-/// wrote to it, and a device may act on being opened.
+/// The object file at `path`, mapped read-only; only a regular file is
+/// opened ([`open_regular`]).
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
-    let meta = std::fs::metadata(path).map_err(|err| err.to_string())?;
-    if meta.is_dir() {
-        return Err("a folder, not an object file".into());
-    }
-    if !meta.is_file() {
-        return Err("not a regular file (a pipe or a device)".into());
-    }
     let file = open_regular(path).map_err(|err| err.to_string())?;
     // SAFETY: the map is read-only and private; if another process truncates
     // the file meanwhile, reads may fault, as with any reader of a changing
