@@ -177,10 +177,10 @@ pub struct Simulator<B: Backdate> {
     /// Where the steady rounds of a cycle are planned, kept for its
     /// allocation.
     plan: RoundPlan,
-    /// How many times steady rounds were walked from a plan, for the tests
-    /// to tell that they were.
+    /// How many steady rounds were walked from a plan, for the tests to
+    /// tell that they were.
     #[cfg(test)]
-    planned_walks: u64,
+    planned_rounds: u64,
     /// Data accesses without an instruction go to `(unknown)`.
     detached_data: bool,
     /// The thread running.
@@ -240,7 +240,7 @@ impl<B: Backdate> Simulator<B> {
             call_sites: CallSites::default(),
             plan: RoundPlan::default(),
             #[cfg(test)]
-            planned_walks: 0,
+            planned_rounds: 0,
         })
     }
 

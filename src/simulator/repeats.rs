@@ -123,7 +123,7 @@ impl<B: Backdate> Simulator<B> {
         let times = (rest.len() / round) as u64;
         #[cfg(test)]
         {
-            self.planned_walks += 1;
+            self.planned_rounds += times;
         }
         let context = self.threads.current();
         let charger = self.charges.charger(self.instructions);

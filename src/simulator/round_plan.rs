@@ -189,3 +189,38 @@ impl RoundPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fetch steps of `plan`: slot, fetches, offset and length.
+    fn fetched(plan: &RoundPlan) -> Vec<(u32, u32, u16, u16)> {
+        plan.steps
+            .iter()
+            .filter_map(|step| match *step {
+                PlanStep::Fetched {
+                    slot,
+                    fetches,
+                    offset,
+                    len,
+                } => Some((slot, fetches, offset, len)),
+                PlanStep::Access { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fetches_join_the_step_before_only_where_they_continue_its_bytes() {
+        let mut plan = RoundPlan::default();
+        plan.fetch(3, 1, 4, 4);
+        // The next bytes of the same line: one step.
+        plan.fetch(3, 2, 8, 6);
+        // Back to the line's start, then the same bytes in another line.
+        plan.fetch(3, 1, 0, 4);
+        plan.fetch(5, 1, 4, 4);
+        assert_eq!(fetched(&plan), [(3, 3, 4, 10), (3, 1, 0, 4), (5, 1, 4, 4)]);
+        plan.clear();
+        assert!(fetched(&plan).is_empty());
+    }
+}
