@@ -383,6 +383,25 @@ mod tests {
     }
 
     #[test]
+    fn a_run_counts_the_repeats_of_its_cycle_up_to_the_most_its_count_holds() {
+        let a = bare(1);
+        let mut feed = fed(&[a, a]);
+        let Some(Item::Run(run)) = feed.batch.items.last_mut() else {
+            panic!("a run last");
+        };
+        run.repeats = u32::MAX - 3;
+        // Rounds counted many at a time (see `RoundBytes::count_again`).
+        assert_eq!(feed.repeat_rounds(2), 2);
+        assert_eq!(feed.repeat_rounds(5), 1);
+        assert_eq!(feed.repeat_rounds(5), 0);
+        // And one at a time: the next round is an item of its own, which
+        // the round after it repeats.
+        feed.push_run(a, feed.mark());
+        feed.push_run(a, feed.mark());
+        assert_eq!(repeats(&feed), [Some(u32::MAX), Some(1)]);
+    }
+
+    #[test]
     fn a_batch_of_a_loop_over_memory_is_full_at_its_addresses() {
         let mut feed = Feed::default();
         let mut rounds = 0;
