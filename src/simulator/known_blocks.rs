@@ -245,10 +245,13 @@ impl KnownBlocks {
         let steps_start = self.steps.len() as u32;
         // The last line the previous instruction's fetch took, and its end.
         let mut previous = None;
+        // Where the last instruction ends, past a clamped fetch's end.
+        let mut block_end = first.addr;
         for (instr, &instr_id) in def.instrs.iter().zip(ids) {
             let fetched = u32::from(instr.len).min(longest);
             let span = LineSpan::new(instr.addr, fetched, line_bits);
             let end = instr.addr.wrapping_add(u64::from(instr.len));
+            block_end = end;
             self.instrs.push(instr_id);
             // Lengths and offsets fit a byte with lines of up to 256 bytes,
             // as with use tracking; without it, they are not looked at.
@@ -308,7 +311,7 @@ impl KnownBlocks {
             addr: first.addr,
             first_len: first.len,
             arrival,
-            end: previous.map_or(first.addr, |(_, end)| end),
+            end: block_end,
             // Code without a symbol may lie in another region than its
             // function: the next arrival looks it up.
             func: (!arrival.framed).then_some(arrival.func),

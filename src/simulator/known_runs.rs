@@ -754,3 +754,30 @@ fn block(top: bool, addr: u64, instrs: Vec<(u8, u8, Vec<Item>)>, end: JumpKind) 
     }
     def
 }
+
+/// A block of code without a symbol whose one instruction, of 33 bytes
+/// over three 16-byte lines, is fetched clamped to two lines' worth, and
+/// whose call returns where the instruction ends, not where its fetch
+/// did: the call's arcs, and the jumps from its side exit into a named
+/// function, are as its events make them.
+#[test]
+fn a_block_whose_last_fetch_is_clamped_ends_where_its_instruction_does() {
+    let exit = Item::Exit {
+        kind: JumpKind::Boring,
+    };
+    let defs = [
+        block(false, 1, vec![(0, 1, vec![])], JumpKind::Boring),
+        block(true, 0, vec![(0, 33, vec![exit])], JumpKind::Call),
+    ];
+    let side = BlockRun {
+        exit: Some(0),
+        ..full_run(&[])
+    };
+    let runs = [(1, side), (0, full_run(&[])), (1, full_run(&[]))];
+    let l1 = CacheGeometry::new(1024, 2, 16).unwrap();
+    let ll = CacheGeometry::new(16384, 4, 16).unwrap();
+    let config = SimConfig::new(l1, l1, ll, false, true).unwrap();
+    let body = [Function(0x1000, 0x4000, "body")];
+    let (blocks, events) = runs_and_their_events(&defs, &runs, config, &body);
+    assert_alike(&blocks, &events);
+}
