@@ -756,7 +756,7 @@ fn block(top: bool, addr: u64, instrs: Vec<(u8, u8, Vec<Item>)>, end: JumpKind) 
 }
 
 /// A block of code without a symbol whose one instruction, of 33 bytes
-/// over three 16-byte lines, is fetched clamped to two lines' worth, and
+/// over three 16-byte lines, is fetched clamped to a line's worth, and
 /// whose call returns where the instruction ends, not where its fetch
 /// did: the call's arcs, and the jumps from its side exit into a named
 /// function, are as its events make them.
