@@ -238,20 +238,19 @@ impl KnownBlocks {
     ) {
         let (line_bits, longest) = (self.line_bits, self.longest);
         debug_assert_eq!(def.instrs.len(), ids.len());
-        let (Some(first), Some(&first_id)) = (def.instrs.first(), ids.first()) else {
+        let (Some(first), Some(last), Some(&first_id)) =
+            (def.instrs.first(), def.instrs.last(), ids.first())
+        else {
             return;
         };
         let start = self.instrs.len() as u32;
         let steps_start = self.steps.len() as u32;
         // The last line the previous instruction's fetch took, and its end.
         let mut previous = None;
-        // Where the last instruction ends, past a clamped fetch's end.
-        let mut block_end = first.addr;
         for (instr, &instr_id) in def.instrs.iter().zip(ids) {
             let fetched = u32::from(instr.len).min(longest);
             let span = LineSpan::new(instr.addr, fetched, line_bits);
             let end = instr.addr.wrapping_add(u64::from(instr.len));
-            block_end = end;
             self.instrs.push(instr_id);
             // Lengths and offsets fit a byte with lines of up to 256 bytes,
             // as with use tracking; without it, they are not looked at.
@@ -311,7 +310,8 @@ impl KnownBlocks {
             addr: first.addr,
             first_len: first.len,
             arrival,
-            end: block_end,
+            // Past a clamped fetch's end.
+            end: last.addr.wrapping_add(u64::from(last.len)),
             // Code without a symbol may lie in another region than its
             // function: the next arrival looks it up.
             func: (!arrival.framed).then_some(arrival.func),

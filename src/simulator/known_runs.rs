@@ -514,19 +514,7 @@ fn loops_over_memory_in_lines_of_128_kib_count_as_their_runs_one_by_one() {
 fn a_loop_whose_round_thrashes_i1_after_its_last_access_is_walked_run_by_run() {
     let defs = [
         plain_block(&[(0xf000, 4)], JumpKind::Call),
-        BlockDef {
-            instrs: vec![BlockInstr {
-                addr: 0x1000,
-                len: 4,
-                items: 0..1,
-            }],
-            items: vec![Item::Access {
-                access: Access::Read,
-                size: 8,
-                guarded: false,
-            }],
-            end: JumpKind::Boring,
-        },
+        BlockDef::one_read(0x1000, JumpKind::Boring),
         // Lines 0x1040, 0x10c0 and 0x1140: all in I1's second set.
         plain_block(&[(0x1040, 4), (0x10c0, 4), (0x1140, 4)], JumpKind::Boring),
         plain_block(&[(0x1200, 1)], JumpKind::Return),
