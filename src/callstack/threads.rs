@@ -307,11 +307,8 @@ mod tests {
     use crate::callstack::Call;
     use crate::program::InstrId;
 
-    /// Thread `tid` runs, in a call entered at stack pointer 0x7000, and a
-    /// signal handler starts in it and is left for a block above that.
-    fn leave_a_handler(threads: &mut Threads<()>, tid: u32, arcs: &mut Arcs) {
-        let backdate = &mut NoBackdate;
-        threads.switch(tid, backdate, 0).unwrap();
+    /// The running context enters a call at stack pointer `sp`.
+    fn enter_call(threads: &mut Threads<()>, sp: u64) {
         let call = Call {
             site: InstrId(0),
             from: InstrId(0),
@@ -322,7 +319,15 @@ mod tests {
         };
         threads
             .current()
-            .push(call, Some(0x7000), false, backdate, 0);
+            .push(call, Some(sp), false, &mut NoBackdate, 0);
+    }
+
+    /// Thread `tid` runs, in a call entered at stack pointer 0x7000, and a
+    /// signal handler starts in it and is left for a block above that.
+    fn leave_a_handler(threads: &mut Threads<()>, tid: u32, arcs: &mut Arcs) {
+        let backdate = &mut NoBackdate;
+        threads.switch(tid, backdate, 0).unwrap();
+        enter_call(threads, 0x7000);
         threads.enter_handler(backdate, 0).unwrap();
         threads.leave_jumped_handlers(0x8000, arcs, backdate, 0);
         assert_eq!(threads.running.len(), 1, "the handler is left");
@@ -353,6 +358,50 @@ mod tests {
             threads.leave_handler(&mut arcs, &mut backdate, 0),
             Err(NoHandler)
         );
+    }
+
+    /// A handler on an alternate stack above the thread's frames is left by
+    /// a block above where its trampoline runs (its first block's stack
+    /// pointer and 8) or back at or below the thread's outermost frame,
+    /// and not by a block at either edge's other side; one on the thread's
+    /// own stack has no floor, and is left only above the innermost frame
+    /// of the code it interrupted.
+    #[test]
+    fn a_handler_is_left_past_its_stacks_edges_and_not_at_them() {
+        let mut backdate = NoBackdate;
+        let mut threads = Threads::new(&mut backdate);
+        enter_call(&mut threads, 0x7400);
+        enter_call(&mut threads, 0x7000);
+        threads.enter_handler(&mut backdate, 0).unwrap();
+        threads.current().start(0x3000, Some(0x9000));
+        let handler = threads.current();
+        let left = [0x7300, 0x7400, 0x7408, 0x9008, 0x9010].map(|sp| handler.left_handler(sp));
+        assert_eq!(left, [true, true, false, false, true]);
+        let keeps = [0x7400, 0x7408, 0x9008, 0x9010].map(|sp| {
+            let handler = threads.current();
+            handler.set_sp(sp);
+            let keeps = handler.keeps_frames();
+            handler.take_sp();
+            keeps
+        });
+        assert_eq!(
+            keeps,
+            [false, true, true, false],
+            "a block there leaves nothing"
+        );
+        threads.enter_handler(&mut backdate, 0).unwrap();
+        threads.current().start(0x3000, Some(0x8f00));
+        let nested = threads.current();
+        let left = [0x7400, 0x7408, 0x9008, 0x9010].map(|sp| nested.left_handler(sp));
+        assert_eq!(left, [true, false, false, true], "the floor carries over");
+
+        let mut threads = Threads::new(&mut backdate);
+        enter_call(&mut threads, 0x7000);
+        threads.enter_handler(&mut backdate, 0).unwrap();
+        threads.current().start(0x3000, Some(0x6000));
+        let handler = threads.current();
+        let left = [0x10, 0x6008, 0x7000, 0x7008].map(|sp| handler.left_handler(sp));
+        assert_eq!(left, [false, false, false, true]);
     }
 
     /// Threads are counted as they start, not by id: an id reused after
