@@ -194,3 +194,33 @@ fn without_stack_pointers_a_return_matches_an_open_return_address_or_pops_one_ca
     context.return_to(0x33, &mut arcs, &mut backdate, 0);
     assert_eq!((context.depth(), context.frames_with_sp), (0, 0));
 }
+
+/// Callgrind's test of a `ret`: with stack pointers, it returns when it
+/// rises above the innermost frame, or stays at its stack pointer and
+/// lands on the return address of a frame that shares it (leaving that
+/// frame and those above it); else it is a jump.
+#[test]
+fn a_return_leaves_the_innermost_frame_or_lands_where_one_at_its_stack_pointer_returns() {
+    let mut context = Context::new(());
+    assert_eq!(context.return_pops(0x1005, 0x7000), Some(0));
+    for (sp, return_addr) in [(0x7000, 0x1005), (0x6ff0, 0x2005), (0x6ff0, 0x3005)] {
+        let call = Call {
+            return_addr,
+            ..call_to(0x2000)
+        };
+        context.push(call, Some(sp), false, &mut NoBackdate, 0);
+    }
+    let pops = [
+        (0x9999, 0x6ff8),
+        (0x3005, 0x6ff0),
+        (0x2005, 0x6ff0),
+        (0x1005, 0x6ff0),
+        (0x9999, 0x6ff0),
+        (0x3005, 0x6fe8),
+    ]
+    .map(|(addr, sp)| context.return_pops(addr, sp));
+    assert_eq!(pops, [Some(1), Some(1), Some(2), None, None, None]);
+    // A frame entered without one is not tested against it.
+    push(&mut context, 0x4005);
+    assert_eq!(context.return_pops(0x4005, 0x6ff8), None);
+}
