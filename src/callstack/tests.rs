@@ -224,3 +224,57 @@ fn a_return_leaves_the_innermost_frame_or_lands_where_one_at_its_stack_pointer_r
     push(&mut context, 0x4005);
     assert_eq!(context.return_pops(0x4005, 0x6ff8), None);
 }
+
+/// Callgrind's unwinding: every frame below the stack pointer is left,
+/// then as many at it as asked; the outermost frame left is returned.
+#[test]
+fn unwinding_leaves_the_frames_below_the_stack_pointer_and_those_asked_for_at_it() {
+    let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+    let mut context = Context::new(());
+    for (sp, from) in [(0x7000, 1), (0x6ff0, 2), (0x6ff0, 3), (0x6fe0, 4)] {
+        let call = Call {
+            from: InstrId(from),
+            ..call_to(0x2000)
+        };
+        context.push(call, Some(sp), false, &mut backdate, 0);
+    }
+    let mut left = |context: &mut Context<()>, sp, pops| {
+        let left = context.unwind_to_sp(sp, pops, &mut arcs, &mut backdate, 0);
+        (left.map(|left| left.from), context.depth())
+    };
+    assert_eq!(left(&mut context, 0x6ff0, 1), (Some(InstrId(4)), 3));
+    assert_eq!(left(&mut context, 0x6ff0, 0), (None, 3));
+    assert_eq!(left(&mut context, 0x6ff0, 2), (Some(InstrId(2)), 1));
+    assert_eq!(left(&mut context, 0x6ff0, 5), (None, 1));
+}
+
+/// Where the outermost code returns (with no frame open, or from a call
+/// made by a jump, which has no return address), the code returned to is
+/// outermost code entered there; a return from a call is not.
+#[test]
+fn code_the_outermost_code_returns_to_is_entered_there() {
+    let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+    let mut context = Context::new(());
+    context.start(0x1000, None);
+    assert_eq!(context.entry(0x1234), 0x1000);
+    context.return_by_sp(0x5000, 0x7000, 0, &mut arcs, &mut backdate, 0);
+    assert_eq!(context.entry(0x1234), 0x5000);
+    for (return_addr, tail, returned_to, entry) in [
+        (0x6005, false, 0x6005, 0x5000),
+        (0, false, 0x8000, 0x8000),
+        (0x6005, true, 0x9000, 0x9000),
+    ] {
+        let call = Call {
+            return_addr,
+            ..call_to(0x2000)
+        };
+        context.push(call, Some(0x6ff0), tail, &mut backdate, 0);
+        assert_eq!(context.entry(0x1234), 0x2000);
+        context.return_by_sp(returned_to, 0x6ff8, 1, &mut arcs, &mut backdate, 0);
+        assert_eq!(
+            context.entry(0x1234),
+            entry,
+            "after a return to {returned_to:#x}"
+        );
+    }
+}
