@@ -278,3 +278,28 @@ fn code_the_outermost_code_returns_to_is_entered_there() {
         );
     }
 }
+
+/// Without stack pointers, a frame entered by a jump to another function
+/// (a tail call) takes the return address of the frame it replaced, and
+/// returns together with it.
+#[test]
+fn a_tail_frame_returns_together_with_the_frame_it_replaced() {
+    let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+    let mut context = Context::new(());
+    push(&mut context, 0x05);
+    push(&mut context, 0x45);
+    let call = Call {
+        from: InstrId(7),
+        ..call_to(0x3000)
+    };
+    context.push(call, None, true, &mut backdate, 0);
+    let left = context.return_to(0x45, &mut arcs, &mut backdate, 0);
+    assert_eq!(context.depth(), 1);
+    assert_eq!(left.map(|left| left.return_addr()), Some(0x45));
+    // Returning elsewhere, the innermost frame and the one it replaced.
+    push(&mut context, 0x45);
+    context.push(call, None, true, &mut backdate, 0);
+    context.return_to(0x77, &mut arcs, &mut backdate, 0);
+    assert_eq!(context.depth(), 1);
+    assert!(context.return_addrs.contains_key(&0x05));
+}
