@@ -14,7 +14,7 @@ fn push(context: &mut Context<()>, return_addr: u64) {
 }
 
 /// A call to `entry` with no arc.
-fn call_to(entry: u64) -> Call {
+pub(super) fn call_to(entry: u64) -> Call {
     Call {
         site: InstrId(0),
         from: InstrId(0),

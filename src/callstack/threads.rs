@@ -305,17 +305,13 @@ mod tests {
     use super::*;
     use crate::attribution::backdate::NoBackdate;
     use crate::callstack::Call;
-    use crate::program::InstrId;
+    use crate::callstack::tests::call_to;
 
     /// The running context enters a call at stack pointer `sp`.
     fn enter_call(threads: &mut Threads<()>, sp: u64) {
         let call = Call {
-            site: InstrId(0),
-            from: InstrId(0),
-            arc: None,
             return_addr: 0x1005,
-            entry: 0x2000,
-            charge_to: None,
+            ..call_to(0x2000)
         };
         threads
             .current()
