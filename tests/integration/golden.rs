@@ -180,3 +180,51 @@ fn the_readme_hydro_example_matches_sim() {
         );
     }
 }
+
+/// The README's worked example's `callgrind_annotate` table is what
+/// `callgrind_annotate`, run with the README's options, prints of the
+/// profile `sim` writes today: every quoted row appears, an object
+/// shortened to `[.../name]` matching the full path that ends so.
+#[test]
+fn the_readme_hydro_annotation_matches_callgrind_annotate() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let example = readme
+        .split("$ callgrind_annotate ")
+        .nth(1)
+        .expect("the README's callgrind_annotate example");
+    let (command, table) = example.split_once("callgrind.out.hydro\n").unwrap();
+    let options: Vec<&str> = command.split_whitespace().filter(|&w| w != "\\").collect();
+    let quoted: Vec<&str> = table
+        .lines()
+        .take_while(|line| !line.starts_with("```"))
+        .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(quoted.len(), 6, "{quoted:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/hydro.lgt");
+    let sim = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    assert!(sim.status.success());
+    let annotated = match std::process::Command::new("callgrind_annotate")
+        .args(&options)
+        .arg("callgrind.out.hydro")
+        .current_dir(dir.path())
+        .output()
+    {
+        Ok(output) => output,
+        Err(_) => {
+            return crate::support::skip!("callgrind_annotate is not installed (install valgrind)");
+        }
+    };
+    assert!(annotated.status.success());
+    let printed = String::from_utf8(annotated.stdout).unwrap();
+    for line in quoted {
+        let found = match line.split_once("[.../") {
+            Some((start, end)) => printed
+                .lines()
+                .any(|l| l.starts_with(start) && l.ends_with(&format!("/{end}"))),
+            None => printed.lines().any(|l| l == line),
+        };
+        assert!(found, "README: {line}\ncallgrind_annotate:\n{printed}");
+    }
+}
