@@ -57,7 +57,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::NoInstruction(what) => write!(
                 f,
-                "{what} with no preceding instruction in this thread (expected an `i` line first)"
+                "{what} with no preceding instruction in its thread or signal handler (expected an `i` line first)"
             ),
             SimError::Twice(what, after) => write!(
                 f,

@@ -54,7 +54,7 @@ fn error(body: &str) -> String {
 fn accesses_calls_and_returns_need_a_preceding_instruction_in_their_thread() {
     assert_eq!(
         error("r 1000 4\n"),
-        "line 2: data access with no preceding instruction in this thread \
+        "line 2: data access with no preceding instruction in its thread or signal handler \
          (expected an `i` line first)"
     );
     assert!(error("i 10 1\nthread 2\nw 1000 4\n").starts_with("line 4: data access"));
