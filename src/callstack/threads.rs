@@ -117,7 +117,7 @@ impl<C> Threads<C> {
 
     /// Counts one more context, if there may be one.
     fn add_context(&mut self) -> Result<(), TooMany> {
-        if self.contexts == MAX_CONTEXTS {
+        if self.contexts >= MAX_CONTEXTS {
             return Err(TooMany);
         }
         self.contexts += 1;
@@ -306,6 +306,7 @@ mod tests {
     use crate::attribution::backdate::NoBackdate;
     use crate::callstack::Call;
     use crate::callstack::tests::call_to;
+    use crate::program::InstrId;
 
     /// The running context enters a call at stack pointer `sp`.
     fn enter_call(threads: &mut Threads<()>, sp: u64) {
@@ -341,6 +342,7 @@ mod tests {
             threads.leave_handler(&mut arcs, &mut backdate, 0),
             Err(NoHandler)
         );
+        assert_eq!(threads.late_sigreturns(), 0);
         threads.switch(1, &mut backdate, 0).unwrap();
         assert_eq!(threads.leave_handler(&mut arcs, &mut backdate, 0), Ok(()));
         assert_eq!(threads.late_sigreturns(), 1);
@@ -398,6 +400,52 @@ mod tests {
         let handler = threads.current();
         let left = [0x10, 0x6008, 0x7000, 0x7008].map(|sp| handler.left_handler(sp));
         assert_eq!(left, [false, false, false, true]);
+    }
+
+    /// Contexts count together up to [`MAX_CONTEXTS`], every thread's own
+    /// and its signal handlers'; a thread that ends gives back its
+    /// handlers' and keeps its own, for the next thread with its id.
+    #[test]
+    fn an_ended_thread_gives_back_its_handlers_contexts() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut threads = Threads::new(&mut backdate);
+        let handlers = |threads: &mut Threads<()>| {
+            std::iter::repeat_with(|| threads.enter_handler(&mut NoBackdate, 0))
+                .take_while(Result::is_ok)
+                .count()
+        };
+        assert_eq!(handlers(&mut threads), MAX_CONTEXTS - 1);
+        threads.exit(1, &mut arcs, &mut backdate, 0);
+        assert_eq!(threads.running.len(), 1);
+        assert_eq!(handlers(&mut threads), MAX_CONTEXTS - 1);
+        assert_eq!(threads.switch(2, &mut backdate, 0), Err(TooMany));
+    }
+
+    /// A restart closes every thread's calls and keeps its contexts (a
+    /// signal handler still runs), each starting again with no instruction
+    /// before its next; a thread with no instruction yet is left as it is.
+    #[test]
+    fn a_restart_empties_every_stack_and_keeps_the_handlers() {
+        let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
+        let mut threads = Threads::new(&mut backdate);
+        enter_call(&mut threads, 0x7000);
+        threads.current().last_instr = Some(InstrId(0));
+        threads.enter_handler(&mut backdate, 0).unwrap();
+        threads.switch(2, &mut backdate, 0).unwrap();
+        enter_call(&mut threads, 0x7000);
+        threads.current().last_instr = Some(InstrId(1));
+        threads.switch(3, &mut backdate, 0).unwrap();
+        enter_call(&mut threads, 0x7000);
+        threads.restart(&mut arcs, &mut backdate, 0);
+        let shape = |contexts: &[Context<()>]| {
+            contexts
+                .iter()
+                .map(|context| (context.frames.len(), context.last_instr))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&threads.parked[0]), [(0, None), (0, None)]);
+        assert_eq!(shape(&threads.parked[1]), [(0, None)]);
+        assert_eq!(shape(&threads.running), [(1, None)]);
     }
 
     /// Threads are counted as they start, not by id: an id reused after
