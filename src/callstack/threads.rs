@@ -403,8 +403,9 @@ mod tests {
     }
 
     /// Contexts count together up to [`MAX_CONTEXTS`], every thread's own
-    /// and its signal handlers'; a thread that ends gives back its
-    /// handlers' and keeps its own, for the next thread with its id.
+    /// and its signal handlers'; a handler that returns gives its context
+    /// back, and a thread that ends gives back its handlers' and keeps its
+    /// own, for the next thread with its id.
     #[test]
     fn an_ended_thread_gives_back_its_handlers_contexts() {
         let (mut arcs, mut backdate) = (Arcs::new(), NoBackdate);
@@ -415,6 +416,8 @@ mod tests {
                 .count()
         };
         assert_eq!(handlers(&mut threads), MAX_CONTEXTS - 1);
+        assert_eq!(threads.leave_handler(&mut arcs, &mut backdate, 0), Ok(()));
+        assert_eq!(handlers(&mut threads), 1);
         threads.exit(1, &mut arcs, &mut backdate, 0);
         assert_eq!(threads.running.len(), 1);
         assert_eq!(handlers(&mut threads), MAX_CONTEXTS - 1);
