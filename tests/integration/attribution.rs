@@ -362,9 +362,10 @@ fn unnamed_code_that_two_functions_jump_to_is_each_ones_in_its_frames() {
 }
 
 /// Callgrind makes a jump into another object, or between PLT stubs and
-/// other code, a call. Code without symbols has no entry to tell a jump by,
-/// so the first jump into it must decide as the later ones do, though
-/// only they find its instructions known.
+/// other code, a call, with stack pointers or without. Code without
+/// symbols has no entry to tell a jump by, so the first jump into it must
+/// decide as the later ones do, though only they find its instructions
+/// known.
 #[test]
 fn every_jump_into_a_plt_stub_or_another_objects_unnamed_code_is_a_call() {
     // f tail-jumps through a PLT stub to memcpy, then into code of another
@@ -400,21 +401,23 @@ fn every_jump_into_a_plt_stub_or_another_objects_unnamed_code_is_a_call() {
          i 1000 1     # main
          {run}{run}i 1008 1"
     );
-    let profile = simulate_text(&text, SimConfig::default());
-    // The stub is skipped: its instruction and read are f's, at the jump.
-    let f = self_cost(&profile, "f");
-    assert_eq!((f[Ir], f[Dr]), (4, 2));
-    let f_memcpy = arc(&profile, "f", "memcpy");
-    assert_eq!((f_memcpy.calls, f_memcpy.inclusive[Ir]), (2, 2 * 4));
-    // The unnamed code is one function, entered where memcpy jumped to.
-    let unnamed = arc(&profile, "memcpy", "0x0000000000006000");
-    assert_eq!((unnamed.calls, unnamed.inclusive[Ir]), (2, 2 * 2));
-    assert_eq!(self_cost(&profile, "0x0000000000006000")[Ir], 4);
-    let main_f = arc(&profile, "main", "f");
-    assert_eq!((main_f.calls, main_f.inclusive[Ir]), (2, 2 * 6));
-    // Nothing but main is left without a caller.
-    assert_eq!(profile.arcs.len(), 3);
-    assert_eq!(profile.program.functions().len(), 5);
+    for text in with_and_without_sp(&text) {
+        let profile = simulate_text(&text, SimConfig::default());
+        // The stub is skipped: its instruction and read are f's, at the jump.
+        let f = self_cost(&profile, "f");
+        assert_eq!((f[Ir], f[Dr]), (4, 2));
+        let f_memcpy = arc(&profile, "f", "memcpy");
+        assert_eq!((f_memcpy.calls, f_memcpy.inclusive[Ir]), (2, 2 * 4));
+        // The unnamed code is one function, entered where memcpy jumped to.
+        let unnamed = arc(&profile, "memcpy", "0x0000000000006000");
+        assert_eq!((unnamed.calls, unnamed.inclusive[Ir]), (2, 2 * 2));
+        assert_eq!(self_cost(&profile, "0x0000000000006000")[Ir], 4);
+        let main_f = arc(&profile, "main", "f");
+        assert_eq!((main_f.calls, main_f.inclusive[Ir]), (2, 2 * 6));
+        // Nothing but main is left without a caller.
+        assert_eq!(profile.arcs.len(), 3);
+        assert_eq!(profile.program.functions().len(), 5);
+    }
 }
 
 #[test]
