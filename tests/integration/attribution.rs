@@ -627,6 +627,43 @@ fn a_call_whose_frame_the_stack_pointer_left_goes_on_in_its_callee() {
     }
 }
 
+/// A call that a jump makes runs in the frame of the code that jumped, as
+/// in Callgrind: its stack pointer is that frame's, not the jump's, so
+/// that code it jumps on to from the stack pointer its frame had before
+/// the jump is a call from it, not one from the function it replaced.
+#[test]
+fn a_call_made_by_a_jump_takes_the_stack_pointer_of_its_frame() {
+    let trace = "linegrind-trace text 1
+         object /x/a bias=0 start=1000 end=2000 symbols=embedded
+         object /x/b bias=0 start=5000 end=6000 symbols=embedded
+         object /x/c bias=0 start=6000 end=7000 symbols=embedded
+         fn 1000 1100 main
+         fn 1100 1200 f
+         fn 5000 5100 x
+         fn 6000 6100 y
+         sp 8000
+         i 1000 5     # main: call f
+         call 1100
+         sp 7ff8
+         i 1100 4     # f: sub rsp, 16
+         sp 7fe8
+         i 1104 2     # f: jmp x, in another object: a call from f
+         sp 7fe8
+         i 5000 4     # x: add rsp, 8 (one block, as recorded)
+         i 5004 2     # x: jmp y, in another object: a call from x
+         sp 7ff0
+         i 6000 1     # y";
+    for profile in &as_events_and_block_runs(trace) {
+        let name = |func| profile.program.function(func).name.as_str();
+        let arcs: Vec<_> = profile
+            .arcs
+            .iter()
+            .map(|arc| ((name(profile.caller(arc)), name(arc.callee)), arc.calls))
+            .collect();
+        assert_eq!(arcs, [(("main", "f"), 1), (("f", "x"), 1), (("x", "y"), 1)]);
+    }
+}
+
 /// `trace` simulated as events and as the block runs of a binary trace,
 /// whose known blocks take their own way of arriving: the same profile.
 fn as_events_and_block_runs(trace: &str) -> [Profile; 2] {
