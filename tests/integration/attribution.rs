@@ -664,6 +664,52 @@ fn a_call_made_by_a_jump_takes_the_stack_pointer_of_its_frame() {
     }
 }
 
+/// A `ret` that is not a return (its stack pointer leaves no frame, and
+/// the address is no open call's return address: `push; ret` as a jump)
+/// calls the code it reaches, as Callgrind makes every return without a
+/// call a call, even into the middle of the function that called, or
+/// jumped to, the code that returns.
+#[test]
+fn a_return_that_returns_from_no_call_calls_the_code_it_reaches() {
+    // How f enters g, and the stack pointer of g's frame.
+    let f_enters_g = [
+        ("i 1100 5     # f: call g\n call 1200", "7ff0"),
+        ("i 1100 2     # f: jmp g, a call from f", "7ff8"),
+    ];
+    for (enter, sp) in f_enters_g {
+        let trace = format!(
+            "linegrind-trace text 1
+             fn 1000 1100 main
+             fn 1100 1200 f
+             fn 1200 1300 g
+             sp 8000
+             i 1000 5     # main: call f
+             call 1100
+             sp 7ff8
+             {enter}
+             sp {sp}
+             i 1200 1     # g: push 1150
+             i 1201 1     # g: ret, back to the stack pointer of g's frame
+             ret
+             sp {sp}
+             i 1150 1     # f's code, called from g"
+        );
+        for profile in &as_events_and_block_runs(&trace) {
+            let name = |func| profile.program.function(func).name.as_str();
+            let arcs: Vec<_> = profile
+                .arcs
+                .iter()
+                .map(|arc| ((name(profile.caller(arc)), name(arc.callee)), arc.calls))
+                .collect();
+            assert_eq!(
+                arcs,
+                [(("main", "f"), 1), (("f", "g"), 1), (("g", "f"), 1)],
+                "{enter}"
+            );
+        }
+    }
+}
+
 /// `trace` simulated as events and as the block runs of a binary trace,
 /// whose known blocks take their own way of arriving: the same profile.
 fn as_events_and_block_runs(trace: &str) -> [Profile; 2] {
