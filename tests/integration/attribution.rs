@@ -311,6 +311,39 @@ fn a_call_enters_the_function_its_next_instruction_runs_in() {
     assert!(!file.contains("calls=0"), "{file}");
 }
 
+/// A call whose next instruction is elsewhere than its target enters the
+/// code there as a call there would: code without a symbol is a function
+/// named after where the call went, and a skipped function's code is
+/// charged to the call site.
+#[test]
+fn a_call_elsewhere_than_its_target_enters_unnamed_or_skipped_code_as_a_call_there() {
+    let trace = "linegrind-trace text 1
+         fn 1000 1040 main
+         fn 1040 1080 gather
+         fn 1080 10c0 wrapper
+         i 1000 5     # main: call gather, yet code without a symbol runs
+         call 1040
+         i 3000 1
+         i 3001 1     # ret
+         ret
+         i 1005 5     # main: call gather, yet wrapper runs
+         call 1040
+         i 1080 1     # wrapper: ret
+         ret
+         i 100a 1";
+    let skip = SkipRules {
+        patterns: vec!["wrap*".into()],
+        plt: false,
+    };
+    let profile = simulate_text(trace, SimConfig::default().with_skip(skip));
+    let unnamed = arc(&profile, "main", "0x0000000000003000");
+    assert_eq!((unnamed.calls, unnamed.inclusive[Ir]), (1, 2));
+    assert_eq!(self_cost(&profile, "0x0000000000003000")[Ir], 2);
+    assert_eq!(self_cost(&profile, "wrapper")[Ir], 0);
+    assert_eq!(self_cost(&profile, "main")[Ir], 4);
+    assert_eq!(profile.called_arcs().count(), 1);
+}
+
 /// Code no symbol covers is charged to the function of the frame that
 /// runs it, as Callgrind charges it: a helper that two functions end by
 /// jumping to (as `sqlite3_result_blob` and `sqlite3_result_text` do in a
