@@ -209,6 +209,7 @@ fn functions_files_and_lines_of_a_c_program() {
     let helper_body = marker("helper.h", "helper-body");
     let loop_addr = address_of(&rows, "symbols.c", work_loop);
     let helper_addr = address_of(&rows, "helper.h", helper_body);
+    let main_work = address_of(&rows, "symbols.c", marker("symbols.c", "main-work"));
     let main = symbol(&binary, "main", false).unwrap();
     let work = symbol(&binary, "work", false).unwrap();
     let trace = format!(
@@ -219,13 +220,17 @@ fn functions_files_and_lines_of_a_c_program() {
          i {:x} 1
          i {:x} 1
          ret
-         i {:x} 1",
+         i {helper:x} 1
+         i {helper:x} 1
+         i {:x} 1
+         i {helper:x} 1",
         binary.display(),
         main + BIAS,
         work + BIAS,
         work + BIAS,
         loop_addr + BIAS,
-        helper_addr + BIAS,
+        main_work + BIAS,
+        helper = helper_addr + BIAS,
     );
     let profile = run(&trace);
     let inlined = run_showing_inlined(&trace);
@@ -278,7 +283,8 @@ fn check_inlined_as_functions(profile: &Profile, helper_addr: u64) {
         .find(|arc| program.function(arc.callee).name == "helper")
         .expect("an arc into helper");
     assert_eq!(program.function(profile.caller(call)).name, "main");
-    assert_eq!((call.calls, call.inclusive.0[0]), (1, 1));
+    // Entered twice: run twice in a row, then again after main's code.
+    assert_eq!((call.calls, call.inclusive.0[0]), (2, 3));
     let site = program.instr(call.call_site);
     assert_eq!(site.line, marker("symbols.c", "main-helper"));
     let out = callgrind(profile);

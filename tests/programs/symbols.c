@@ -11,6 +11,6 @@ __attribute__((noinline)) int work(int n) {
 
 int main(int argc, char **argv) {
     (void)argv;
-    int r = work(argc * 10);
+    int r = work(argc * 10); /* MARK main-work */
     return r + helper(argc); /* MARK main-helper */
 }
