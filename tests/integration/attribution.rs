@@ -82,6 +82,20 @@ fn a_jump_to_another_functions_entry_is_a_tail_call() {
     assert_eq!(self_cost(&profile, "main")[Ir], 2);
 }
 
+/// Every arc as its caller's and callee's names, in order of first call,
+/// with its calls and their inclusive `Ir`.
+fn named_arcs(profile: &Profile) -> Vec<((&str, &str), u64, u64)> {
+    let name = |func| profile.program.function(func).name.as_str();
+    profile
+        .arcs
+        .iter()
+        .map(|arc| {
+            let ends = (name(profile.caller(arc)), name(arc.callee));
+            (ends, arc.calls, arc.inclusive[Ir])
+        })
+        .collect()
+}
+
 /// The calls along the one arc from `caller` to `callee`, and their
 /// inclusive `Ir`.
 fn calls_and_ir(profile: &Profile, caller: &str, callee: &str) -> (u64, u64) {
@@ -645,15 +659,7 @@ fn a_call_whose_frame_the_stack_pointer_left_goes_on_in_its_callee() {
          i 1005 1     # start"
     );
     for profile in &as_events_and_block_runs(&trace) {
-        let name = |func| profile.program.function(func).name.as_str();
-        let arcs: Vec<_> = profile
-            .arcs
-            .iter()
-            .map(|arc| {
-                let ends = (name(profile.caller(arc)), name(arc.callee));
-                (ends, arc.calls, arc.inclusive[Ir])
-            })
-            .collect();
+        let arcs = named_arcs(profile);
         let vfork = (("main", "vfork"), 1, 4);
         assert_eq!(arcs, [(("start", "main"), 1, 13), vfork, vfork]);
         assert_eq!(self_cost(profile, "main")[Ir], 5);
@@ -687,13 +693,14 @@ fn a_call_made_by_a_jump_takes_the_stack_pointer_of_its_frame() {
          sp 7ff0
          i 6000 1     # y";
     for profile in &as_events_and_block_runs(trace) {
-        let name = |func| profile.program.function(func).name.as_str();
-        let arcs: Vec<_> = profile
-            .arcs
-            .iter()
-            .map(|arc| ((name(profile.caller(arc)), name(arc.callee)), arc.calls))
+        let calls: Vec<_> = named_arcs(profile)
+            .into_iter()
+            .map(|(ends, calls, _)| (ends, calls))
             .collect();
-        assert_eq!(arcs, [(("main", "f"), 1), (("f", "x"), 1), (("x", "y"), 1)]);
+        assert_eq!(
+            calls,
+            [(("main", "f"), 1), (("f", "x"), 1), (("x", "y"), 1)]
+        );
     }
 }
 
@@ -728,14 +735,12 @@ fn a_return_that_returns_from_no_call_calls_the_code_it_reaches() {
              i 1150 1     # f's code, called from g"
         );
         for profile in &as_events_and_block_runs(&trace) {
-            let name = |func| profile.program.function(func).name.as_str();
-            let arcs: Vec<_> = profile
-                .arcs
-                .iter()
-                .map(|arc| ((name(profile.caller(arc)), name(arc.callee)), arc.calls))
+            let calls: Vec<_> = named_arcs(profile)
+                .into_iter()
+                .map(|(ends, calls, _)| (ends, calls))
                 .collect();
             assert_eq!(
-                arcs,
+                calls,
                 [(("main", "f"), 1), (("f", "g"), 1), (("g", "f"), 1)],
                 "{enter}"
             );

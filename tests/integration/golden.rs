@@ -153,26 +153,37 @@ fn output_is_byte_identical_across_runs() {
     }
 }
 
+/// The README from just after its first `marker` on.
+fn readme_after(marker: &str) -> String {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, after) = readme
+        .split_once(marker)
+        .unwrap_or_else(|| panic!("no `{marker}` in the README"));
+    after.to_string()
+}
+
+/// `sim traces/hydro.lgt` run in a new folder, which holds its profile,
+/// and what it printed.
+fn sim_hydro() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = root().join("traces/hydro.lgt");
+    let output = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
+    assert!(output.status.success());
+    (dir, String::from_utf8(output.stdout).unwrap())
+}
+
 /// The README's worked example prints what `sim` prints today: its
 /// summary lines of `traces/hydro.lgt` appear verbatim in `sim`'s output.
 #[test]
 fn the_readme_hydro_example_matches_sim() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let example = readme
-        .split("$ cargo run --release -- sim traces/hydro.lgt\n")
-        .nth(1)
-        .expect("the README's hydro example");
+    let example = readme_after("$ cargo run --release -- sim traces/hydro.lgt\n");
     let quoted: Vec<&str> = example
         .lines()
         .take_while(|line| !line.starts_with('$'))
         .filter(|line| line.trim_start().starts_with(['L', 'U', 'S']))
         .collect();
     assert_eq!(quoted.len(), 3, "{quoted:?}");
-    let dir = tempfile::tempdir().unwrap();
-    let trace = root().join("traces/hydro.lgt");
-    let output = crate::support::linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
-    assert!(output.status.success());
-    let printed = String::from_utf8(output.stdout).unwrap();
+    let (_dir, printed) = sim_hydro();
     for line in quoted {
         assert!(
             printed.lines().any(|l| l == line),
@@ -187,11 +198,7 @@ fn the_readme_hydro_example_matches_sim() {
 /// shortened to `[.../name]` matching the full path that ends so.
 #[test]
 fn the_readme_hydro_annotation_matches_callgrind_annotate() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let example = readme
-        .split("$ callgrind_annotate ")
-        .nth(1)
-        .expect("the README's callgrind_annotate example");
+    let example = readme_after("$ callgrind_annotate ");
     let (command, table) = example.split_once("callgrind.out.hydro\n").unwrap();
     let options: Vec<&str> = command.split_whitespace().filter(|&w| w != "\\").collect();
     let quoted: Vec<&str> = table
@@ -201,10 +208,7 @@ fn the_readme_hydro_annotation_matches_callgrind_annotate() {
         .collect();
     assert_eq!(quoted.len(), 6, "{quoted:?}");
 
-    let dir = tempfile::tempdir().unwrap();
-    let trace = root().join("traces/hydro.lgt");
-    let sim = linegrind(dir.path(), &["sim", trace.to_str().unwrap()]);
-    assert!(sim.status.success());
+    let (dir, _) = sim_hydro();
     let annotated = match std::process::Command::new("callgrind_annotate")
         .args(&options)
         .arg("callgrind.out.hydro")
