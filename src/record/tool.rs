@@ -8,6 +8,7 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Why the recorder cannot run on this machine.
 #[derive(Debug)]
@@ -54,6 +55,14 @@ const TOOL: Option<&[u8]> = None;
 /// The tool's file name, as `valgrind --tool=linegrind` looks for it.
 const TOOL_FILE: &str = "linegrind-amd64-linux";
 
+/// What a set-up's fresh folder is named after, before it is renamed into
+/// place.
+const FRESH_PREFIX: &str = ".valgrind-";
+
+/// How long ago a fresh folder must have last changed for a set-up to take
+/// it for one killed midway: making one takes milliseconds.
+const ABANDONED_AFTER: Duration = Duration::from_secs(3600);
+
 /// Where the installed Valgrind keeps its tools and preload libraries.
 fn valgrind_lib() -> Option<PathBuf> {
     let candidates = [
@@ -93,13 +102,14 @@ pub fn install() -> Result<PathBuf, ToolError> {
     // The tool runs as the user: only a folder no one else can write into
     // is trusted to hold it, and only files of the user's own in it.
     make_private(&parent).map_err(setup)?;
+    remove_abandoned(&parent);
     if fs::symlink_metadata(&dir).is_ok() {
         return tool_folder(&dir).map(|()| dir.clone()).map_err(setup);
     }
     // Built in a fresh folder and renamed into place, so that two recorders
     // starting at once never see a half-made one.
     let fresh = tempfile::Builder::new()
-        .prefix(".valgrind-")
+        .prefix(FRESH_PREFIX)
         .permissions(fs::Permissions::from_mode(0o700))
         .tempdir_in(&parent)
         .map_err(setup)?;
@@ -118,6 +128,33 @@ pub fn install() -> Result<PathBuf, ToolError> {
         tool_folder(&dir).map_err(setup)?;
     }
     Ok(dir)
+}
+
+/// Removes the fresh folders in `parent` of set-ups that were killed
+/// before they renamed theirs into place (SIGKILL, or a signal while the
+/// tool was written), which would otherwise stay, a copy of the tool each.
+/// A folder that cannot be read or removed is left as it is: the set-up
+/// under way does not need it gone.
+fn remove_abandoned(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let fresh = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(FRESH_PREFIX);
+        // The entry's own metadata: a link is never followed.
+        let abandoned = entry.metadata().is_ok_and(|meta| {
+            meta.is_dir()
+                && meta
+                    .modified()
+                    .is_ok_and(|time| time.elapsed().is_ok_and(|age| age >= ABANDONED_AFTER))
+        });
+        if fresh && abandoned {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Makes the existing tool folder `dir` the user's alone, or refuses it:
@@ -259,5 +296,39 @@ mod tests {
             chown(&dir);
             assert!(refused(make_private(&dir)).contains("another user owns it"));
         }
+    }
+
+    #[test]
+    fn a_set_up_removes_the_fresh_folders_of_set_ups_killed_an_hour_ago_or_more() {
+        let parent = tempfile::tempdir().unwrap();
+        let folder = |name: &str, age_in_minutes: u64| {
+            let dir = parent.path().join(name);
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join(TOOL_FILE), b"tool").unwrap();
+            std::os::unix::fs::symlink("/bin/true", dir.join("link")).unwrap();
+            let age = Duration::from_secs(60 * age_in_minutes);
+            let time = std::time::SystemTime::now() - age;
+            fs::File::open(&dir).unwrap().set_modified(time).unwrap();
+            dir
+        };
+        let killed = folder(".valgrind-killed", 61);
+        let under_way = folder(".valgrind-under-way", 59);
+        let installed = folder("valgrind-0123456789abcdef", 600);
+        // A link of that name to an old folder is no set-up's: the folder
+        // it leads to stays.
+        let elsewhere = tempfile::tempdir().unwrap();
+        fs::File::open(elsewhere.path())
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - ABANDONED_AFTER * 2)
+            .unwrap();
+        let link = parent.path().join(".valgrind-link");
+        std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+        remove_abandoned(parent.path());
+        assert!(!killed.exists());
+        assert!(under_way.join(TOOL_FILE).exists());
+        assert!(installed.join(TOOL_FILE).exists());
+        assert!(fs::symlink_metadata(&link).is_ok() && elsewhere.path().exists());
+        // A folder that is no longer there is no error.
+        remove_abandoned(&parent.path().join("gone"));
     }
 }
