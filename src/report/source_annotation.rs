@@ -3,7 +3,7 @@
 //! line with a cost shown with a few lines of context.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use unicode_width::UnicodeWidthChar;
@@ -28,6 +28,11 @@ const MAX_SOURCE_BYTES: u64 = 64 << 20;
 /// source to read in a report.
 const MAX_LINE_BYTES: usize = 4096;
 
+/// Bytes at a file's start searched for a NUL byte, which source text
+/// does not hold and binary files (an executable, an image) do, as Git and
+/// grep tell binary files from text.
+const BINARY_PROBE: u64 = 8000;
+
 /// Columns between tab stops, as terminals and callgrind_annotate's
 /// output show a tab.
 const TAB_WIDTH: usize = 8;
@@ -35,7 +40,8 @@ const TAB_WIDTH: usize = 8;
 /// Annotates the files of the ranked functions that can be found, then
 /// every other file whose lines' costs together pass the threshold (a
 /// header's inlined code, which callgrind_annotate ranks as a function of
-/// that file); lists the ones that cannot be found.
+/// that file); lists the ones that cannot be found or read, and the binary
+/// ones.
 pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut files: Vec<&str> = Vec::new();
     for f in report.ranked() {
@@ -81,7 +87,7 @@ pub fn write_annotated_sources(out: &mut dyn Write, report: &Report) -> io::Resu
     if !missing.is_empty() {
         writeln!(
             out,
-            "\nsource files not found (--include DIR to look elsewhere):"
+            "\nsource files not found or not read (--include DIR to look elsewhere):"
         )?;
         for name in missing {
             writeln!(out, "  {name}")?;
@@ -125,9 +131,20 @@ struct Source {
 }
 
 /// The first `count` lines of the file at `path`, each as
-/// [`source_text`] shows it; no more of the file is read.
+/// [`source_text`] shows it; no more of the file is read but its first
+/// [`BINARY_PROBE`] bytes, in which a NUL byte makes it a binary file, an
+/// error.
 fn read_lines(path: &Path, count: u64) -> io::Result<Source> {
-    let file = open_regular(path)?;
+    let mut file = open_regular(path)?;
+    let mut head = Vec::new();
+    (&file).take(BINARY_PROBE).read_to_end(&mut head)?;
+    if head.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a binary file, not source text",
+        ));
+    }
+    file.rewind()?;
     let mut reader = BufReader::new(file.take(MAX_SOURCE_BYTES));
     let (mut lines, mut buf) = (Vec::new(), Vec::new());
     while (lines.len() as u64) < count {
@@ -306,6 +323,31 @@ fn cost_cells(report: &Report, cost: &[i64]) -> Vec<Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A NUL byte in a file's first 8,000 bytes makes it binary, however
+    /// few lines are read; one after them is shown as any control
+    /// character.
+    #[test]
+    fn a_file_with_a_nul_byte_at_its_start_is_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("file");
+        // Short lines up to the last byte searched, where the NUL is.
+        let lines = BINARY_PROBE as usize / 2 - 1;
+        let text = |before_nul: &[u8]| {
+            let mut text = b"a\n".repeat(lines);
+            text.extend(before_nul);
+            text.extend(b"\0\nb\n");
+            std::fs::write(&path, &text).unwrap();
+        };
+        text(b"c");
+        let err = read_lines(&path, 1).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(err.to_string(), "a binary file, not source text");
+        text(b"cd");
+        let source = read_lines(&path, lines as u64 + 2).unwrap();
+        assert_eq!(source.lines[lines], format!("cd{}", source_text(b"\0")));
+        assert_eq!(source.lines[lines + 1], "b");
+    }
 
     /// A cut backs over at most the three continuation bytes a character
     /// may have: past that the bytes are no character, and each is shown

@@ -80,7 +80,8 @@ fn inlined_files_and_latin_1_sources_are_annotated() {
 /// invisible characters escaped (an escape sequence, a carriage return, a
 /// right-to-left override), tabs expanded to their stops, and a line of
 /// megabytes cut; a file is read no further than the lines shown, and at
-/// most 64 MiB of it (a profile may name a disk image).
+/// most 64 MiB of it (a profile may name a disk image); a binary file is
+/// not shown.
 #[test]
 fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
     let dir = tempfile::tempdir().unwrap();
@@ -93,13 +94,24 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
     source.extend("é".repeat(10).as_bytes());
     source.extend("\n\u{1}\tX\n日本\t|\n".as_bytes());
     fs::write(dir.path().join("odd.c"), &source).unwrap();
-    let huge = fs::File::create(dir.path().join("huge.c")).unwrap();
-    huge.set_len(3 << 30).unwrap();
+    // Sparse files of 4,000 lines of text, then NUL bytes, which past the
+    // first 8,000 bytes do not make a file binary, and no line's end.
+    let text_then_nul = |name: &str, len: u64| {
+        fs::write(dir.path().join(name), b"x\n".repeat(4000)).unwrap();
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join(name));
+        file.unwrap().set_len(len).unwrap();
+    };
+    text_then_nul("huge.c", 3 << 30);
     // Exactly as long as what is read: its end is no cut.
-    let exact = fs::File::create(dir.path().join("exact.c")).unwrap();
-    exact.set_len(64 << 20).unwrap();
-    let profile = "events: Ir\nfl=odd.c\nfn=f\n4 7\n7 1\nfl=huge.c\nfn=g\n9 2\n\
-                   fl=exact.c\nfn=h\n2 1\n";
+    text_then_nul("exact.c", 64 << 20);
+    // A NUL byte as the 8,000th makes a file binary.
+    let mut binary = b"x\n".repeat(3999);
+    binary.extend(b"x\0");
+    fs::write(dir.path().join("binary.c"), binary).unwrap();
+    let profile = "events: Ir\nfl=odd.c\nfn=f\n4 7\n7 1\nfl=huge.c\nfn=g\n4002 2\n\
+                   fl=exact.c\nfn=h\n4002 1\nfl=binary.c\nfn=b\n1 1\n";
     write(dir.path(), "p.out", profile);
     let report = success(linegrind(
         dir.path(),
@@ -130,6 +142,10 @@ fn annotated_source_is_escaped_and_read_only_as_far_as_needed() {
     );
     assert!(
         report.contains("1 line with costs lies beyond the end of the file"),
+        "{report}"
+    );
+    assert!(
+        report.contains("  binary.c (a binary file, not source text)"),
         "{report}"
     );
 }
