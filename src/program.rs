@@ -124,8 +124,8 @@ const RESOLVER: &str = "_dl_runtime_resolve";
 enum FnKey {
     /// An ELF symbol, by object and start address.
     Symbol(Option<ModuleId>, u64),
-    /// A DWARF-only name in an object whose symbol table lacks it.
-    Named(Option<ModuleId>, String),
+    /// The function data accesses without an instruction are charged to.
+    Unknown,
     /// An inlined function, by object, name and the file of its code.
     Inlined(Option<ModuleId>, String, Option<FileId>),
     /// Code without symbols, by object and entry address.
@@ -222,7 +222,7 @@ impl Program {
             return id;
         }
         let name = "(unknown)".to_string();
-        let func = self.function_id(FnKey::Named(None, name.clone()), |_| name, None, false);
+        let func = self.function_id(FnKey::Unknown, |_| name, None, false);
         let id = InstrId(self.instrs.len() as u32);
         self.instrs.push(Instr {
             addr: 0,
@@ -522,19 +522,10 @@ impl Program {
         }
         let mut found = self.symbolizer.resolve(addr, false);
         found.plt |= self.plt.find(addr).is_some();
-        let func = match found.function {
-            Some((Some(start), name)) => Some(self.function_id(
-                FnKey::Symbol(found.module, start),
-                |_| name,
-                found.module,
-                found.plt,
-            )),
-            Some((None, name)) => {
-                let key = FnKey::Named(found.module, name.clone());
-                Some(self.function_id(key, |_| name, found.module, found.plt))
-            }
-            None => None,
-        };
+        let func = found.function.map(|(start, name)| {
+            let key = FnKey::Symbol(found.module, start);
+            self.function_id(key, |_| name, found.module, found.plt)
+        });
         (func, Region::new(found.module, found.plt))
     }
 
@@ -567,17 +558,8 @@ impl Program {
             .map(|source| (Some(self.file_id(source.file)), source.line));
         let module = found.module;
         let (func, framed) = match found.function {
-            Some((Some(start), name)) => (
+            Some((start, name)) => (
                 self.function_id(FnKey::Symbol(module, start), |_| name, module, found.plt),
-                None,
-            ),
-            Some((None, name)) => (
-                self.function_id(
-                    FnKey::Named(module, name.clone()),
-                    |_| name,
-                    module,
-                    found.plt,
-                ),
                 None,
             ),
             // The frame's function is the one its first code without a

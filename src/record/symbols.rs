@@ -108,45 +108,21 @@ fn embed_object(object: &ElfObject, bias: u64, addrs: &[u64], out: &mut Vec<Cont
     }
     let mut functions: Vec<FunctionSymbol> = Vec::new();
     let mut lines = Vec::with_capacity(addrs.len());
-    // The previous address was in the last function, a DWARF-only one.
-    let mut in_dwarf_function = false;
     for &addr in addrs {
         let svma = addr.wrapping_sub(bias);
         let source = embeddable_source(object, svma);
-        match object.function(svma) {
-            Some(f) => {
-                in_dwarf_function = false;
-                let start = f.start.wrapping_add(bias);
-                if functions.last().is_none_or(|last| last.start != start) {
-                    let entry = embeddable_source(object, f.start);
-                    functions.push(FunctionSymbol {
-                        start,
-                        end: f.end.wrapping_add(bias),
-                        name: embeddable(f.name.clone()),
-                        file: entry.as_ref().map(|s| s.file.clone()),
-                        line: entry.map_or(0, |s| s.line),
-                    });
-                }
+        if let Some(f) = object.function(svma) {
+            let start = f.start.wrapping_add(bias);
+            if functions.last().is_none_or(|last| last.start != start) {
+                let entry = embeddable_source(object, f.start);
+                functions.push(FunctionSymbol {
+                    start,
+                    end: f.end.wrapping_add(bias),
+                    name: embeddable(f.name.clone()),
+                    file: entry.as_ref().map(|s| s.file.clone()),
+                    line: entry.map_or(0, |s| s.line),
+                });
             }
-            // Only DWARF names it: a range over the consecutive code that
-            // ran, which no symbol's range can overlap.
-            None => match object.dwarf_function(svma) {
-                Some(name) => {
-                    let name = embeddable(name);
-                    match functions.last_mut() {
-                        Some(last) if in_dwarf_function && last.name == name => last.end = addr + 1,
-                        _ => functions.push(FunctionSymbol {
-                            start: addr,
-                            end: addr + 1,
-                            name,
-                            file: source.as_ref().map(|s| s.file.clone()),
-                            line: source.as_ref().map_or(0, |s| s.line),
-                        }),
-                    }
-                    in_dwarf_function = true;
-                }
-                None => in_dwarf_function = false,
-            },
         }
         lines.push((addr, source));
     }

@@ -187,19 +187,6 @@ impl ElfObject {
         (svma < function.end).then_some(function)
     }
 
-    /// The outermost function DWARF names at `svma`, for objects whose
-    /// symbol table lacks it.
-    pub fn dwarf_function(&self, svma: u64) -> Option<String> {
-        let mut frames = self.dwarf.find_frames(svma).ok()?;
-        let mut outermost = None;
-        while let Ok(Some(frame)) = frames.next() {
-            if let Some(name) = frame.function {
-                outermost = name.raw_name().ok().map(|name| demangle(&name));
-            }
-        }
-        outermost
-    }
-
     /// The functions inlined at `svma`, outermost first: for each, its name
     /// and the position of the call in the function it was inlined into.
     pub fn inlined(&self, svma: u64) -> Vec<InlineFrame> {

@@ -15,9 +15,12 @@ use crate::trace::ModuleMapping;
 pub struct Resolution {
     /// The module mapped there.
     pub module: Option<ModuleId>,
-    /// The function containing it: its ELF start address when the symbol
-    /// table knows it, and its name.
-    pub function: Option<(Option<u64>, String)>,
+    /// The function symbol containing it: its ELF start address and its
+    /// name. Code no symbol covers has none, as in Valgrind, even where
+    /// DWARF names it (a static function of a program linked with
+    /// `--discard-all`): DWARF gives the name of the code, not the
+    /// function's range, and one name may be several functions'.
+    pub function: Option<(u64, String)>,
     /// Its source position.
     pub source: Option<SourceLine>,
     /// Whether it lies in a PLT section.
@@ -168,10 +171,9 @@ impl Symbolizer {
             ..Resolution::default()
         };
         if let Loaded::Ok(object) = &self.objects[index] {
-            resolution.function = match object.function(svma) {
-                Some(function) => Some((Some(function.start), function.name.clone())),
-                None => object.dwarf_function(svma).map(|name| (None, name)),
-            };
+            resolution.function = object
+                .function(svma)
+                .map(|function| (function.start, function.name.clone()));
             resolution.source = object.source(svma);
             resolution.plt = object.is_plt(svma);
             if inlined {

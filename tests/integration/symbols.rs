@@ -196,6 +196,52 @@ fn inlined_functions_of_one_name_in_two_files_are_two() {
     assert_ne!(a, b);
 }
 
+/// Two static functions of one name in two files, linked so that no
+/// symbol names them (`--discard-all`), are two functions named by address,
+/// as Callgrind names them: DWARF names the code, not the functions'
+/// ranges, and its names would make one function of the two.
+#[test]
+fn functions_only_dwarf_names_are_named_by_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = root().join("tests/programs/unlisted_other.c");
+    let flags = [other.to_str().unwrap(), "-Wl,--discard-all"];
+    let Some(binary) = compile("unlisted_here.c", dir.path(), &flags) else {
+        return;
+    };
+    let Some(rows) = line_table(&binary) else {
+        return;
+    };
+    // Each function's entry: the first row of its opening line, which
+    // shares its address with the rows of the lines after it.
+    let entry = |file: &str, mark: &str| {
+        let line = marker(file, mark);
+        let row = rows
+            .iter()
+            .find(|(f, l, _)| f.ends_with(file) && *l == line);
+        row.unwrap_or_else(|| panic!("no row for {file}:{line}")).2
+    };
+    let here = entry("unlisted_here.c", "helper-here");
+    let there = entry("unlisted_other.c", "helper-other");
+    let trace = format!(
+        "linegrind-trace text 1
+         object {} bias={BIAS:x}
+         i {:x} 1
+         call {:x}
+         i {:x} 1",
+        binary.display(),
+        here + BIAS,
+        there + BIAS,
+        there + BIAS,
+    );
+    let profile = run(&trace);
+    let (name, file, _) = position(&profile, here + BIAS);
+    assert_eq!(name, format!("0x{here:016x}"));
+    assert!(file.ends_with("unlisted_here.c"), "{file}");
+    let (name, file, _) = position(&profile, there + BIAS);
+    assert_eq!(name, format!("0x{there:016x}"));
+    assert!(file.ends_with("unlisted_other.c"), "{file}");
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
