@@ -88,7 +88,9 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
 
 /// The separate debug file of an object, if one is installed: by build-id
 /// (`/usr/lib/debug/.build-id/ab/cdef….debug`), else by its debug link
-/// (next to it, in `.debug/`, or under `/usr/lib/debug`).
+/// (next to it, in `.debug/`, or under `/usr/lib/debug`) whose checksum
+/// matches the link's, as Valgrind takes it: a debug file of another build
+/// would name the code wrongly.
 fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
     if let Ok(Some(id)) = elf.build_id()
         && id.len() > 1
@@ -102,7 +104,7 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
             return Some(candidate);
         }
     }
-    let (name, _) = elf.gnu_debuglink().ok()??;
+    let (name, crc) = elf.gnu_debuglink().ok()??;
     let name = std::str::from_utf8(name).ok()?;
     let dir = path.parent()?;
     let under_debug = Path::new(DEBUG_DIR).join(dir.strip_prefix("/").unwrap_or(dir));
@@ -112,7 +114,9 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
         under_debug.join(name),
     ]
     .into_iter()
-    .find(|candidate| candidate.exists() && candidate != path)
+    .find(|candidate| {
+        candidate != path && map_file(candidate).is_ok_and(|data| crc32fast::hash(&data) == crc)
+    })
 }
 
 impl ElfObject {
