@@ -584,6 +584,42 @@ fn a_source_file_named_with_a_line_break_is_embedded_on_one_line() {
     sim_succeeds(dir.path(), "odd_names.lgt");
 }
 
+/// A program whose path is as long as Linux allows (4,095 bytes) is
+/// recorded under its whole path, so that its symbols are read and
+/// embedded: a cut path names no file.
+#[test]
+fn a_program_at_the_longest_path_is_recorded_with_its_symbols() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("odd_names.c", dir.path()) else {
+        return;
+    };
+    // Folders of 200 bytes, then a file name of at most 255.
+    let left = 4095 - dir.path().as_os_str().len();
+    let folders = (left - 1 - 255).div_ceil(201);
+    let mut deep = dir.path().to_path_buf();
+    for _ in 0..folders {
+        deep.push("d".repeat(200));
+        std::fs::create_dir(&deep).unwrap();
+    }
+    let name = "p".repeat(left - 201 * folders - 1);
+    std::fs::copy(&program, deep.join(&name)).unwrap();
+    let path = deep.join(&name).into_os_string().into_string().unwrap();
+    assert_eq!(path.len(), 4095);
+    let trace = dir.path().join("deep.lgt");
+    let command = format!("./{name}");
+    let record = ["record", "-o", trace.to_str().unwrap(), "--", &command];
+    let output = linegrind(&deep, &record);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let events = events(&trace);
+    let recorded = events.iter().any(|event| match event {
+        Event::Module(module) => module.path == path,
+        _ => false,
+    });
+    assert!(recorded, "no module of the whole path");
+    assert!(instructions_in(&events, "work") > 100);
+}
+
 /// A program that replaces itself by `execve` (Valgrind then runs the new
 /// one natively, unseen): what ran before is recorded and simulates, and
 /// `record` warns. A failed `execve` returns, and recording goes on.

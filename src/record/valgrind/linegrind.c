@@ -54,6 +54,9 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define BUFFER_SIZE (4 << 20)
 /* Room kept free so that any single record fits without a check. */
 #define RECORD_MAX 1024
+/* Bytes of an object's path written at most: the longest path Linux opens
+   (PATH_MAX less its terminating NUL), so that none is cut. */
+#define MAX_PATH 4095
 
 static const HChar* clo_out = NULL;
 static Bool clo_instr_atstart = True;
@@ -351,12 +354,12 @@ static void report_object(Addr addr)
       reported_path[n_reported] = VG_(strdup)("lg.object", path);
       n_reported++;
    }
-   room(RECORD_MAX + 4096);
+   room(RECORD_MAX + MAX_PATH);
    put_u8('O');
    put_u64((ULong)VG_(DebugInfo_get_text_bias)(di));
    put_u64(text);
    put_u64(VG_(DebugInfo_get_text_size)(di));
-   put_string(path, 4000);
+   put_string(path, MAX_PATH);
 }
 
 /* ------------------------------------------------------------------ */
@@ -465,7 +468,9 @@ static void add_exit(IRSB* sb, IRJumpKind jk, IRExpr* guard)
 
 static void describe_block(UInt id, Addr start, UChar end_kind)
 {
-   room(RECORD_MAX + 4 * MAX_INSTRS + 3 * MAX_ITEMS);
+   /* Per instruction its offset, length and item count; per item its kind
+      and size. */
+   room(RECORD_MAX + 5 * MAX_INSTRS + 3 * MAX_ITEMS);
    put_u8('D');
    put_u32(id);
    put_u64(start);
