@@ -66,6 +66,24 @@ static UChar* buffer;
 static UInt used;
 static Bool recording;
 
+/* Valgrind's core gives its own modules these, not its tools' headers. */
+extern Int VG_(sigemptyset)(vki_sigset_t* set);
+extern Int VG_(sigaddset)(vki_sigset_t* set, Int signum);
+extern Int VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* info);
+
+/* Takes back the SIGPIPE a write to a pipe whose reader is gone raised:
+   Valgrind keeps it pending while the tool runs, and would hand it to the
+   program, which wrote to no such pipe, at its next system call (killing
+   it, or calling its handler). */
+static void take_back_sigpipe(void)
+{
+   vki_sigset_t pipe;
+   vki_siginfo_t info;
+   VG_(sigemptyset)(&pipe);
+   VG_(sigaddset)(&pipe, VKI_SIGPIPE);
+   VG_(sigtimedwait_zero)(&pipe, &info);
+}
+
 static void flush(void)
 {
    UInt done = 0;
@@ -74,10 +92,11 @@ static void flush(void)
       if (n <= 0) {
          /* The reader gone (linegrind record ended, by a signal say) is
             told apart from a write that failed. */
-         if (n == -VKI_EPIPE)
+         if (n == -VKI_EPIPE) {
+            take_back_sigpipe();
             VG_(umsg)("linegrind: linegrind record, which reads the trace, "
                       "has ended; recording stops\n");
-         else
+         } else
             VG_(umsg)("linegrind: cannot write the trace; recording stops\n");
          VG_(close)(out_fd);
          out_fd = -1;

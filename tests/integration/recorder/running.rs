@@ -374,6 +374,47 @@ fn children_run_unrecorded_whatever_valgrind_opts_says() {
     sim_succeeds(dir.path(), "t.lgt");
 }
 
+/// The tool's reader gone mid-run (a FIFO closed after its first bytes,
+/// as when `record` is killed): recording stops, and the program runs to
+/// its end, the SIGPIPE the tool's write raised taken back, since the
+/// program wrote to no pipe.
+#[test]
+fn the_tool_whose_reader_is_gone_leaves_the_program_running_to_its_end() {
+    use std::io::Read;
+    use std::process::Stdio;
+
+    let Some(lib) = recorder_tool() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("scattered.c", dir.path()) else {
+        return;
+    };
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let tool = Command::new("valgrind")
+        .env("VALGRIND_LIB", &lib)
+        .args(["--tool=linegrind", "-q"])
+        .arg(format!("--lg-out={}", fifo.display()))
+        .arg(&program)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut start = [0; 1000];
+    std::fs::File::open(&fifo)
+        .unwrap()
+        .read_exact(&mut start)
+        .unwrap();
+    let output = tool.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("has ended; recording stops"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("finished "), "{stdout}");
+}
+
 #[test]
 fn the_tool_without_a_writable_output_stops_before_the_program_runs() {
     let Some(lib) = recorder_tool() else {
