@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use crate::trace::Event;
 use crate::trace::binary::{Control, TraceWriter};
-use crate::trace::block::{BlockDef, BlockRun, Item, Step, WalkError};
+use crate::trace::block::{BlockDef, BlockRun, Item, JumpKind, Step, WalkError};
 
 /// Whether signal `signo` is one that a data access or an arithmetic fault
 /// raises in the middle of a block: `SIGFPE`, `SIGBUS`, `SIGSEGV`. (An
@@ -41,10 +41,18 @@ pub fn is_fault(signo: u32) -> bool {
 /// instruction that makes none (an `idiv` by zero). A run short of
 /// addresses whose `ip` tells nothing (the stream ended) stopped at the
 /// instruction whose access came last, or, with no access made, at the one
-/// that would have made the first.
+/// that would have made the first. A run that took a side exit is whole,
+/// unless the exit raised the fault (then the thread resumes at the exit's
+/// instruction, which did not run).
 pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option<usize> {
-    if run.exit.is_some() {
-        return None;
+    let at_ip = def.instrs.iter().position(|instr| instr.addr == ip);
+    if let Some(exit) = run.exit {
+        // A side exit that raises the fault itself (VEX's check that an SSE
+        // access is aligned) leaves the thread at its own instruction, which
+        // did not run; any other ended the run whole.
+        let raised =
+            fault && at_ip.is_some_and(|k| exit_of(def, exit) == Some((k, JumpKind::Other)));
+        return at_ip.filter(|_| raised);
     }
     // made[k]: the addresses that the instructions before k make.
     let mut made = Vec::with_capacity(def.instrs.len() + 1);
@@ -62,7 +70,6 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
         made.push(count);
     }
     let addrs = run.addrs.len();
-    let at_ip = def.instrs.iter().position(|instr| instr.addr == ip);
     if addrs >= count {
         return at_ip.filter(|_| fault);
     }
@@ -77,6 +84,20 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
             .find(|&k| made[k] < addrs.max(1))
             .unwrap_or(0),
     )
+}
+
+/// The instruction of side exit `exit` (counting exits in item order) of
+/// `def`, by index, and the exit's jump kind.
+fn exit_of(def: &BlockDef, exit: u32) -> Option<(usize, JumpKind)> {
+    let mut exits = def.instrs.iter().enumerate().flat_map(|(k, instr)| {
+        def.items[instr.items.clone()]
+            .iter()
+            .filter_map(move |item| match *item {
+                Item::Exit { kind } => Some((k, kind)),
+                Item::Access { .. } => None,
+            })
+    });
+    exits.nth(exit as usize)
 }
 
 /// Writes the first `ran` instructions of a run of `def`, with their
@@ -123,7 +144,7 @@ pub fn write_completed<W: Write>(
 mod tests {
     use super::*;
     use crate::trace::Access;
-    use crate::trace::block::{BlockInstr, JumpKind};
+    use crate::trace::block::BlockInstr;
 
     /// `i 100 (read)`, `i 104 (guarded write)`, `i 108`, `i 10c (write)`.
     fn block() -> BlockDef {
@@ -175,6 +196,66 @@ mod tests {
         assert_eq!(completed(&def, &run(true, &[1, 2, 3]), false, 0x10c), None);
         // A signal that is not a fault, at the start of the block.
         assert_eq!(completed(&def, &run(false, &[1, 2]), false, 0x100), None);
+    }
+
+    /// `i 100 (read)`, `i 104 (side exit of `kind`, read)`.
+    fn exiting_block(kind: JumpKind) -> BlockDef {
+        let read = Item::Access {
+            access: Access::Read,
+            size: 16,
+            guarded: false,
+        };
+        BlockDef {
+            instrs: vec![
+                BlockInstr {
+                    addr: 0x100,
+                    len: 4,
+                    items: 0..1,
+                },
+                BlockInstr {
+                    addr: 0x104,
+                    len: 4,
+                    items: 1..3,
+                },
+            ],
+            items: vec![read, Item::Exit { kind }, read],
+            end: JumpKind::Boring,
+        }
+    }
+
+    #[test]
+    fn a_side_exit_that_raises_a_fault_stops_the_run_before_its_instruction() {
+        let left = BlockRun {
+            exit: Some(0),
+            guards: Vec::new(),
+            ..run(false, &[1])
+        };
+        let raising = exiting_block(JumpKind::Other);
+        assert_eq!(completed(&raising, &left, true, 0x104), Some(1));
+        // A signal that is no fault, or a fault that left the thread
+        // elsewhere, came after the exit.
+        assert_eq!(completed(&raising, &left, false, 0x104), None);
+        assert_eq!(completed(&raising, &left, true, 0x100), None);
+        assert_eq!(completed(&raising, &left, true, 0x500), None);
+        // A jump is no fault of its own.
+        let jumping = exiting_block(JumpKind::Boring);
+        assert_eq!(completed(&jumping, &left, true, 0x104), None);
+        // The exit's instruction is found among the block's exits.
+        let mut second = exiting_block(JumpKind::Other);
+        second.items.insert(
+            0,
+            Item::Exit {
+                kind: JumpKind::Boring,
+            },
+        );
+        second.instrs[0].items = 0..2;
+        second.instrs[1].items = 2..4;
+        assert_eq!(completed(&second, &left, true, 0x104), None);
+        let second_exit = BlockRun {
+            exit: Some(1),
+            ..left.clone()
+        };
+        assert_eq!(completed(&second, &second_exit, true, 0x104), Some(1));
     }
 
     #[test]

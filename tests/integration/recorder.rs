@@ -584,6 +584,28 @@ fn a_source_file_named_with_a_line_break_is_embedded_on_one_line() {
     sim_succeeds(dir.path(), "odd_names.lgt");
 }
 
+/// An SSE load that is not aligned faults by a side exit VEX makes for the
+/// check, before the load: the run stops before it, and the handler that
+/// leaves by `siglongjmp` resumes elsewhere, so the store before it counts
+/// and the load and the return after it do not.
+#[test]
+fn a_fault_raised_by_a_side_exit_stops_the_run_before_its_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = compile("misaligned.c", dir.path()) else {
+        return;
+    };
+    let trace = dir.path().join("m.lgt");
+    let record = ["record", "-o", trace.to_str().unwrap(), "--"];
+    let output = linegrind(
+        dir.path(),
+        &[&record[..], &[program.to_str().unwrap()]].concat(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(instructions_in(&events(&trace), "misaligned"), 3);
+    sim_succeeds(dir.path(), "m.lgt");
+}
+
 /// A program whose path is as long as Linux allows (4,095 bytes) is
 /// recorded under its whole path, so that its symbols are read and
 /// embedded: a cut path names no file.
