@@ -2,18 +2,19 @@
 //! they differ from the names addr2line makes.
 //!
 //! Both join a file's name to its directory and a relative directory to the
-//! unit's compilation directory, but they read directory 0 of a DWARF 5
-//! table differently. addr2line takes it for the compilation directory, as
-//! the standard says it is. Valgrind takes it as any other entry: a
-//! relative one is joined to the compilation directory. A compiler run with
-//! `-ffile-prefix-map=/build/x=.` (as Debian builds its packages) writes a
-//! relative compilation directory, `./elf`, and the same as directory 0, so
-//! glibc's `rtld.c` is `./elf/rtld.c` to addr2line and `./elf/./elf/rtld.c`
-//! in Callgrind's profiles. Valgrind also always joins with one `/`, where
-//! addr2line adds none after a directory ending in `/`. Before DWARF 5 the
-//! two differ further only for a unit without a compilation directory
-//! (Valgrind's `./file`, addr2line's `file`), which only `.debug_info`
-//! tells: those names are left as addr2line makes them.
+//! unit's compilation directory (`DW_AT_comp_dir`), but they read directory
+//! 0 of a DWARF 5 table differently. addr2line takes it for the compilation
+//! directory, as the standard says it is. Valgrind takes it as any other
+//! entry: a relative one is joined to the compilation directory. A compiler
+//! run with `-ffile-prefix-map=/build/x=.` (as Debian builds its packages)
+//! writes a relative compilation directory, `./elf`, and the same as
+//! directory 0, so glibc's `rtld.c` is `./elf/rtld.c` to addr2line and
+//! `./elf/./elf/rtld.c` in Callgrind's profiles; one run with
+//! `-fdebug-prefix-map=$PWD=/` may write `/` as the compilation directory
+//! and the real one as directory 0, which Valgrind names the file after.
+//! Valgrind also always joins with one `/`, where addr2line adds none after
+//! a directory ending in `/`, and names a file of a unit without a
+//! compilation directory `./file`, where addr2line names it `file`.
 
 use std::borrow::Cow;
 
@@ -30,47 +31,39 @@ pub struct FileNames(FxHashMap<String, String>);
 type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
 
 impl FileNames {
-    /// Reads the headers of every line table of `elf`, from `.debug_line`
-    /// alone: a DWARF 5 unit's compilation directory is taken to be its
-    /// table's directory 0, as the standard has it (the unit's own entry
-    /// is in `.debug_info`, many times larger, which addr2line reads too).
-    /// Files whose names cannot be read keep addr2line's names.
+    /// Reads the line table of every unit of `elf`, with the unit's
+    /// compilation directory from its first entry in `.debug_info` (the
+    /// rest of the unit is not read). Files whose names cannot be read keep
+    /// addr2line's names.
     pub fn read(elf: &object::File) -> FileNames {
-        let section = |name| {
-            elf.section_by_name(name)
-                .and_then(|section| section.uncompressed_data().ok())
-                .unwrap_or(Cow::Borrowed(&[]))
-        };
-        let (line, line_str, str) = (
-            section(".debug_line"),
-            section(".debug_line_str"),
-            section(".debug_str"),
-        );
         let endian = if elf.is_little_endian() {
             RunTimeEndian::Little
         } else {
             RunTimeEndian::Big
         };
-        let strings = Strings {
-            line_str: gimli::DebugLineStr::new(&line_str, endian),
-            str: gimli::DebugStr::new(&str, endian),
-        };
-        let debug_line = gimli::DebugLine::new(&line, endian);
-        let address_size = if elf.is_64() { 8 } else { 4 };
+        let sections = gimli::DwarfSections::load(|id| {
+            let data = elf
+                .section_by_name(id.name())
+                .and_then(|section| section.uncompressed_data().ok());
+            Ok::<_, std::convert::Infallible>(data.unwrap_or(Cow::Borrowed(&[])))
+        });
+        let Ok(sections) = sections;
+        let dwarf = sections.borrow(|section| EndianSlice::new(section, endian));
         let mut names = FxHashMap::default();
-        let mut offset = 0;
-        while offset < line.len() {
-            let at = gimli::DebugLineOffset(offset);
-            let Ok(program) = debug_line.program(at, address_size, None, None) else {
-                break;
+        let mut headers = dwarf.units();
+        while let Ok(Some(header)) = headers.next() {
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
             };
-            let header = program.header();
-            add_table(header, &strings, &mut names);
-            let length_field = match header.format() {
-                gimli::Format::Dwarf32 => 4,
-                gimli::Format::Dwarf64 => 12,
+            let Some(program) = &unit.line_program else {
+                continue;
             };
-            offset += length_field + header.unit_length();
+            let text = |value| {
+                let text = dwarf.attr_string(&unit, value).ok()?;
+                Some(text.to_string_lossy().into_owned())
+            };
+            let comp_dir = unit.comp_dir.map(|dir| dir.to_string_lossy().into_owned());
+            add_table(program.header(), comp_dir.as_deref(), text, &mut names);
         }
         FileNames(names)
     }
@@ -84,59 +77,30 @@ impl FileNames {
     }
 }
 
-/// The string sections a line table's names may be in.
-struct Strings<'a> {
-    line_str: gimli::DebugLineStr<Slice<'a>>,
-    str: gimli::DebugStr<Slice<'a>>,
-}
-
-impl Strings<'_> {
-    fn text(&self, value: AttributeValue<Slice>) -> Option<String> {
-        let text = match value {
-            AttributeValue::String(text) => text,
-            AttributeValue::DebugLineStrRef(at) => self.line_str.get_str(at).ok()?,
-            AttributeValue::DebugStrRef(at) => self.str.get_str(at).ok()?,
-            _ => return None,
-        };
-        Some(text.to_string_lossy().into_owned())
-    }
-}
-
-/// Adds the files of one line table that the two name differently. A name
-/// made by another table first keeps that table's meaning. Before DWARF 5
-/// the compilation directory is only in `.debug_info`: there, only files
-/// in an absolute directory are named here (the others name alike unless a
-/// unit has no compilation directory or one ending in `/`).
-fn add_table(
-    header: &gimli::LineProgramHeader<Slice>,
-    strings: &Strings,
+/// Adds the files of one unit's line table that the two name differently,
+/// given the unit's compilation directory and how to read a name. A name
+/// made by another table first keeps that table's meaning.
+fn add_table<'a>(
+    header: &gimli::LineProgramHeader<Slice<'a>>,
+    comp_dir: Option<&str>,
+    text: impl Fn(AttributeValue<Slice<'a>>) -> Option<String>,
     names: &mut FxHashMap<String, String>,
 ) {
     let version = header.version();
-    let comp_dir = match version {
-        5.. => match header.include_directories().first() {
-            Some(dir) => strings.text(*dir),
-            None => return,
-        },
-        _ => None,
-    };
     for file in header.file_names() {
-        let Some(name) = strings.text(file.path_name()) else {
+        let Some(name) = text(file.path_name()) else {
             continue;
         };
         let index = file.directory_index();
         let dir = match file.directory(header) {
-            Some(dir) => match strings.text(dir) {
+            Some(dir) => match text(dir) {
                 Some(dir) => Some(dir),
                 None => continue,
             },
             None => None,
         };
-        if version < 5 && !dir.as_deref().is_some_and(|dir| dir.starts_with('/')) {
-            continue;
-        }
-        let ours = addr2line_name(comp_dir.as_deref(), index, dir.as_deref(), &name);
-        let theirs = valgrind_name(version, comp_dir.as_deref(), index, dir.as_deref(), &name);
+        let ours = addr2line_name(comp_dir, index, dir.as_deref(), &name);
+        let theirs = valgrind_name(version, comp_dir, index, dir.as_deref(), &name);
         if ours != theirs {
             names.entry(ours).or_insert(theirs);
         }

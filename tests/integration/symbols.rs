@@ -242,6 +242,46 @@ fn functions_only_dwarf_names_are_named_by_address() {
     assert!(file.ends_with("unlisted_other.c"), "{file}");
 }
 
+/// Units whose compilation directory `-fdebug-prefix-map` rewrote: in
+/// DWARF 5, to `/`, while the line table's directory 0 kept the real one,
+/// as GCC 12 writes them, the file is named from directory 0, as Callgrind
+/// names it, not from the compilation directory, as addr2line does; in
+/// DWARF 4, to one ending in `/`, joined with one more `/`, as Callgrind
+/// joins it (both checked against Callgrind 3.19 by hand).
+#[test]
+fn files_are_named_as_callgrind_names_them_whatever_the_compilation_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Err(why) = crate::support::which("cc") {
+        crate::support::skip!("{why}");
+        return;
+    }
+    std::fs::write(dir.path().join("x.c"), "int main(void) { return 0; }\n").unwrap();
+    let here = dir.path().display();
+    for (version, mapped_to, expected) in [
+        ("-gdwarf-5", "/", format!("{here}/x.c")),
+        ("-gdwarf-4", "/y/", "/y//x.c".to_string()),
+    ] {
+        let map = format!("-fdebug-prefix-map={here}={mapped_to}");
+        let status = Command::new("cc")
+            .current_dir(dir.path())
+            .args(["-g", version, &map, "-o", "x", "x.c"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let binary = dir.path().join("x");
+        let Some(main) = symbol(&binary, "main", false) else {
+            return;
+        };
+        let trace = format!(
+            "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
+            binary.display(),
+            main + BIAS
+        );
+        let (_, file, _) = position(&run(&trace), main + BIAS);
+        assert_eq!(file, expected, "{version}");
+    }
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
