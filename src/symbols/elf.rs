@@ -287,6 +287,41 @@ fn prefer(a: &str, b: &str) -> bool {
         .is_le()
 }
 
+/// Makes `(start, size, name)` symbols one per start address, sorted, as
+/// Valgrind does: of aliases over the same range, the name it shows; of
+/// symbols that start together but end apart, the shorter keeps the start
+/// and the longer is left what lies past it (a hand-written function and
+/// a label of its first part, each with its own size), until no two start
+/// together.
+fn canonicalise(symbols: &mut Vec<(u64, u64, String)>) {
+    loop {
+        symbols.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+        symbols.dedup_by(|later, kept| {
+            if (later.0, later.1) != (kept.0, kept.1) {
+                return false;
+            }
+            if !prefer(&kept.2, &later.2) {
+                std::mem::swap(kept, later);
+            }
+            true
+        });
+        let mut moved = false;
+        let mut shortest = (u64::MAX, 0);
+        for symbol in symbols.iter_mut() {
+            if symbol.0 == shortest.0 {
+                symbol.0 += shortest.1;
+                symbol.1 -= shortest.1;
+                moved = true;
+            } else {
+                shortest = (symbol.0, symbol.1);
+            }
+        }
+        if !moved {
+            return;
+        }
+    }
+}
+
 /// The text symbols of `elf` as functions, demangled, sorted, one per start
 /// address, each ending where the next begins at the latest.
 fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
@@ -324,17 +359,7 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
             Some((s.address(), s.size(), name))
         })
         .collect();
-    // Among aliases at one address, the name Valgrind shows.
-    candidates.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
-    candidates.dedup_by(|later, kept| {
-        if later.0 != kept.0 {
-            return false;
-        }
-        if !prefer(&kept.2, &later.2) {
-            std::mem::swap(kept, later);
-        }
-        true
-    });
+    canonicalise(&mut candidates);
     let mut functions: Vec<ElfFunction> = Vec::with_capacity(candidates.len());
     for (i, (start, size, name)) in candidates.iter().enumerate() {
         let next = candidates.get(i + 1).map_or(u64::MAX, |c| c.0);
@@ -356,7 +381,31 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
 
 #[cfg(test)]
 mod tests {
-    use super::prefer;
+    use super::{canonicalise, prefer};
+
+    #[test]
+    fn symbols_that_start_together_but_end_apart_split_their_range() {
+        let symbol = |start, size, name: &str| (start, size, name.to_string());
+        let mut symbols = vec![
+            symbol(0x100, 0x20, "whole"),
+            symbol(0x100, 0x8, "first_part"),
+            symbol(0x100, 0x8, "__first_part"),
+            symbol(0x100, 0x10, "middle"),
+            symbol(0x90, 0x10, "before"),
+            symbol(0x108, 0x4, "inside"),
+        ];
+        canonicalise(&mut symbols);
+        assert_eq!(
+            symbols,
+            [
+                symbol(0x90, 0x10, "before"),
+                symbol(0x100, 0x8, "first_part"),
+                symbol(0x108, 0x4, "inside"),
+                symbol(0x10c, 0x4, "middle"),
+                symbol(0x110, 0x10, "whole"),
+            ]
+        );
+    }
 
     #[test]
     fn aliases_are_named_as_valgrind_names_them() {

@@ -282,6 +282,32 @@ fn files_are_named_as_callgrind_names_them_whatever_the_compilation_directory() 
     }
 }
 
+/// Two symbols that start together and end apart (hand-written assembly's
+/// routine and a label of its first part): the shorter names the start,
+/// and the longer only what lies past it, as in Valgrind's symbol table
+/// (Callgrind 3.19 names the start `first_part`).
+#[test]
+fn symbols_that_start_together_split_their_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("split_symbols.S", dir.path(), &[]) else {
+        return;
+    };
+    let (Some(start), Some(rows)) = (symbol(&binary, "whole", false), line_table(&binary)) else {
+        return;
+    };
+    let source = "split_symbols.S";
+    let tail = address_of(&rows, source, marker(source, "whole-tail"));
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 2\ni {:x} 3\n",
+        binary.display(),
+        start + BIAS,
+        tail + BIAS
+    );
+    let profile = run(&trace);
+    assert_eq!(position(&profile, start + BIAS).0, "first_part");
+    assert_eq!(position(&profile, tail + BIAS).0, "whole");
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
