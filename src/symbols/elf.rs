@@ -3,7 +3,8 @@
 //! sections and the build-id. An object is parsed once and then answers
 //! lookups by ELF address (`svma`).
 
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags, SymbolKind, elf};
@@ -91,7 +92,7 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
 /// (next to it, in `.debug/`, or under `/usr/lib/debug`) whose checksum
 /// matches the link's, as Valgrind takes it: a debug file of another build
 /// would name the code wrongly.
-fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
+fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
     if let Ok(Some(id)) = elf.build_id()
         && id.len() > 1
     {
@@ -117,6 +118,25 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<std::path::PathBuf> {
     .find(|candidate| {
         candidate != path && map_file(candidate).is_ok_and(|data| crc32fast::hash(&data) == crc)
     })
+}
+
+/// The supplementary file whose DWARF the object at `path` shares with
+/// others (`dwz -m`, as Debian's and Fedora's debug packages are built),
+/// by its debug alt link: the path it gives (relative to the object's
+/// folder), else by the file's build-id under `/usr/lib/debug`. Without
+/// it, every function inlined from shared DWARF has no name.
+fn supplementary_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
+    let (name, build_id) = elf.gnu_debugaltlink().ok()??;
+    let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
+    if named.is_file() {
+        return Some(named);
+    }
+    let hex = super::hex(build_id);
+    let by_id = Path::new(DEBUG_DIR)
+        .join(".build-id")
+        .join(hex.get(..2)?)
+        .join(format!("{}.debug", hex.get(2..)?));
+    by_id.is_file().then_some(by_id)
 }
 
 impl ElfObject {
@@ -152,16 +172,18 @@ impl ElfObject {
             if more.len() > functions.len() {
                 functions = more;
             }
-            dwarf = addr2line::Loader::new(debug)
+            let sup = supplementary_file(debug, &debug_elf);
+            dwarf = addr2line::Loader::new_with_sup(debug, sup)
                 .ok()
                 .map(|dwarf| (dwarf, debug_data));
         }
         let (dwarf, dwarf_data) = match dwarf {
             Some(dwarf) => dwarf,
-            None => (
-                addr2line::Loader::new(path).map_err(|err| err.to_string())?,
-                data,
-            ),
+            None => {
+                let sup = supplementary_file(path, &elf);
+                let dwarf = addr2line::Loader::new_with_sup(path, sup);
+                (dwarf.map_err(|err| err.to_string())?, data)
+            }
         };
         Ok(ElfObject {
             build_id,

@@ -308,6 +308,50 @@ fn symbols_that_start_together_split_their_range() {
     assert_eq!(position(&profile, tail + BIAS).0, "whole");
 }
 
+/// Two programs whose shared DWARF `dwz -m` moved into a supplementary
+/// file (as Debian's and Fedora's debug packages are built): the inlined
+/// functions are named from it, found by the programs' debug alt link.
+#[test]
+fn inlined_functions_are_named_from_a_supplementary_dwarf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = root().join("tests/programs/inline_other.c");
+    let Some(binary) = compile("inline_twice.c", dir.path(), &[other.to_str().unwrap()]) else {
+        return;
+    };
+    let copy = dir.path().join("copy");
+    std::fs::copy(&binary, &copy).unwrap();
+    let common = dir.path().join("common.debug");
+    let dwz = Command::new("dwz")
+        .arg("-m")
+        .arg(&common)
+        .arg("-M")
+        .arg(&common)
+        .arg(&binary)
+        .arg(&copy)
+        .status();
+    match dwz {
+        Ok(status) => assert!(status.success(), "dwz failed"),
+        Err(_) => {
+            crate::support::skip!("dwz is not available");
+            return;
+        }
+    }
+    let Some(rows) = line_table(&binary) else {
+        return;
+    };
+    let here = address_of(
+        &rows,
+        "inline_twice.c",
+        marker("inline_twice.c", "mix-here"),
+    );
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
+        binary.display(),
+        here + BIAS
+    );
+    assert_eq!(position(&run_showing_inlined(&trace), here + BIAS).0, "mix");
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
