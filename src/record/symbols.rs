@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::output::{UNKNOWN, one_line};
 
 use super::raw;
-use crate::symbols::{ElfObject, SourceLine};
+use crate::symbols::{ElfObject, Module, ModuleMap, SourceLine};
 use crate::trace::binary::Control;
 use crate::trace::{Event, FunctionSymbol, LineSymbol, ModuleMapping};
 
@@ -40,13 +40,19 @@ pub fn embed(
             Control::Event(Event::Module(Box::new(module)))
         })
         .collect();
-    // Later mappings win where objects overlap, as in the module map.
-    let owner = |addr: u64| {
-        modules.iter().rposition(|m| {
-            m.range
-                .is_some_and(|(start, end)| start <= addr && addr < end)
-        })
-    };
+    // Later mappings win where objects overlap, as in `sim`'s module map.
+    let mut map = ModuleMap::new();
+    for module in modules {
+        let (start, end) = module.range.unwrap_or((0, 0));
+        map.add(Module {
+            path: String::new(),
+            start,
+            end,
+            bias: module.bias,
+            build_id: None,
+        });
+    }
+    let owner = |addr: u64| map.find(addr).map(|id| id.0 as usize);
     for (index, (module, object)) in modules.iter().zip(&objects).enumerate() {
         let (Some((start, end)), Some(object)) = (module.range, object) else {
             continue;

@@ -34,6 +34,18 @@ pub struct ModuleMap {
     modules: Vec<Module>,
     /// Module ids sorted by start address.
     by_start: Vec<ModuleId>,
+    /// Who holds each address: ranges sorted, apart, each with the module
+    /// mapped there last, so that a lookup is one binary search however
+    /// many modules overlap or lie below the address.
+    holders: Vec<Holder>,
+}
+
+/// Addresses `start..end`, held by `module`.
+#[derive(Clone, Copy, Debug)]
+struct Holder {
+    start: u64,
+    end: u64,
+    module: ModuleId,
 }
 
 impl ModuleMap {
@@ -50,9 +62,38 @@ impl ModuleMap {
         let at = self
             .by_start
             .partition_point(|other| self.modules[other.0 as usize].start <= module.start);
+        self.hold(module.start, module.end, id);
         self.modules.push(module);
         self.by_start.insert(at, id);
         id
+    }
+
+    /// Gives `start..end` to module `id`, the last mapped, cutting the
+    /// ranges of earlier modules it covers.
+    fn hold(&mut self, start: u64, end: u64, id: ModuleId) {
+        if start >= end {
+            return;
+        }
+        // The ranges it overlaps: `first..last`.
+        let first = self.holders.partition_point(|held| held.end <= start);
+        let last = self.holders.partition_point(|held| held.start < end);
+        let mut kept = Vec::with_capacity(3);
+        if let Some(&head) = self.holders[first..last].first()
+            && head.start < start
+        {
+            kept.push(Holder { end: start, ..head });
+        }
+        kept.push(Holder {
+            start,
+            end,
+            module: id,
+        });
+        if let Some(&tail) = self.holders[first..last].last()
+            && tail.end > end
+        {
+            kept.push(Holder { start: end, ..tail });
+        }
+        self.holders.splice(first..last, kept);
     }
 
     /// Every module, indexed by [`ModuleId`].
@@ -96,14 +137,9 @@ impl ModuleMap {
     /// The module mapped at runtime address `avma`; the most recently added
     /// one where mappings overlap.
     pub fn find(&self, avma: u64) -> Option<ModuleId> {
-        let after = self
-            .by_start
-            .partition_point(|id| self.modules[id.0 as usize].start <= avma);
-        self.by_start[..after]
-            .iter()
-            .filter(|id| avma < self.modules[id.0 as usize].end)
-            .max()
-            .copied()
+        let after = self.holders.partition_point(|held| held.start <= avma);
+        let held = self.holders[..after].last()?;
+        (avma < held.end).then_some(held.module)
     }
 }
 
@@ -135,6 +171,34 @@ mod tests {
         let jit = map.add(module("jit", 0x8000, 0x8100));
         assert_eq!(map.find(0x8010), Some(jit));
         assert_eq!(map.find(0x8100), Some(libc));
+    }
+
+    /// The module found is the last mapped of those whose range holds the
+    /// address, on random maps of overlapping modules.
+    #[test]
+    fn the_last_module_mapped_over_an_address_holds_it() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |below: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % below
+        };
+        for _ in 0..200 {
+            let mut map = ModuleMap::new();
+            let count = 1 + next(12);
+            for _ in 0..count {
+                let start = next(64);
+                map.add(module("m", start, start + next(24)));
+            }
+            for avma in 0..96 {
+                let last = (map.modules.iter().enumerate())
+                    .filter(|(_, m)| (m.start..m.end).contains(&avma))
+                    .map(|(id, _)| ModuleId(id as u32))
+                    .next_back();
+                assert_eq!(map.find(avma), last, "{:?} at {avma}", map.modules);
+            }
+        }
     }
 
     #[test]
