@@ -199,20 +199,24 @@ fn each_heap_block_is_seen_once_however_the_allocators_nest() {
         }
     }
     // new[], new, calloc, malloc, realloc: once each, with the sizes asked;
-    // malloc and three of another size; placement new none.
+    // malloc and three of another size; placement new none; memalign,
+    // aligned_alloc, valloc, pvalloc and the posix_memalign that succeeds.
     assert_eq!(
         sizes,
-        [4004, 8, 3000, 2002, 50005, 100, 5000, 5000, 5000],
+        [
+            4004, 8, 3000, 2002, 50005, 100, 5000, 5000, 5000, 300, 640, 1200, 1300, 900
+        ],
         "{heap:?}"
     );
     // realloc frees the old block; then b, a, c and the reallocated d; a
     // reallocation to nothing; each block the other threads freed, though
     // the same block every time.
+    // The aligned blocks, in the order they are kept.
     assert_eq!(
         freed,
         [
             blocks[3], blocks[1], blocks[0], blocks[2], blocks[4], blocks[5], blocks[6], blocks[7],
-            blocks[8]
+            blocks[8], blocks[9], blocks[10], blocks[13], blocks[11], blocks[12]
         ],
         "{heap:?}"
     );

@@ -9,7 +9,9 @@
    and exits, signal delivery and return, mapped objects, section markers,
    instrumentation toggles and execve calls are written as they happen, and
    so are heap blocks, observed at the entries and returns of malloc,
-   calloc, realloc, free and C++'s operator new and delete. Records go into a
+   calloc, realloc, the aligned allocations (memalign, aligned_alloc,
+   posix_memalign, valloc, pvalloc), free and C++'s operator new and
+   delete. Records go into a
    large buffer written out with VG_(write) when full (format: README.md).
 
    Copyright (C) 2026 the linegrind authors.
@@ -195,11 +197,14 @@ static void put_client_string(Addr s, UInt max)
 #define ALLOC_CALLOC  2   /* count and size */
 #define ALLOC_REALLOC 3   /* old block and new size */
 #define ALLOC_FREE    4   /* block in the first argument */
+#define ALLOC_ALIGNED 5   /* alignment and size */
+#define ALLOC_POSIX_MEMALIGN 6   /* where the block goes, alignment, size */
 
 #define MAX_THREADS 1024
 #define MAX_PENDING 16
 
 typedef struct {
+   /* `old`: realloc's block, or where posix_memalign puts the new one. */
    UWord kind, size, old, ret_addr, sp;
 } PendingAlloc;
 
@@ -214,6 +219,8 @@ static UWord alloc_kind(const HChar* name)
    if (VG_(strstr)(name, ", void*)") != NULL)
       return ALLOC_NONE;
    if (VG_(strcmp)(name, "malloc") == 0
+       || VG_(strcmp)(name, "valloc") == 0
+       || VG_(strcmp)(name, "pvalloc") == 0
        || VG_(strncmp)(name, "operator new(", 13) == 0
        || VG_(strncmp)(name, "operator new[](", 15) == 0)
       return ALLOC_MALLOC;
@@ -221,6 +228,10 @@ static UWord alloc_kind(const HChar* name)
       return ALLOC_CALLOC;
    if (VG_(strcmp)(name, "realloc") == 0)
       return ALLOC_REALLOC;
+   if (VG_(strcmp)(name, "memalign") == 0 || VG_(strcmp)(name, "aligned_alloc") == 0)
+      return ALLOC_ALIGNED;
+   if (VG_(strcmp)(name, "posix_memalign") == 0)
+      return ALLOC_POSIX_MEMALIGN;
    if (VG_(strcmp)(name, "free") == 0
        || VG_(strncmp)(name, "operator delete(", 16) == 0
        || VG_(strncmp)(name, "operator delete[](", 18) == 0)
@@ -243,7 +254,7 @@ static void put_free(UWord block)
    calling malloc, new[] jumping to new with the same stack pointer,
    delete calling free) are its implementation and are not written
    again. */
-static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
+static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord arg2, UWord sp)
 {
    ThreadId tid = VG_(get_running_tid)();
    if (tid >= MAX_THREADS)
@@ -261,8 +272,14 @@ static void lg_alloc_entry(UWord kind, UWord arg0, UWord arg1, UWord sp)
    }
    PendingAlloc* p = &pending[tid][n_pending[tid]++];
    p->kind = kind;
-   p->size = kind == ALLOC_CALLOC ? arg0 * arg1 : kind == ALLOC_REALLOC ? arg1 : arg0;
-   p->old = kind == ALLOC_REALLOC ? arg0 : 0;
+   switch (kind) {
+   case ALLOC_CALLOC:  p->size = arg0 * arg1; break;
+   case ALLOC_REALLOC:
+   case ALLOC_ALIGNED: p->size = arg1; break;
+   case ALLOC_POSIX_MEMALIGN: p->size = arg2; break;
+   default:            p->size = arg0; break;
+   }
+   p->old = kind == ALLOC_REALLOC || kind == ALLOC_POSIX_MEMALIGN ? arg0 : 0;
    p->ret_addr = *(UWord*)sp;
    p->sp = sp;
 }
@@ -282,6 +299,9 @@ static inline void check_alloc_return(Addr addr, UWord sp)
          continue;
       UWord block = 0;
       VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
+      /* posix_memalign returns 0 and has put the block where it was told. */
+      if (p->kind == ALLOC_POSIX_MEMALIGN)
+         block = (UInt)block == 0 ? *(UWord*)p->old : 0;
       /* realloc to no size frees the block and returns none; one that
          fails returns none and keeps it. */
       if (p->kind == ALLOC_REALLOC && (block != 0 || p->size == 0))
@@ -541,11 +561,14 @@ static IRSB* lg_instrument(VgCallbackClosure* closure, IRSB* sb_in,
       if (kind != ALLOC_NONE) {
          IRTemp arg0 = newIRTemp(sb->tyenv, word_ty);
          IRTemp arg1 = newIRTemp(sb->tyenv, word_ty);
+         IRTemp arg2 = newIRTemp(sb->tyenv, word_ty);
          addStmtToIRSB(sb, IRStmt_WrTmp(arg0, IRExpr_Get(OFFSET_amd64_RDI, word_ty)));
          addStmtToIRSB(sb, IRStmt_WrTmp(arg1, IRExpr_Get(OFFSET_amd64_RSI, word_ty)));
+         addStmtToIRSB(sb, IRStmt_WrTmp(arg2, IRExpr_Get(OFFSET_amd64_RDX, word_ty)));
          call_helper(sb, "lg_alloc_entry", lg_alloc_entry, 0,
-                     mkIRExprVec_4(mkIRExpr_HWord(kind), IRExpr_RdTmp(arg0),
-                                   IRExpr_RdTmp(arg1), IRExpr_RdTmp(sp)),
+                     mkIRExprVec_5(mkIRExpr_HWord(kind), IRExpr_RdTmp(arg0),
+                                   IRExpr_RdTmp(arg1), IRExpr_RdTmp(arg2),
+                                   IRExpr_RdTmp(sp)),
                      NULL);
       }
    }

@@ -3,6 +3,7 @@
 // must be seen once, with its size.
 #include <cstdio>
 #include <cstdlib>
+#include <malloc.h>
 #include <new>
 #include <pthread.h>
 #include <unistd.h>
@@ -49,10 +50,18 @@ int main() {
     alignas(long) static char room[64];
     void *(*volatile place)(std::size_t, void *) = &::operator new;
     long *g = new (place(sizeof(long), room)) long(7);
+    // The aligned allocations, each with its size; a posix_memalign that
+    // fails (an alignment that is no power of two) allocates nothing.
+    void *aligned[5] = {memalign(64, 300), aligned_alloc(64, 640), nullptr,
+                        valloc(1200), pvalloc(1300)};
+    int failed = posix_memalign(&aligned[2], 24, 100);
+    int done = posix_memalign(&aligned[2], 64, 900);
+    for (void *block : aligned)
+        std::free(block);
     LINEGRIND_END("heap");
     void *none = nullptr;
     write(to_release[1], &none, sizeof none);
     pthread_join(thread, nullptr);
-    std::printf("done %p %ld\n", e, *g);
+    std::printf("done %p %ld %d %d\n", e, *g, failed, done);
     return 0;
 }
