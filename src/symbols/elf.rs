@@ -3,9 +3,10 @@
 //! sections and the build-id. An object is parsed once and then answers
 //! lookups by ELF address (`svma`).
 
+use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags, SymbolKind, elf};
 
@@ -49,6 +50,8 @@ pub struct ElfObject {
     dwarf: addr2line::Loader,
     /// The object `dwarf` reads.
     dwarf_data: memmap2::Mmap,
+    /// The supplementary file `dwarf` reads, if it has one.
+    sup_data: Option<memmap2::Mmap>,
     /// The files addr2line names otherwise than Valgrind, read from
     /// `dwarf_data` at the first source position asked for.
     file_names: OnceLock<FileNames>,
@@ -115,28 +118,66 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
         under_debug.join(name),
     ]
     .into_iter()
-    .find(|candidate| {
-        candidate != path && map_file(candidate).is_ok_and(|data| crc32fast::hash(&data) == crc)
-    })
+    .find(|candidate| candidate != path && checksum(candidate) == Some(crc))
+}
+
+/// The CRC-32 of the file at `path`, as a debug link gives it, computed
+/// once per version of the file (its size and time of change) however many
+/// times objects linking to it are opened: a debug file may be hundreds of
+/// megabytes.
+fn checksum(path: &Path) -> Option<u32> {
+    type Version = (PathBuf, u64, std::time::SystemTime);
+    static CHECKSUMS: Mutex<BTreeMap<Version, u32>> = Mutex::new(BTreeMap::new());
+    let meta = std::fs::metadata(path).ok()?;
+    let version = (path.to_path_buf(), meta.len(), meta.modified().ok()?);
+    let mut checksums = CHECKSUMS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&crc) = checksums.get(&version) {
+        return Some(crc);
+    }
+    let crc = crc32fast::hash(&map_file(path).ok()?);
+    checksums.insert(version, crc);
+    Some(crc)
 }
 
 /// The supplementary file whose DWARF the object at `path` shares with
 /// others (`dwz -m`, as Debian's and Fedora's debug packages are built),
-/// by its debug alt link: the path it gives (relative to the object's
-/// folder), else by the file's build-id under `/usr/lib/debug`. Without
-/// it, every function inlined from shared DWARF has no name.
-fn supplementary_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
+/// mapped, as Valgrind finds it: by the build-id its debug alt link gives,
+/// under `/usr/lib/debug`, else at the path the link names (relative to the
+/// object's folder), either only with that build-id, since a file that
+/// `dwz` wrote again for other objects would be read at the wrong offsets.
+/// Without it, every function inlined from shared DWARF has no name.
+fn supplementary_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memmap2::Mmap)> {
     let (name, build_id) = elf.gnu_debugaltlink().ok()??;
-    let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
-    if named.is_file() {
-        return Some(named);
-    }
     let hex = super::hex(build_id);
-    let by_id = Path::new(DEBUG_DIR)
-        .join(".build-id")
-        .join(hex.get(..2)?)
-        .join(format!("{}.debug", hex.get(2..)?));
-    by_id.is_file().then_some(by_id)
+    let by_id = (hex.len() > 2).then(|| {
+        Path::new(DEBUG_DIR)
+            .join(".build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]))
+    });
+    let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
+    by_id.into_iter().chain([named]).find_map(|candidate| {
+        let data = map_file(&candidate).ok()?;
+        let sup = object::File::parse(&*data).ok()?;
+        (sup.build_id().ok()?? == build_id).then_some(())?;
+        Some((candidate, data))
+    })
+}
+
+/// The DWARF of the object at `path`, with its supplementary file when it
+/// has one that can be read (else without: the object's own DWARF still
+/// names most of its code).
+fn dwarf_of(
+    path: &Path,
+    elf: &object::File,
+) -> Result<(addr2line::Loader, Option<memmap2::Mmap>), String> {
+    if let Some((sup, sup_data)) = supplementary_file(path, elf)
+        && let Ok(dwarf) = addr2line::Loader::new_with_sup(path, Some(sup))
+    {
+        return Ok((dwarf, Some(sup_data)));
+    }
+    let dwarf = addr2line::Loader::new(path).map_err(|err| err.to_string())?;
+    Ok((dwarf, None))
 }
 
 impl ElfObject {
@@ -172,17 +213,15 @@ impl ElfObject {
             if more.len() > functions.len() {
                 functions = more;
             }
-            let sup = supplementary_file(debug, &debug_elf);
-            dwarf = addr2line::Loader::new_with_sup(debug, sup)
+            dwarf = dwarf_of(debug, &debug_elf)
                 .ok()
-                .map(|dwarf| (dwarf, debug_data));
+                .map(|(dwarf, sup_data)| (dwarf, debug_data, sup_data));
         }
-        let (dwarf, dwarf_data) = match dwarf {
+        let (dwarf, dwarf_data, sup_data) = match dwarf {
             Some(dwarf) => dwarf,
             None => {
-                let sup = supplementary_file(path, &elf);
-                let dwarf = addr2line::Loader::new_with_sup(path, sup);
-                (dwarf.map_err(|err| err.to_string())?, data)
+                let (dwarf, sup_data) = dwarf_of(path, &elf)?;
+                (dwarf, data, sup_data)
             }
         };
         Ok(ElfObject {
@@ -192,6 +231,7 @@ impl ElfObject {
             load_range,
             dwarf,
             dwarf_data,
+            sup_data,
             file_names: OnceLock::new(),
         })
     }
@@ -262,7 +302,11 @@ impl ElfObject {
         let names = self
             .file_names
             .get_or_init(|| match object::File::parse(&*self.dwarf_data) {
-                Ok(elf) => FileNames::read(&elf),
+                Ok(elf) => {
+                    let sup =
+                        (self.sup_data.as_deref()).and_then(|sup| object::File::parse(sup).ok());
+                    FileNames::read(&elf, sup.as_ref())
+                }
                 Err(_) => FileNames::default(),
             });
         names.valgrind(file)
@@ -328,19 +372,26 @@ fn canonicalise(symbols: &mut Vec<(u64, u64, String)>) {
             true
         });
         let mut moved = false;
-        let mut shortest = (u64::MAX, 0);
+        let mut shortest: Option<(u64, u64)> = None;
         for symbol in symbols.iter_mut() {
-            if symbol.0 == shortest.0 {
-                symbol.0 += shortest.1;
-                symbol.1 -= shortest.1;
-                moved = true;
-            } else {
-                shortest = (symbol.0, symbol.1);
+            match shortest {
+                Some((start, size)) if symbol.0 == start => {
+                    // Past the end of the address space: nothing is left.
+                    symbol.0 = start.checked_add(size).unwrap_or(start);
+                    symbol.1 = if symbol.0 == start {
+                        0
+                    } else {
+                        symbol.1 - size
+                    };
+                    moved = true;
+                }
+                _ => shortest = Some((symbol.0, symbol.1)),
             }
         }
         if !moved {
             return;
         }
+        symbols.retain(|symbol| symbol.1 > 0);
     }
 }
 
@@ -417,6 +468,16 @@ mod tests {
             symbol(0x108, 0x4, "inside"),
         ];
         canonicalise(&mut symbols);
+        // At the top of the address space, what lies past the end is none.
+        let mut top = vec![symbol(u64::MAX, 1, "last"), symbol(u64::MAX, 4, "wider")];
+        canonicalise(&mut top);
+        assert_eq!(top, [symbol(u64::MAX, 1, "last")]);
+        let mut near_top = vec![symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 3, 8, "b")];
+        canonicalise(&mut near_top);
+        assert_eq!(
+            near_top,
+            [symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 1, 6, "b")]
+        );
         assert_eq!(
             symbols,
             [

@@ -33,22 +33,20 @@ type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
 impl FileNames {
     /// Reads the line table of every unit of `elf`, with the unit's
     /// compilation directory from its first entry in `.debug_info` (the
-    /// rest of the unit is not read). Files whose names cannot be read keep
+    /// rest of the unit is not read), and strings that `dwz` moved into
+    /// the supplementary file `sup`. Files whose names cannot be read keep
     /// addr2line's names.
-    pub fn read(elf: &object::File) -> FileNames {
-        let endian = if elf.is_little_endian() {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
+    pub fn read(elf: &object::File, sup: Option<&object::File>) -> FileNames {
+        let sections = unit_sections(elf);
+        let sup_sections = sup.map(unit_sections);
+        let endian = |elf: &object::File| match elf.is_little_endian() {
+            true => RunTimeEndian::Little,
+            false => RunTimeEndian::Big,
         };
-        let sections = gimli::DwarfSections::load(|id| {
-            let data = elf
-                .section_by_name(id.name())
-                .and_then(|section| section.uncompressed_data().ok());
-            Ok::<_, std::convert::Infallible>(data.unwrap_or(Cow::Borrowed(&[])))
-        });
-        let Ok(sections) = sections;
-        let dwarf = sections.borrow(|section| EndianSlice::new(section, endian));
+        let mut dwarf = sections.borrow(|section| EndianSlice::new(section, endian(elf)));
+        if let (Some(sup), Some(sections)) = (sup, &sup_sections) {
+            dwarf.set_sup(sections.borrow(|section| EndianSlice::new(section, endian(sup))));
+        }
         let mut names = FxHashMap::default();
         let mut headers = dwarf.units();
         while let Ok(Some(header)) = headers.next() {
@@ -75,6 +73,32 @@ impl FileNames {
             None => file.to_string(),
         }
     }
+}
+
+/// The sections of `elf` that a unit's first entry and its line table are
+/// read from, decompressed; the others (locations, ranges, the types...),
+/// which can be far larger, are left empty.
+fn unit_sections<'a>(elf: &object::File<'a>) -> gimli::DwarfSections<Cow<'a, [u8]>> {
+    use gimli::SectionId::*;
+    let sections = gimli::DwarfSections::load(|id| {
+        let needed = matches!(
+            id,
+            DebugAbbrev
+                | DebugInfo
+                | DebugLine
+                | DebugLineStr
+                | DebugStr
+                | DebugStrOffsets
+                | DebugAddr
+        );
+        let data = needed
+            .then(|| elf.section_by_name(id.name()))
+            .flatten()
+            .and_then(|section| section.uncompressed_data().ok());
+        Ok::<_, std::convert::Infallible>(data.unwrap_or(Cow::Borrowed(&[])))
+    });
+    let Ok(sections) = sections;
+    sections
 }
 
 /// Adds the files of one unit's line table that the two name differently,

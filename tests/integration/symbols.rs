@@ -352,6 +352,71 @@ fn inlined_functions_are_named_from_a_supplementary_dwarf_file() {
     assert_eq!(position(&run_showing_inlined(&trace), here + BIAS).0, "mix");
 }
 
+/// DWARF 4 that `dwz -m` shared keeps its compilation directory as a
+/// string of the supplementary file: read from there, the file is named
+/// as Callgrind names it (one more `/` after a directory ending in one).
+/// A supplementary file that cannot be read leaves the object its own
+/// symbols and lines.
+#[test]
+fn a_compilation_directory_is_read_from_a_supplementary_dwarf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Err(why) = crate::support::which("cc") {
+        crate::support::skip!("{why}");
+        return;
+    }
+    for source in ["inline_twice.c", "inline_other.c"] {
+        std::fs::copy(
+            root().join("tests/programs").join(source),
+            dir.path().join(source),
+        )
+        .unwrap();
+    }
+    let map = format!(
+        "-fdebug-prefix-map={}=/build/package-1.2.3/",
+        dir.path().display()
+    );
+    let status = Command::new("cc")
+        .current_dir(dir.path())
+        .args(["-g", "-O1", "-gdwarf-4", &map, "-o", "first"])
+        .args(["inline_twice.c", "inline_other.c"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::copy(dir.path().join("first"), dir.path().join("second")).unwrap();
+    let common = dir.path().join("common.debug");
+    let dwz = Command::new("dwz")
+        .current_dir(dir.path())
+        .arg("-m")
+        .arg(&common)
+        .arg("-M")
+        .arg(&common)
+        .args(["first", "second"])
+        .status();
+    match dwz {
+        Ok(status) => assert!(status.success(), "dwz failed"),
+        Err(_) => {
+            crate::support::skip!("dwz is not available");
+            return;
+        }
+    }
+    let binary = dir.path().join("first");
+    let Some(main) = symbol(&binary, "main", false) else {
+        return;
+    };
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
+        binary.display(),
+        main + BIAS
+    );
+    let (name, file, _) = position(&run(&trace), main + BIAS);
+    assert_eq!(name, "main");
+    assert_eq!(file, "/build/package-1.2.3//inline_twice.c");
+    std::fs::write(&common, b"").unwrap();
+    let (name, file, _) = position(&run(&trace), main + BIAS);
+    assert_eq!(name, "main");
+    assert!(file.ends_with("inline_twice.c"), "{file}");
+}
+
 #[test]
 fn functions_files_and_lines_of_a_c_program() {
     let dir = tempfile::tempdir().unwrap();
