@@ -299,9 +299,13 @@ static inline void check_alloc_return(Addr addr, UWord sp)
          continue;
       UWord block = 0;
       VG_(get_shadow_regs_area)(tid, (UChar*)&block, 0, OFFSET_amd64_RAX, sizeof block);
-      /* posix_memalign returns 0 and has put the block where it was told. */
+      /* posix_memalign returns 0 and has put the block where it was told
+         (read only where the program could read it: a return matched to a
+         call that a longjmp left may find anything there). */
       if (p->kind == ALLOC_POSIX_MEMALIGN)
-         block = (UInt)block == 0 ? *(UWord*)p->old : 0;
+         block = (UInt)block == 0
+                 && VG_(am_is_valid_for_client)(p->old, sizeof(UWord), VKI_PROT_READ)
+                    ? *(const UWord*)p->old : 0;
       /* realloc to no size frees the block and returns none; one that
          fails returns none and keeps it. */
       if (p->kind == ALLOC_REALLOC && (block != 0 || p->size == 0))
