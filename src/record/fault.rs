@@ -49,10 +49,14 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
     if let Some(exit) = run.exit {
         // A side exit that raises the fault itself (VEX's check that an SSE
         // access is aligned) leaves the thread at its own instruction, which
-        // did not run; any other ended the run whole.
-        let raised =
-            fault && at_ip.is_some_and(|k| exit_of(def, exit) == Some((k, JumpKind::Other)));
-        return at_ip.filter(|_| raised);
+        // did not run; any other ended the run whole. A run that takes the
+        // exit runs up to its instruction.
+        let exit_instr = def
+            .exit_instrs()
+            .get(exit as usize)
+            .map(|&ran| ran as usize - 1);
+        let raised = fault && def.leaving(run.view()) == JumpKind::Other;
+        return at_ip.filter(|&k| raised && exit_instr == Some(k));
     }
     // made[k]: the addresses that the instructions before k make.
     let mut made = Vec::with_capacity(def.instrs.len() + 1);
@@ -84,20 +88,6 @@ pub fn completed(def: &BlockDef, run: &BlockRun, fault: bool, ip: u64) -> Option
             .find(|&k| made[k] < addrs.max(1))
             .unwrap_or(0),
     )
-}
-
-/// The instruction of side exit `exit` (counting exits in item order) of
-/// `def`, by index, and the exit's jump kind.
-fn exit_of(def: &BlockDef, exit: u32) -> Option<(usize, JumpKind)> {
-    let mut exits = def.instrs.iter().enumerate().flat_map(|(k, instr)| {
-        def.items[instr.items.clone()]
-            .iter()
-            .filter_map(move |item| match *item {
-                Item::Exit { kind } => Some((k, kind)),
-                Item::Access { .. } => None,
-            })
-    });
-    exits.nth(exit as usize)
 }
 
 /// Writes the first `ran` instructions of a run of `def`, with their

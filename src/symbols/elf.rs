@@ -96,17 +96,10 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
 /// matches the link's, as Valgrind takes it: a debug file of another build
 /// would name the code wrongly.
 fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
-    if let Ok(Some(id)) = elf.build_id()
-        && id.len() > 1
+    if let Some(candidate) = elf.build_id().ok().flatten().and_then(by_build_id)
+        && candidate.exists()
     {
-        let hex = super::hex(id);
-        let candidate = Path::new(DEBUG_DIR)
-            .join(".build-id")
-            .join(&hex[..2])
-            .join(format!("{}.debug", &hex[2..]));
-        if candidate.exists() {
-            return Some(candidate);
-        }
+        return Some(candidate);
     }
     let (name, crc) = elf.gnu_debuglink().ok()??;
     let name = std::str::from_utf8(name).ok()?;
@@ -119,6 +112,18 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
     ]
     .into_iter()
     .find(|candidate| candidate != path && checksum(candidate) == Some(crc))
+}
+
+/// Where a debug file of build-id `id` is installed:
+/// `/usr/lib/debug/.build-id/ab/cdef….debug` (none for an id of one byte).
+fn by_build_id(id: &[u8]) -> Option<PathBuf> {
+    let hex = super::hex(id);
+    (hex.len() > 2).then(|| {
+        Path::new(DEBUG_DIR)
+            .join(".build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]))
+    })
 }
 
 /// The CRC-32 of the file at `path`, as a debug link gives it, computed
@@ -148,15 +153,9 @@ fn checksum(path: &Path) -> Option<u32> {
 /// Without it, every function inlined from shared DWARF has no name.
 fn supplementary_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memmap2::Mmap)> {
     let (name, build_id) = elf.gnu_debugaltlink().ok()??;
-    let hex = super::hex(build_id);
-    let by_id = (hex.len() > 2).then(|| {
-        Path::new(DEBUG_DIR)
-            .join(".build-id")
-            .join(&hex[..2])
-            .join(format!("{}.debug", &hex[2..]))
-    });
     let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
-    by_id.into_iter().chain([named]).find_map(|candidate| {
+    let mut candidates = by_build_id(build_id).into_iter().chain([named]);
+    candidates.find_map(|candidate| {
         let data = map_file(&candidate).ok()?;
         let sup = object::File::parse(&*data).ok()?;
         (sup.build_id().ok()?? == build_id).then_some(())?;
@@ -468,16 +467,6 @@ mod tests {
             symbol(0x108, 0x4, "inside"),
         ];
         canonicalise(&mut symbols);
-        // At the top of the address space, what lies past the end is none.
-        let mut top = vec![symbol(u64::MAX, 1, "last"), symbol(u64::MAX, 4, "wider")];
-        canonicalise(&mut top);
-        assert_eq!(top, [symbol(u64::MAX, 1, "last")]);
-        let mut near_top = vec![symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 3, 8, "b")];
-        canonicalise(&mut near_top);
-        assert_eq!(
-            near_top,
-            [symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 1, 6, "b")]
-        );
         assert_eq!(
             symbols,
             [
@@ -487,6 +476,16 @@ mod tests {
                 symbol(0x10c, 0x4, "middle"),
                 symbol(0x110, 0x10, "whole"),
             ]
+        );
+        // At the top of the address space, what lies past the end is none.
+        let mut top = vec![symbol(u64::MAX, 1, "last"), symbol(u64::MAX, 4, "wider")];
+        canonicalise(&mut top);
+        assert_eq!(top, [symbol(u64::MAX, 1, "last")]);
+        let mut near_top = vec![symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 3, 8, "b")];
+        canonicalise(&mut near_top);
+        assert_eq!(
+            near_top,
+            [symbol(u64::MAX - 3, 2, "a"), symbol(u64::MAX - 1, 6, "b")]
         );
     }
 
