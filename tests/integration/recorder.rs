@@ -595,19 +595,12 @@ fn a_source_file_named_with_a_line_break_is_embedded_on_one_line() {
 #[test]
 fn a_fault_raised_by_a_side_exit_stops_the_run_before_its_instruction() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = compile("misaligned.c", dir.path()) else {
+    if record_as_it_is("misaligned.c", dir.path()).is_none() {
         return;
-    };
-    let trace = dir.path().join("m.lgt");
-    let record = ["record", "-o", trace.to_str().unwrap(), "--"];
-    let output = linegrind(
-        dir.path(),
-        &[&record[..], &[program.to_str().unwrap()]].concat(),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    }
+    let trace = dir.path().join("misaligned.lgt");
     assert_eq!(instructions_in(&events(&trace), "misaligned"), 3);
-    sim_succeeds(dir.path(), "m.lgt");
+    sim_succeeds(dir.path(), "misaligned.lgt");
 }
 
 /// A program whose path is as long as Linux allows (4,095 bytes) is
@@ -631,12 +624,8 @@ fn a_program_at_the_longest_path_is_recorded_with_its_symbols() {
     std::fs::copy(&program, deep.join(&name)).unwrap();
     let path = deep.join(&name).into_os_string().into_string().unwrap();
     assert_eq!(path.len(), 4095);
-    let trace = dir.path().join("deep.lgt");
-    let command = format!("./{name}");
-    let record = ["record", "-o", trace.to_str().unwrap(), "--", &command];
-    let output = linegrind(&deep, &record);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (trace, code) = crate::support::record_command(&[&format!("./{name}")], &deep);
+    assert_eq!(code, Some(0));
     let events = events(&trace);
     let recorded = events.iter().any(|event| match event {
         Event::Module(module) => module.path == path,

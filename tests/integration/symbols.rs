@@ -128,6 +128,52 @@ fn run_showing_inlined(trace: &str) -> Profile {
     simulate(&mut TextReader::new(trace.as_bytes()), config).unwrap()
 }
 
+/// A trace of one instruction at ELF address `addr` of `binary`, mapped at
+/// [`BIAS`].
+fn one_instruction(binary: &Path, addr: u64) -> String {
+    format!(
+        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
+        binary.display(),
+        addr + BIAS
+    )
+}
+
+/// Runs the C compiler in `dir` with `args` (sources named relative to
+/// it), or explains why the test cannot run.
+fn cc_in(dir: &Path, args: &[&str]) -> Option<()> {
+    if let Err(why) = crate::support::which("cc") {
+        crate::support::skip!("{why}");
+        return None;
+    }
+    let status = Command::new("cc")
+        .current_dir(dir)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cc {args:?}");
+    Some(())
+}
+
+/// Moves the DWARF that `programs` share into the supplementary file
+/// `common` (`dwz -m`), or explains why the test cannot run.
+fn dwz_shared(common: &Path, programs: &[&Path]) -> Option<()> {
+    let dwz = Command::new("dwz")
+        .arg("-m")
+        .arg(common)
+        .arg("-M")
+        .arg(common)
+        .args(programs)
+        .status();
+    match dwz {
+        Ok(status) => assert!(status.success(), "dwz failed"),
+        Err(_) => {
+            crate::support::skip!("dwz is not available");
+            return None;
+        }
+    }
+    Some(())
+}
+
 fn callgrind(profile: &Profile) -> String {
     crate::support::callgrind_text(profile, Positions::default())
 }
@@ -251,10 +297,6 @@ fn functions_only_dwarf_names_are_named_by_address() {
 #[test]
 fn files_are_named_as_callgrind_names_them_whatever_the_compilation_directory() {
     let dir = tempfile::tempdir().unwrap();
-    if let Err(why) = crate::support::which("cc") {
-        crate::support::skip!("{why}");
-        return;
-    }
     std::fs::write(dir.path().join("x.c"), "int main(void) { return 0; }\n").unwrap();
     let here = dir.path().display();
     for (version, mapped_to, expected) in [
@@ -262,22 +304,14 @@ fn files_are_named_as_callgrind_names_them_whatever_the_compilation_directory() 
         ("-gdwarf-4", "/y/", "/y//x.c".to_string()),
     ] {
         let map = format!("-fdebug-prefix-map={here}={mapped_to}");
-        let status = Command::new("cc")
-            .current_dir(dir.path())
-            .args(["-g", version, &map, "-o", "x", "x.c"])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        if cc_in(dir.path(), &["-g", version, &map, "-o", "x", "x.c"]).is_none() {
+            return;
+        }
         let binary = dir.path().join("x");
         let Some(main) = symbol(&binary, "main", false) else {
             return;
         };
-        let trace = format!(
-            "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
-            binary.display(),
-            main + BIAS
-        );
-        let (_, file, _) = position(&run(&trace), main + BIAS);
+        let (_, file, _) = position(&run(&one_instruction(&binary, main)), main + BIAS);
         assert_eq!(file, expected, "{version}");
     }
 }
@@ -320,21 +354,8 @@ fn inlined_functions_are_named_from_a_supplementary_dwarf_file() {
     };
     let copy = dir.path().join("copy");
     std::fs::copy(&binary, &copy).unwrap();
-    let common = dir.path().join("common.debug");
-    let dwz = Command::new("dwz")
-        .arg("-m")
-        .arg(&common)
-        .arg("-M")
-        .arg(&common)
-        .arg(&binary)
-        .arg(&copy)
-        .status();
-    match dwz {
-        Ok(status) => assert!(status.success(), "dwz failed"),
-        Err(_) => {
-            crate::support::skip!("dwz is not available");
-            return;
-        }
+    if dwz_shared(&dir.path().join("common.debug"), &[&binary, &copy]).is_none() {
+        return;
     }
     let Some(rows) = line_table(&binary) else {
         return;
@@ -344,11 +365,7 @@ fn inlined_functions_are_named_from_a_supplementary_dwarf_file() {
         "inline_twice.c",
         marker("inline_twice.c", "mix-here"),
     );
-    let trace = format!(
-        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
-        binary.display(),
-        here + BIAS
-    );
+    let trace = one_instruction(&binary, here);
     assert_eq!(position(&run_showing_inlined(&trace), here + BIAS).0, "mix");
 }
 
@@ -360,54 +377,33 @@ fn inlined_functions_are_named_from_a_supplementary_dwarf_file() {
 #[test]
 fn a_compilation_directory_is_read_from_a_supplementary_dwarf_file() {
     let dir = tempfile::tempdir().unwrap();
-    if let Err(why) = crate::support::which("cc") {
-        crate::support::skip!("{why}");
-        return;
-    }
     for source in ["inline_twice.c", "inline_other.c"] {
-        std::fs::copy(
-            root().join("tests/programs").join(source),
-            dir.path().join(source),
-        )
-        .unwrap();
+        let from = root().join("tests/programs").join(source);
+        std::fs::copy(from, dir.path().join(source)).unwrap();
     }
     let map = format!(
         "-fdebug-prefix-map={}=/build/package-1.2.3/",
         dir.path().display()
     );
-    let status = Command::new("cc")
-        .current_dir(dir.path())
-        .args(["-g", "-O1", "-gdwarf-4", &map, "-o", "first"])
-        .args(["inline_twice.c", "inline_other.c"])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    std::fs::copy(dir.path().join("first"), dir.path().join("second")).unwrap();
-    let common = dir.path().join("common.debug");
-    let dwz = Command::new("dwz")
-        .current_dir(dir.path())
-        .arg("-m")
-        .arg(&common)
-        .arg("-M")
-        .arg(&common)
-        .args(["first", "second"])
-        .status();
-    match dwz {
-        Ok(status) => assert!(status.success(), "dwz failed"),
-        Err(_) => {
-            crate::support::skip!("dwz is not available");
-            return;
-        }
+    let sources = ["inline_twice.c", "inline_other.c"];
+    let args = [
+        &["-g", "-O1", "-gdwarf-4", &map, "-o", "first"],
+        &sources[..],
+    ]
+    .concat();
+    if cc_in(dir.path(), &args).is_none() {
+        return;
     }
-    let binary = dir.path().join("first");
+    let (binary, copy) = (dir.path().join("first"), dir.path().join("second"));
+    std::fs::copy(&binary, &copy).unwrap();
+    let common = dir.path().join("common.debug");
+    if dwz_shared(&common, &[&binary, &copy]).is_none() {
+        return;
+    }
     let Some(main) = symbol(&binary, "main", false) else {
         return;
     };
-    let trace = format!(
-        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
-        binary.display(),
-        main + BIAS
-    );
+    let trace = one_instruction(&binary, main);
     let (name, file, _) = position(&run(&trace), main + BIAS);
     assert_eq!(name, "main");
     assert_eq!(file, "/build/package-1.2.3//inline_twice.c");
@@ -523,12 +519,7 @@ fn cpp_names_are_demangled() {
     };
     let grow_body = marker("widget.cpp", "grow-body");
     let addr = address_of(&rows, "widget.cpp", grow_body);
-    let trace = format!(
-        "linegrind-trace text 1\nobject {} bias={BIAS:x}\ni {:x} 1\n",
-        binary.display(),
-        addr + BIAS
-    );
-    let (name, file, line) = position(&run(&trace), addr + BIAS);
+    let (name, file, line) = position(&run(&one_instruction(&binary, addr)), addr + BIAS);
     assert_eq!(name, "shapes::Widget::grow(int)");
     assert!(file.ends_with("widget.cpp"));
     assert_eq!(line, grow_body);
