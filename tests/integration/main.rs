@@ -18,4 +18,5 @@ mod reports;
 mod support;
 mod sweep;
 mod symbols;
+mod totals_reference;
 mod tree_memory;
