@@ -233,31 +233,41 @@ fn naive_totals(trace: &Path, mut naive: Naive) -> Vec<(&'static str, u64)> {
     naive.totals()
 }
 
+/// The naive model of the caches `options` give, `sim`'s defaults for
+/// those they leave out.
+fn naive(options: &[&str]) -> Naive {
+    let mut caches = [
+        ("--I1=", 32768, 8, 64),
+        ("--D1=", 32768, 8, 64),
+        ("--LL=", 8 << 20, 16, 64),
+    ];
+    for option in options {
+        let cache = caches.iter_mut().find(|c| option.starts_with(c.0)).unwrap();
+        let numbers: Vec<u64> = option[5..].split(',').map(|n| n.parse().unwrap()).collect();
+        (cache.1, cache.2, cache.3) = (numbers[0], numbers[1], numbers[2]);
+    }
+    let [i1, d1, ll] = caches;
+    assert!(i1.3 == d1.3 && d1.3 == ll.3, "one line size");
+    Naive::new((i1.1, i1.2), (d1.1, d1.2), (ll.1, ll.2), ll.3)
+}
+
 #[test]
 fn every_shipped_trace_totals_as_the_naive_model() {
     let dir = tempfile::tempdir().unwrap();
     // The default caches; caches so small that LL evicts lines the L1s
     // still hold; lines of 32 bytes.
-    let configs: [(&[&str], fn() -> Naive); 3] = [
-        (&[], || {
-            Naive::new((32768, 8), (32768, 8), (8 << 20, 16), 64)
-        }),
-        (
-            &["--I1=2048,2,64", "--D1=4096,4,64", "--LL=8192,2,64"],
-            || Naive::new((2048, 2), (4096, 4), (8192, 2), 64),
-        ),
-        (
-            &["--I1=8192,4,32", "--D1=16384,2,32", "--LL=262144,8,32"],
-            || Naive::new((8192, 4), (16384, 2), (262_144, 8), 32),
-        ),
+    let configs: [&[&str]; 3] = [
+        &[],
+        &["--I1=2048,2,64", "--D1=4096,4,64", "--LL=8192,2,64"],
+        &["--I1=8192,4,32", "--D1=16384,2,32", "--LL=262144,8,32"],
     ];
     let traces = example_traces();
     assert!(traces.len() >= 8, "the shipped traces");
     for trace in traces {
-        for (options, naive) in configs {
+        for options in configs {
             let mut args = vec![trace.to_str().unwrap()];
             args.extend(options);
-            let expected = naive_totals(&trace, naive());
+            let expected = naive_totals(&trace, naive(options));
             let json = dir.path().join("summary.json");
             let mut sim = vec!["sim", "-o", "out", "--quiet", "--json", "summary.json"];
             sim.extend(&args);
