@@ -311,7 +311,7 @@ mod tests {
         assert!(
             super::sweep("L2=1M..2M", base())
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("not a level")
         );
         assert!(super::sweep("LL=2M..1M", base()).is_err());
@@ -327,6 +327,32 @@ mod tests {
                 .unwrap_err()
                 .0
                 .contains("sets")
+        );
+    }
+
+    #[test]
+    fn sizes_are_named_in_the_largest_unit_they_are_a_whole_number_of() {
+        let names: Vec<String> = [
+            192,
+            512,
+            1 << 10,
+            1536,
+            3 << 10,
+            1 << 20,
+            (1 << 20) + (1 << 10),
+            3 << 20,
+            1 << 30,
+            (1 << 30) + (1 << 20),
+            5 << 30,
+        ]
+        .into_iter()
+        .map(size_name)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "192", "512", "1K", "1536", "3K", "1M", "1025K", "3M", "1G", "1025M", "5G"
+            ]
         );
     }
 

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
     let mut stderr = Stderr(io::stderr());
     let result = match &job {
         cli::Job::Sim(job) => commands::sim(job, &mut stdout, &mut stderr).map(|()| 0),
+        cli::Job::Classify(job) => commands::classify(job, &mut stdout, &mut stderr).map(|()| 0),
         cli::Job::Record(job) => commands::record(job, &mut stderr),
         cli::Job::PrintValgrindLib => commands::print_valgrind_lib(&mut stdout).map(|()| 0),
         cli::Job::Convert(job) => commands::convert(job, &mut stderr).map(|()| 0),

@@ -8,6 +8,7 @@ mod hierarchy;
 mod host_memory;
 mod huge_table;
 mod line_use;
+mod miss_classes;
 mod set_assoc;
 
 pub use caches::{CacheAccess, Caches};
@@ -18,4 +19,5 @@ pub use geometry::{
 pub use hierarchy::{Hierarchy, L1Kind, Level, Loader, MAX_LANES, Outcome, Release, UseSink};
 pub use huge_table::NoMemory;
 pub use line_use::{ByteMask, LineUse, NarrowMask};
+pub use miss_classes::{ClassCounts, ClassifiedHierarchy, L1Side, MissClass};
 pub use set_assoc::{Lookup, SetAssocCache, Slot};

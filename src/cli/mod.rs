@@ -1,6 +1,7 @@
 //! Command-line arguments, and their conversion into validated jobs. Clap
 //! types stay here; the library sees only [`linegrind::commands`] jobs.
 
+mod classify;
 mod report;
 mod sim;
 mod trace;
@@ -8,10 +9,13 @@ mod trace;
 use std::io::IsTerminal;
 
 use clap::{Parser, Subcommand};
-use linegrind::commands::{CheckJob, ConvertJob, DiffJob, ReportJob, SimJob, TraceInput};
+use linegrind::commands::{
+    CheckJob, ClassifyJob, ConvertJob, DiffJob, ReportJob, SimJob, TraceInput,
+};
 use linegrind::config::ConfigError;
 use linegrind::record::RecordJob;
 
+use classify::{CLASSIFY_EXAMPLES, ClassifyArgs};
 use report::{CHECK_EXAMPLES, CheckArgs, DIFF_EXAMPLES, DiffArgs, REPORT_EXAMPLES, ReportArgs};
 use sim::{SIM_EXAMPLES, SimArgs};
 use trace::{CONVERT_EXAMPLES, ConvertArgs, InfoArgs, RECORD_EXAMPLES, RecordArgs};
@@ -35,6 +39,7 @@ Examples:
   linegrind report callgrind.out.hydro --sort SpLoss1 --tree callee
   linegrind record -o app.lgt -- ./app --size 1000
   linegrind sim app.lgt --LL=2097152,16,64 --json app.json
+  linegrind classify app.lgt --D1=16K,2,64
   linegrind check --baseline base.json app.json --limit SpLoss1=+2%";
 
 #[derive(Parser, Debug)]
@@ -49,6 +54,9 @@ enum Command {
     /// Simulate caches over a trace and write a callgrind-format profile.
     #[command(after_help = SIM_EXAMPLES, args_override_self = true)]
     Sim(SimArgs),
+    /// Count each cache's misses by cause: compulsory, capacity, conflict.
+    #[command(after_help = CLASSIFY_EXAMPLES)]
+    Classify(ClassifyArgs),
     /// Run a program under Valgrind and record its trace.
     #[command(after_help = RECORD_EXAMPLES)]
     Record(RecordArgs),
@@ -75,6 +83,7 @@ enum Command {
 /// A validated command.
 pub enum Job {
     Sim(SimJob),
+    Classify(ClassifyJob),
     Record(RecordJob),
     PrintValgrindLib,
     Convert(ConvertJob),
@@ -89,6 +98,7 @@ impl Args {
     pub fn into_job(self) -> Result<Job, ConfigError> {
         Ok(match self.command {
             Command::Sim(args) => Job::Sim(args.into_job()?),
+            Command::Classify(args) => Job::Classify(args.into_job()?),
             Command::Record(args) => match args.into_job() {
                 Some(job) => Job::Record(job),
                 None => Job::PrintValgrindLib,

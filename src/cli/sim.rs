@@ -33,32 +33,8 @@ pub struct SimArgs {
     #[arg(short, long, value_name = "FILE", value_parser = output_file)]
     output: Option<PathBuf>,
 
-    /// Level-1 instruction cache, as Callgrind's --I1; SIZE may end in K, M
-    /// or G (example: --I1=65536,8,64 or --I1=64K,8,64).
-    #[arg(
-        long = "I1",
-        value_name = "SIZE,ASSOC,LINE",
-        default_value = "32768,8,64"
-    )]
-    i1: CacheGeometry,
-
-    /// Level-1 data cache, as Callgrind's --D1; SIZE may end in K, M or G
-    /// (example: --D1=49152,12,64 or --D1=48K,12,64).
-    #[arg(
-        long = "D1",
-        value_name = "SIZE,ASSOC,LINE",
-        default_value = "32768,8,64"
-    )]
-    d1: CacheGeometry,
-
-    /// Last-level cache, as Callgrind's --LL; SIZE may end in K, M or G
-    /// (example: --LL=2097152,16,64 or --LL=2M,16,64).
-    #[arg(
-        long = "LL",
-        value_name = "SIZE,ASSOC,LINE",
-        default_value = "8388608,16,64"
-    )]
-    ll: CacheGeometry,
+    #[command(flatten)]
+    caches: CacheArgs,
 
     /// Simulate one level at every size from FROM to TO, doubling, all from
     /// one decoding of the trace and in parallel; each writes its output
@@ -131,6 +107,47 @@ pub struct SimArgs {
     quiet: bool,
 }
 
+/// The three caches, as Callgrind's options give them.
+#[derive(clap::Args, Debug)]
+pub struct CacheArgs {
+    /// Level-1 instruction cache, as Callgrind's --I1; SIZE may end in K, M
+    /// or G (example: --I1=65536,8,64 or --I1=64K,8,64).
+    #[arg(
+        long = "I1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
+    i1: CacheGeometry,
+
+    /// Level-1 data cache, as Callgrind's --D1; SIZE may end in K, M or G
+    /// (example: --D1=49152,12,64 or --D1=48K,12,64).
+    #[arg(
+        long = "D1",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "32768,8,64"
+    )]
+    d1: CacheGeometry,
+
+    /// Last-level cache, as Callgrind's --LL; SIZE may end in K, M or G
+    /// (example: --LL=2097152,16,64 or --LL=2M,16,64).
+    #[arg(
+        long = "LL",
+        value_name = "SIZE,ASSOC,LINE",
+        default_value = "8388608,16,64"
+    )]
+    ll: CacheGeometry,
+}
+
+impl CacheArgs {
+    pub fn levels(&self) -> Levels {
+        Levels {
+            i1: self.i1,
+            d1: self.d1,
+            ll: self.ll,
+        }
+    }
+}
+
 /// For an error in a hierarchy of a sweep or a file: the levels it keeps
 /// from the command line, which may be the ones at fault.
 fn kept_levels(kept: &[&str]) -> String {
@@ -151,11 +168,7 @@ impl SimArgs {
             patterns: self.fn_skip,
             plt: self.skip_plt,
         };
-        let given = Levels {
-            i1: self.i1,
-            d1: self.d1,
-            ll: self.ll,
-        };
+        let given = self.caches.levels();
         let hierarchies = match (&self.sweep, &self.hierarchies) {
             (Some(spec), _) => Some(sweep(spec, given)),
             (None, Some(path)) => Some(read_file(path, given)),

@@ -3,6 +3,7 @@
 //! arguments.
 
 mod check;
+mod classify;
 mod convert;
 mod diff;
 mod failure;
@@ -14,6 +15,7 @@ mod sim;
 mod trace_input;
 
 pub use check::{CheckJob, EXCEEDED, check};
+pub use classify::{ClassifyJob, classify};
 pub use convert::{ConvertJob, convert};
 pub use diff::{DiffJob, diff};
 pub use failure::Failure;

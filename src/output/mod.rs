@@ -1,7 +1,7 @@
 //! Writers: the callgrind-format profile, the JSON summary, the text
-//! summary and tables, the Firefox Profiler profile; atomic file
-//! replacement (temporary files removed on an interrupt: see
-//! [`crate::interrupt`]); and progress on a terminal.
+//! summary and tables, misses by cause (`classify`), the Firefox Profiler
+//! profile; atomic file replacement (temporary files removed on an
+//! interrupt: see [`crate::interrupt`]); and progress on a terminal.
 
 mod atomic;
 mod callgrind;
@@ -9,6 +9,7 @@ mod callgrind_names;
 mod firefox;
 pub mod json;
 mod labels;
+mod miss_classes;
 mod number;
 mod progress;
 mod summary;
@@ -22,6 +23,7 @@ pub use callgrind::{Positions, Source, file_name, object_of, write_callgrind};
 pub use callgrind_names::{NameIds, UNKNOWN, function_identity, one_line};
 pub use firefox::write_firefox_profile;
 pub use labels::object_file_name;
+pub use miss_classes::{CLASSES_SCHEMA, ClassReport};
 pub use number::{bytes_per_event, grouped, grouped_wide, percent};
 pub use progress::Progress;
 pub use summary::write_summary;

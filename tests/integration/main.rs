@@ -12,6 +12,7 @@ mod gui;
 mod hand_computed;
 mod importer_answers;
 mod importers;
+mod miss_classes;
 mod recorder;
 mod report_inputs;
 mod reports;
