@@ -47,7 +47,8 @@ pub struct ElfObject {
     functions: Vec<ElfFunction>,
     plt: Vec<(u64, u64)>,
     load_range: Option<(u64, u64)>,
-    dwarf: addr2line::Loader,
+    /// Its DWARF; `None` when it could not be read, and then why.
+    dwarf: Result<addr2line::Loader, String>,
     /// The object `dwarf` reads.
     dwarf_data: memmap2::Mmap,
     /// The supplementary file `dwarf` reads, if it has one.
@@ -216,12 +217,15 @@ impl ElfObject {
                 .ok()
                 .map(|(dwarf, sup_data)| (dwarf, debug_data, sup_data));
         }
+        // DWARF that cannot be read (of a version or form too new, or
+        // damaged) leaves the functions to the symbol table, as Valgrind
+        // keeps an object's symbols when it gives up on its debug info.
         let (dwarf, dwarf_data, sup_data) = match dwarf {
-            Some(dwarf) => dwarf,
-            None => {
-                let (dwarf, sup_data) = dwarf_of(path, &elf)?;
-                (dwarf, data, sup_data)
-            }
+            Some((dwarf, dwarf_data, sup_data)) => (Ok(dwarf), dwarf_data, sup_data),
+            None => match dwarf_of(path, &elf) {
+                Ok((dwarf, sup_data)) => (Ok(dwarf), data, sup_data),
+                Err(why) => (Err(why), data, None),
+            },
         };
         Ok(ElfObject {
             build_id,
@@ -240,6 +244,12 @@ impl ElfObject {
         self.build_id.as_deref()
     }
 
+    /// Why its DWARF could not be read, if it could not: it then gives no
+    /// source lines and no inlined functions.
+    pub fn dwarf_error(&self) -> Option<&str> {
+        self.dwarf.as_ref().err().map(String::as_str)
+    }
+
     /// ELF addresses covered by the loadable segments.
     pub fn load_range(&self) -> Option<(u64, u64)> {
         self.load_range
@@ -255,7 +265,10 @@ impl ElfObject {
     /// The functions inlined at `svma`, outermost first: for each, its name
     /// and the position of the call in the function it was inlined into.
     pub fn inlined(&self, svma: u64) -> Vec<InlineFrame> {
-        let Ok(mut frames) = self.dwarf.find_frames(svma) else {
+        let Ok(dwarf) = &self.dwarf else {
+            return Vec::new();
+        };
+        let Ok(mut frames) = dwarf.find_frames(svma) else {
             return Vec::new();
         };
         // Innermost first; each frame's location is the call of the frame
@@ -289,7 +302,7 @@ impl ElfObject {
     /// The source file and line of the code at `svma`, from the line table:
     /// for inlined code, the inlined function's own position.
     pub fn source(&self, svma: u64) -> Option<SourceLine> {
-        let location = self.dwarf.find_location(svma).ok()??;
+        let location = self.dwarf.as_ref().ok()?.find_location(svma).ok()??;
         Some(SourceLine {
             file: self.file_name(location.file?),
             line: location.line.unwrap_or(0),

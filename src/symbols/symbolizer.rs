@@ -105,8 +105,8 @@ impl Symbolizer {
         });
         self.objects.push(loaded);
         if let Loaded::Ok(object) = &self.objects[id.0 as usize] {
-            let warning = check_build_id(self.modules.get(id), object);
-            self.warnings.extend(warning);
+            let warnings = object_warnings(self.modules.get(id), object);
+            self.warnings.extend(warnings);
         }
         Some(id)
     }
@@ -153,8 +153,7 @@ impl Symbolizer {
         if let Loaded::NotYet = self.objects[index] {
             self.objects[index] = match ElfObject::open(Path::new(&module.path)) {
                 Ok(object) => {
-                    let warning = check_build_id(module, &object);
-                    self.warnings.extend(warning);
+                    self.warnings.extend(object_warnings(module, &object));
                     Loaded::Ok(Box::new(object))
                 }
                 Err(why) => {
@@ -191,6 +190,22 @@ impl Symbolizer {
             _ => None,
         }
     }
+}
+
+/// What is wrong with the object `module` maps, as read: a build-id other
+/// than the trace's, DWARF that could not be read.
+fn object_warnings(module: &Module, object: &ElfObject) -> Vec<String> {
+    let dwarf = object.dwarf_error().map(|why| {
+        format!(
+            "cannot read the DWARF of {} ({why}): its functions are named from its symbol \
+             table, without source lines",
+            module.path
+        )
+    });
+    check_build_id(module, object)
+        .into_iter()
+        .chain(dwarf)
+        .collect()
 }
 
 fn check_build_id(module: &Module, object: &ElfObject) -> Option<String> {

@@ -744,6 +744,40 @@ fn an_object_without_loadable_segments_is_a_warning() {
     );
 }
 
+/// DWARF that cannot be read (here a unit of DWARF version 9) leaves the
+/// object's functions to its symbol table, with a warning, as a stripped
+/// debug section would: the code is still mapped and named.
+#[test]
+fn an_object_whose_dwarf_cannot_be_read_keeps_its_symbols() {
+    use object::{Object, ObjectSection};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("symbols.c", dir.path(), &[]) else {
+        return;
+    };
+    let Some(main) = symbol(&binary, "main", false) else {
+        return;
+    };
+    let mut bytes = std::fs::read(&binary).unwrap();
+    let info = {
+        let elf = object::File::parse(&*bytes).unwrap();
+        let section = elf.section_by_name(".debug_info").unwrap();
+        section.file_range().unwrap().0 as usize
+    };
+    // After the first unit's 4-byte length, its version.
+    bytes[info + 4..info + 6].copy_from_slice(&9u16.to_le_bytes());
+    std::fs::write(&binary, &bytes).unwrap();
+    let profile = run(&one_instruction(&binary, main));
+    let (name, file, line) = position(&profile, main + BIAS);
+    assert_eq!((name.as_str(), file.as_str(), line), ("main", "???", 0));
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!("cannot read the DWARF of {}", binary.display()))
+            && warnings[0].contains("named from its symbol table"),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn missing_objects_and_build_id_mismatches_are_warnings() {
     let trace = "linegrind-trace text 1
