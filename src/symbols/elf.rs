@@ -97,8 +97,9 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
 /// matches the link's, as Valgrind takes it: a debug file of another build
 /// would name the code wrongly.
 fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
-    if let Some(candidate) = elf.build_id().ok().flatten().and_then(by_build_id)
-        && candidate.exists()
+    if let Some(id) = elf.build_id().ok().flatten()
+        && let Some(candidate) = by_build_id(id)
+        && has_build_id(&candidate, id)
     {
         return Some(candidate);
     }
@@ -113,6 +114,14 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
     ]
     .into_iter()
     .find(|candidate| candidate != path && checksum(candidate) == Some(crc))
+}
+
+/// Whether the file at `path` is an ELF object of build-id `id`: a debug
+/// file installed under another build's id, or not readable, is not taken.
+fn has_build_id(path: &Path, id: &[u8]) -> bool {
+    map_file(path).is_ok_and(|data| {
+        object::File::parse(&*data).is_ok_and(|elf| elf.build_id().ok().flatten() == Some(id))
+    })
 }
 
 /// Where a debug file of build-id `id` is installed:
@@ -157,9 +166,8 @@ fn supplementary_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memma
     let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
     let mut candidates = by_build_id(build_id).into_iter().chain([named]);
     candidates.find_map(|candidate| {
+        has_build_id(&candidate, build_id).then_some(())?;
         let data = map_file(&candidate).ok()?;
-        let sup = object::File::parse(&*data).ok()?;
-        (sup.build_id().ok()?? == build_id).then_some(())?;
         Some((candidate, data))
     })
 }
@@ -466,7 +474,24 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
 
 #[cfg(test)]
 mod tests {
-    use super::{canonicalise, prefer};
+    use super::{canonicalise, has_build_id, prefer};
+
+    #[test]
+    fn a_debug_file_is_taken_only_with_the_objects_build_id() {
+        use object::Object;
+        let exe = std::env::current_exe().unwrap();
+        let data = std::fs::read(&exe).unwrap();
+        let elf = object::File::parse(&*data).unwrap();
+        let Some(id) = elf.build_id().unwrap() else {
+            return; // linked without a build-id: nothing to tell apart
+        };
+        assert!(has_build_id(&exe, id));
+        let mut other = id.to_vec();
+        other[0] ^= 1;
+        assert!(!has_build_id(&exe, &other));
+        assert!(!has_build_id(exe.parent().unwrap(), id));
+        assert!(!has_build_id(std::path::Path::new("/nonexistent"), id));
+    }
 
     #[test]
     fn symbols_that_start_together_but_end_apart_split_their_range() {
