@@ -47,6 +47,9 @@ impl FileNames {
         if let (Some(sup), Some(sections)) = (sup, &sup_sections) {
             dwarf.set_sup(sections.borrow(|section| EndianSlice::new(section, endian(sup))));
         }
+        // Units may share one table of abbreviations (`dwz` makes them
+        // share): parsed once, not once per unit.
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
         let mut names = FxHashMap::default();
         let mut headers = dwarf.units();
         while let Ok(Some(header)) = headers.next() {
