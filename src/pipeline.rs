@@ -74,6 +74,12 @@ impl Feeder {
     }
 }
 
+/// The stack of a simulating thread, which symbolizes what it runs:
+/// addr2line reads nested inlined functions recursively, and 2 MiB (the
+/// default) took a reviewer's 5,000 levels past its end. Only the pages a
+/// thread touches take memory.
+const SIMULATOR_STACK: usize = 64 << 20;
+
 /// Replays batches into a simulator.
 struct Replay<B: Backdate> {
     simulator: Simulator<B>,
@@ -334,6 +340,7 @@ fn simulate_walks<R: TraceRead + Send>(
                 let started = started.clone();
                 thread::Builder::new()
                     .name(format!("simulate-{index}"))
+                    .stack_size(SIMULATOR_STACK)
                     .spawn_scoped(scope, move || {
                         simulate_batches(configs, detached, started, batches, progress)
                     })

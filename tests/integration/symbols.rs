@@ -778,6 +778,36 @@ fn an_object_whose_dwarf_cannot_be_read_keeps_its_symbols() {
     );
 }
 
+/// Inlined functions nested 5,000 deep (`tests/programs/deep_inlines.S`),
+/// which addr2line reads recursively on the simulating thread: its stack
+/// holds them (the default 2 MiB of a thread overflowed, an abort).
+#[test]
+fn inlined_functions_nested_thousands_deep_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("tests/programs/deep_inlines.S");
+    let Some(()) = cc_in(
+        dir.path(),
+        &["-no-pie", source.to_str().unwrap(), "-o", "deep"],
+    ) else {
+        return;
+    };
+    let binary = dir.path().join("deep");
+    let Some(main) = symbol(&binary, "main", false) else {
+        return;
+    };
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=0\ni {:x} 1\n",
+        binary.display(),
+        main + 1
+    );
+    std::fs::write(dir.path().join("deep.txt"), trace).unwrap();
+    let args = ["sim", "deep.txt", "-q", "--show-inlined=yes", "-o", "out"];
+    let run = crate::support::linegrind(dir.path(), &args);
+    assert!(run.status.success(), "{run:?}");
+    let out = std::fs::read_to_string(dir.path().join("out")).unwrap();
+    assert!(out.contains("fn=(1) main\n"), "{out}");
+}
+
 #[test]
 fn missing_objects_and_build_id_mismatches_are_warnings() {
     let trace = "linegrind-trace text 1
