@@ -92,8 +92,20 @@ impl Symbolizer {
                     ));
                     return None;
                 };
+                // The last byte moved by the bias: an end right at the top
+                // of the address space is kept, one past it is refused.
+                let last = end.saturating_sub(1).max(start);
+                let (Some(first), Some(last)) = (start.checked_add(bias), last.checked_add(bias))
+                else {
+                    self.warnings.push(format!(
+                        "{path} at bias {bias:#x} would lie past the end of the address space \
+                         (its addresses {start:#x}-{end:#x} moved by the bias): its code is not \
+                         mapped and gets address-named functions"
+                    ));
+                    return None;
+                };
                 loaded = Loaded::Ok(Box::new(object));
-                (start.wrapping_add(bias), end.wrapping_add(bias))
+                (first, last.saturating_add(1))
             }
         };
         let id = self.modules.add(Module {

@@ -370,7 +370,9 @@ fn object(tokens: &mut Tokens) -> Result<Event, TraceError> {
             b"build-id" => {
                 let id = parse_hex_bytes(value).ok_or_else(|| {
                     tokens.error(format!(
-                        "bad build-id in `{}`: expected an even number of hex digits",
+                        "bad build-id `{}` in `{}`: expected hex digits, two per byte, \
+                         without `0x`",
+                        shown(value),
                         tokens.usage
                     ))
                 })?;

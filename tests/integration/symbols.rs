@@ -808,6 +808,30 @@ fn inlined_functions_nested_thousands_deep_are_read() {
     assert!(out.contains("fn=(1) main\n"), "{out}");
 }
 
+/// An object whose bias would move its code past the end of the address
+/// space is not mapped, with a warning, rather than left out unsaid.
+#[test]
+fn an_object_moved_past_the_end_of_the_address_space_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("symbols.c", dir.path(), &["-pie", "-fPIE"]) else {
+        return;
+    };
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=fffffffffffff000\ni fffffffffffff010 1\n",
+        binary.display()
+    );
+    let profile = run(&trace);
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "{} at bias 0xfffffffffffff000 would lie past the end of the address space",
+            binary.display()
+        )),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn missing_objects_and_build_id_mismatches_are_warnings() {
     let trace = "linegrind-trace text 1

@@ -164,7 +164,14 @@ fn object_options_are_checked() {
     assert!(error(&format!("{head}object app bias\n")).contains("expected KEY=VALUE"));
     assert!(error(&format!("{head}object app bias=zz\n")).contains("bad bias `zz`"));
     assert!(error(&format!("{head}object app start=10\n")).contains("needs both start and end"));
-    assert!(error(&format!("{head}object app build-id=abc\n")).contains("bad build-id"));
+    for id in ["abc", "zz", "0x1234", ""] {
+        let error = error(&format!("{head}object app build-id={id}\n"));
+        assert!(
+            error.contains(&format!("bad build-id `{id}`"))
+                && error.ends_with("expected hex digits, two per byte, without `0x`"),
+            "{error}"
+        );
+    }
     assert!(error(&format!("{head}object app size=1\n")).contains("unknown option `size`"));
     assert!(error(&format!("{head}object app symbols=dwarf\n")).contains("bad symbols `dwarf`"));
     assert!(error(&format!("{head}object\n")).contains("missing PATH"));
