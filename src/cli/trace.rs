@@ -17,7 +17,7 @@ Examples:
   linegrind record --instr-atstart=no -- ./app   # record from CALLGRIND_START_INSTRUMENTATION
   # Callgrind as the recording ran, with the caches sim simulates by default:
   env _=\"$(command -v linegrind)\" VALGRIND_LIB=\"$(linegrind record --print-valgrind-lib)\" \\
-      valgrind --tool=callgrind --cacheuse=yes \\
+      valgrind -q --tool=callgrind --cacheuse=yes \\
       --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 ./app";
 
 pub const CONVERT_EXAMPLES: &str = "\
