@@ -10,6 +10,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags, SymbolKind, elf};
 
+use super::compressed::check_compressed_sections;
 use super::demangle;
 use super::file_names::FileNames;
 use crate::regular_file::open_regular;
@@ -168,8 +169,23 @@ fn supplementary_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memma
     candidates.find_map(|candidate| {
         has_build_id(&candidate, build_id).then_some(())?;
         let data = map_file(&candidate).ok()?;
+        check_compressed_sections(&object::File::parse(&*data).ok()?).ok()?;
         Some((candidate, data))
     })
+}
+
+/// Where addr2line looks for the DWARF package of the object at `path`:
+/// `.dwp` added to its extension, or as its extension.
+fn dwarf_package(path: &Path) -> PathBuf {
+    let extension = match path.extension() {
+        Some(extension) => {
+            let mut extension = extension.to_os_string();
+            extension.push(".dwp");
+            extension
+        }
+        None => "dwp".into(),
+    };
+    path.with_extension(extension)
 }
 
 /// The DWARF of the object at `path`, with its supplementary file when it
@@ -179,6 +195,16 @@ fn dwarf_of(
     path: &Path,
     elf: &object::File,
 ) -> Result<(addr2line::Loader, Option<memmap2::Mmap>), String> {
+    check_compressed_sections(elf)?;
+    // addr2line reads `app.dwp` beside `app` if it is there, and would
+    // wait forever on a pipe of that name.
+    let package = dwarf_package(path);
+    if std::fs::metadata(&package).is_ok_and(|meta| !meta.is_file()) {
+        return Err(format!(
+            "its DWARF package {} is not a regular file",
+            package.display()
+        ));
+    }
     if let Some((sup, sup_data)) = supplementary_file(path, elf)
         && let Ok(dwarf) = addr2line::Loader::new_with_sup(path, Some(sup))
     {

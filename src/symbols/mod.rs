@@ -1,5 +1,6 @@
 //! Symbols: which object, function, file and line an address belongs to.
 
+mod compressed;
 mod demangle;
 mod elf;
 mod file_names;

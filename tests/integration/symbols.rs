@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use linegrind::config::SimConfig;
 use linegrind::output::Positions;
@@ -776,6 +777,80 @@ fn an_object_whose_dwarf_cannot_be_read_keeps_its_symbols() {
             && warnings[0].contains("named from its symbol table"),
         "{warnings:?}"
     );
+}
+
+/// Debug data that would make reading the DWARF hang or take gigabytes
+/// leaves the object's functions to its symbol table, with a warning: a
+/// compressed section that claims far more than its bytes can give (a
+/// kilobyte claiming a terabyte), and a DWARF package beside the object
+/// that is a pipe, which addr2line would wait on forever.
+#[test]
+fn debug_data_that_would_hang_or_take_gigabytes_is_not_read() {
+    use object::{Object, ObjectSection};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(binary) = compile("symbols.c", dir.path(), &["-g"]) else {
+        return;
+    };
+    let Some(main) = symbol(&binary, "main", false) else {
+        return;
+    };
+    let warning = |run: &std::process::Output| {
+        assert!(run.status.success(), "{run:?}");
+        String::from_utf8(run.stderr.clone()).unwrap()
+    };
+    let trace = dir.path().join("t.txt");
+    std::fs::write(&trace, one_instruction(&binary, main)).unwrap();
+    let sim = ["sim", "t.txt", "-q", "-o", "out"];
+    let named_main = || {
+        let out = std::fs::read_to_string(dir.path().join("out")).unwrap();
+        assert!(out.contains("fn=(1) main\n"), "{out}");
+    };
+
+    let compressed = dir.path().join("compressed");
+    let status = Command::new("objcopy")
+        .arg("--compress-debug-sections=zlib")
+        .args([&binary, &compressed])
+        .status();
+    if !status.is_ok_and(|status| status.success()) {
+        crate::support::skip!("objcopy cannot compress debug sections");
+        return;
+    }
+    let mut bytes = std::fs::read(&compressed).unwrap();
+    let header = {
+        let elf = object::File::parse(&*bytes).unwrap();
+        let section = elf.section_by_name(".debug_info").unwrap();
+        section.file_range().unwrap().0 as usize
+    };
+    // The 64-bit compression header: type, reserved, then the size.
+    bytes[header + 8..header + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    std::fs::write(&compressed, &bytes).unwrap();
+    std::fs::write(&trace, one_instruction(&compressed, main)).unwrap();
+    let run = crate::support::run_within(dir.path(), &sim, Duration::from_secs(60));
+    let err = warning(&run.expect("not a terabyte"));
+    assert!(
+        err.contains("its section .debug_info claims 1099511627776 bytes"),
+        "{err}"
+    );
+    named_main();
+
+    std::fs::write(&trace, one_instruction(&binary, main)).unwrap();
+    let package = dir.path().join(format!(
+        "{}.dwp",
+        binary.file_name().unwrap().to_str().unwrap()
+    ));
+    let fifo = std::ffi::CString::new(package.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let run = crate::support::run_within(dir.path(), &sim, Duration::from_secs(60));
+    let err = warning(&run.expect("no wait on the pipe"));
+    assert!(
+        err.contains(&format!(
+            "its DWARF package {} is not a regular file",
+            package.display()
+        )),
+        "{err}"
+    );
+    named_main();
 }
 
 /// Inlined functions nested 5,000 deep (`tests/programs/deep_inlines.S`),
