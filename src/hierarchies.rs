@@ -308,6 +308,21 @@ mod tests {
                 .all(|h| h.levels.ll.assoc() == 16 && h.levels.d1 == base().d1)
         );
         assert_eq!(sweep[0].levels.ll.size(), 256 << 10);
+        // The levels a sweep keeps from the command line, for its errors.
+        assert_eq!(sweep[0].kept, ["I1", "D1"]);
+        let i1 = super::sweep("I1=16K..32K", base()).unwrap();
+        assert_eq!(i1[1].name, "I1=32K");
+        assert_eq!(
+            (i1[1].levels.i1.size(), i1[1].levels.ll),
+            (32 << 10, base().ll)
+        );
+        assert_eq!(i1[1].kept, ["D1", "LL"]);
+        assert!(
+            super::sweep("LL=0..1M", base())
+                .unwrap_err()
+                .0
+                .contains("FROM must be above zero")
+        );
         assert!(
             super::sweep("L2=1M..2M", base())
                 .unwrap_err()
@@ -364,6 +379,8 @@ mod tests {
         assert_eq!(list[0].name, "small");
         assert_eq!(list[0].levels.d1.size(), 16 << 10);
         assert_eq!(list[0].levels.i1, base().i1);
+        assert_eq!(list[0].kept, ["I1"]);
+        assert_eq!(list[1].kept, ["I1", "D1", "LL"]);
         assert_eq!(list[1].levels, base());
         let error = |text: &str| parse_file(text, "h.conf", base()).unwrap_err().0;
         assert_eq!(
