@@ -377,18 +377,35 @@ mod tests {
 
     /// LL lines longer than L1's: two L1 lines that miss in one access
     /// look LL up twice, in one LL line, which is one LL access that
-    /// missed once.
+    /// missed once; a later access to another L1 line of that LL line
+    /// hits LL.
     #[test]
     fn ll_is_looked_up_in_its_own_lines() {
-        let mut caches = ClassifiedHierarchy::new(
-            geometry("64,1,16"),
-            geometry("64,1,16"),
-            geometry("256,1,64"),
-        )
-        .unwrap();
+        let l1 = geometry("64,1,16");
+        let mut caches = ClassifiedHierarchy::new(l1, l1, geometry("256,1,64")).unwrap();
         caches.access(L1Side::Data, 12, 8).unwrap();
         let [_, d1, ll] = caches.counts();
         assert_eq!(d1, counts(1, 0, 0, 1));
         assert_eq!(ll, counts(1, 0, 0, 1));
+        caches.access(L1Side::Data, 40, 4).unwrap();
+        let [_, d1, ll] = caches.counts();
+        assert_eq!(d1, counts(2, 0, 0, 2));
+        assert_eq!(ll, counts(1, 0, 0, 2));
+    }
+
+    /// An access is clamped to the shorter L1 line, as the simulator
+    /// clamps it: 30 bytes at 8 take 16 with 16-byte I1 lines, so the
+    /// 32-byte D1 loads its first line only, and byte 40 misses.
+    #[test]
+    fn an_access_is_clamped_to_the_shorter_l1_line() {
+        let mut caches = ClassifiedHierarchy::new(
+            geometry("64,1,16"),
+            geometry("128,1,32"),
+            geometry("256,1,64"),
+        )
+        .unwrap();
+        caches.access(L1Side::Data, 8, 30).unwrap();
+        caches.access(L1Side::Data, 40, 1).unwrap();
+        assert_eq!(caches.counts()[1], counts(2, 0, 0, 2));
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -48,8 +49,11 @@ pub struct ElfObject {
     functions: Vec<ElfFunction>,
     plt: Vec<(u64, u64)>,
     load_range: Option<(u64, u64)>,
-    /// Its DWARF; `None` when it could not be read, and then why.
+    /// Its DWARF, or why it could not be read.
     dwarf: Result<addr2line::Loader, String>,
+    /// Its separate debug file, where that was found and its DWARF could
+    /// not be read, and why (the object's own DWARF is read instead).
+    debug_error: Option<(PathBuf, String)>,
     /// The object `dwarf` reads.
     dwarf_data: memmap2::Mmap,
     /// The supplementary file `dwarf` reads, if it has one.
@@ -196,12 +200,15 @@ fn dwarf_of(
     elf: &object::File,
 ) -> Result<(addr2line::Loader, Option<memmap2::Mmap>), String> {
     check_compressed_sections(elf)?;
-    // addr2line reads `app.dwp` beside `app` if it is there, and would
-    // wait forever on a pipe of that name.
+    // addr2line reads `app.dwp` beside `app` if it can open it, and would
+    // wait forever on a pipe of that name (a folder it passes over).
     let package = dwarf_package(path);
-    if std::fs::metadata(&package).is_ok_and(|meta| !meta.is_file()) {
+    if std::fs::metadata(&package).is_ok_and(|meta| {
+        let kind = meta.file_type();
+        kind.is_fifo() || kind.is_char_device() || kind.is_block_device() || kind.is_socket()
+    }) {
         return Err(format!(
-            "its DWARF package {} is not a regular file",
+            "its DWARF package {} is a pipe or a device",
             package.display()
         ));
     }
@@ -238,7 +245,7 @@ impl ElfObject {
         });
         let plt = plt_ranges(&elf);
         let mut functions = function_symbols(&elf);
-        let mut dwarf = None;
+        let (mut dwarf, mut debug_error) = (None, None);
         if let Some(debug) = &debug
             && let Ok(debug_data) = map_file(debug)
             && let Ok(debug_elf) = object::File::parse(&*debug_data)
@@ -247,9 +254,10 @@ impl ElfObject {
             if more.len() > functions.len() {
                 functions = more;
             }
-            dwarf = dwarf_of(debug, &debug_elf)
-                .ok()
-                .map(|(dwarf, sup_data)| (dwarf, debug_data, sup_data));
+            match dwarf_of(debug, &debug_elf) {
+                Ok((loader, sup_data)) => dwarf = Some((loader, debug_data, sup_data)),
+                Err(why) => debug_error = Some((debug.clone(), why)),
+            }
         }
         // DWARF that cannot be read (of a version or form too new, or
         // damaged) leaves the functions to the symbol table, as Valgrind
@@ -267,6 +275,7 @@ impl ElfObject {
             plt,
             load_range,
             dwarf,
+            debug_error,
             dwarf_data,
             sup_data,
             file_names: OnceLock::new(),
@@ -282,6 +291,12 @@ impl ElfObject {
     /// source lines and no inlined functions.
     pub fn dwarf_error(&self) -> Option<&str> {
         self.dwarf.as_ref().err().map(String::as_str)
+    }
+
+    /// Its separate debug file, if its DWARF could not be read, and why.
+    pub fn debug_file_error(&self) -> Option<(&Path, &str)> {
+        let (path, why) = self.debug_error.as_ref()?;
+        Some((path, why))
     }
 
     /// ELF addresses covered by the loadable segments.

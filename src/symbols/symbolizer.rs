@@ -92,18 +92,19 @@ impl Symbolizer {
                     ));
                     return None;
                 };
-                // The last byte moved by the bias: an end right at the top
-                // of the address space is kept, one past it is refused.
+                // A bias may be negative (two's complement): only a range
+                // that the bias splits across the top of the address space
+                // cannot be mapped. Its last byte may be the top one.
                 let last = end.saturating_sub(1).max(start);
-                let (Some(first), Some(last)) = (start.checked_add(bias), last.checked_add(bias))
-                else {
+                let (first, last) = (start.wrapping_add(bias), last.wrapping_add(bias));
+                if last < first {
                     self.warnings.push(format!(
-                        "{path} at bias {bias:#x} would lie past the end of the address space \
+                        "{path} at bias {bias:#x} would lie across the end of the address space \
                          (its addresses {start:#x}-{end:#x} moved by the bias): its code is not \
                          mapped and gets address-named functions"
                     ));
                     return None;
-                };
+                }
                 loaded = Loaded::Ok(Box::new(object));
                 (first, last.saturating_add(1))
             }
@@ -207,17 +208,22 @@ impl Symbolizer {
 /// What is wrong with the object `module` maps, as read: a build-id other
 /// than the trace's, DWARF that could not be read.
 fn object_warnings(module: &Module, object: &ElfObject) -> Vec<String> {
-    let dwarf = object.dwarf_error().map(|why| {
+    let path = &module.path;
+    let debug = object.debug_file_error().map(|(debug, why)| {
         format!(
-            "cannot read the DWARF of {} ({why}): its functions are named from its symbol \
-             table, without source lines",
-            module.path
+            "cannot read the DWARF of {}, the debug file of {path} ({why}): {path}'s own \
+             DWARF gives its source lines, if it has any",
+            debug.display()
         )
     });
-    check_build_id(module, object)
-        .into_iter()
-        .chain(dwarf)
-        .collect()
+    let dwarf = object.dwarf_error().map(|why| {
+        format!(
+            "cannot read the DWARF of {path} ({why}): its functions are named from its symbol \
+             table, without source lines"
+        )
+    });
+    let build_id = check_build_id(module, object);
+    build_id.into_iter().chain(debug).chain(dwarf).collect()
 }
 
 fn check_build_id(module: &Module, object: &ElfObject) -> Option<String> {

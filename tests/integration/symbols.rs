@@ -833,6 +833,29 @@ fn debug_data_that_would_hang_or_take_gigabytes_is_not_read() {
     );
     named_main();
 
+    // The same as the debug file of a stripped copy: said, not silent.
+    let stripped = dir.path().join("stripped");
+    let status = Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg("--add-gnu-debuglink=compressed")
+        .args([&binary, &stripped])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(&trace, one_instruction(&stripped, main)).unwrap();
+    let run = crate::support::run_within(dir.path(), &sim, Duration::from_secs(60));
+    let err = warning(&run.expect("not a terabyte"));
+    assert!(
+        err.contains(&format!(
+            "cannot read the DWARF of {}, the debug file of {}",
+            compressed.display(),
+            stripped.display()
+        )),
+        "{err}"
+    );
+    named_main();
+
     std::fs::write(&trace, one_instruction(&binary, main)).unwrap();
     let package = dir.path().join(format!(
         "{}.dwp",
@@ -845,7 +868,7 @@ fn debug_data_that_would_hang_or_take_gigabytes_is_not_read() {
     let err = warning(&run.expect("no wait on the pipe"));
     assert!(
         err.contains(&format!(
-            "its DWARF package {} is not a regular file",
+            "its DWARF package {} is a pipe or a device",
             package.display()
         )),
         "{err}"
@@ -883,10 +906,11 @@ fn inlined_functions_nested_thousands_deep_are_read() {
     assert!(out.contains("fn=(1) main\n"), "{out}");
 }
 
-/// An object whose bias would move its code past the end of the address
-/// space is not mapped, with a warning, rather than left out unsaid.
+/// An object whose bias would split its code across the end of the
+/// address space is not mapped, with a warning, rather than left out
+/// unsaid; a negative bias (two's complement) that keeps it whole maps it.
 #[test]
-fn an_object_moved_past_the_end_of_the_address_space_is_a_warning() {
+fn an_object_moved_across_the_end_of_the_address_space_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let Some(binary) = compile("symbols.c", dir.path(), &["-pie", "-fPIE"]) else {
         return;
@@ -900,11 +924,28 @@ fn an_object_moved_past_the_end_of_the_address_space_is_a_warning() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].starts_with(&format!(
-            "{} at bias 0xfffffffffffff000 would lie past the end of the address space",
+            "{} at bias 0xfffffffffffff000 would lie across the end of the address space",
             binary.display()
         )),
         "{warnings:?}"
     );
+
+    let fixed = dir.path().join("fixed");
+    std::fs::create_dir(&fixed).unwrap();
+    let Some(binary) = compile("symbols.c", &fixed, &["-no-pie", "-fno-pie"]) else {
+        return;
+    };
+    let Some(main) = symbol(&binary, "main", false) else {
+        return;
+    };
+    let trace = format!(
+        "linegrind-trace text 1\nobject {} bias=fffffffffffff000\ni {:x} 1\n",
+        binary.display(),
+        main - 0x1000
+    );
+    let profile = run(&trace);
+    assert!(profile.program.symbolizer().warnings().is_empty());
+    assert_eq!(position(&profile, main - 0x1000).0, "main");
 }
 
 #[test]
