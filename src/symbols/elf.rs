@@ -212,6 +212,12 @@ fn dwarf_of(
             package.display()
         ));
     }
+    if let Ok(data) = map_file(&package)
+        && let Ok(elf) = object::File::parse(&*data)
+    {
+        check_compressed_sections(&elf)
+            .map_err(|why| format!("its DWARF package {}: {why}", package.display()))?;
+    }
     if let Some((sup, sup_data)) = supplementary_file(path, elf)
         && let Ok(dwarf) = addr2line::Loader::new_with_sup(path, Some(sup))
     {

@@ -861,6 +861,18 @@ fn debug_data_that_would_hang_or_take_gigabytes_is_not_read() {
         "{}.dwp",
         binary.file_name().unwrap().to_str().unwrap()
     ));
+    // A DWARF package whose section claims a terabyte: refused too.
+    std::fs::copy(&compressed, &package).unwrap();
+    let run = crate::support::run_within(dir.path(), &sim, Duration::from_secs(60));
+    let err = warning(&run.expect("not a terabyte"));
+    assert!(
+        err.contains(&format!(
+            "its DWARF package {}: its section .debug_info claims",
+            package.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&package).unwrap();
     let fifo = std::ffi::CString::new(package.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
