@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{example_traces, linegrind};
+use crate::support::{example_traces, linegrind, root};
 
 /// `linegrind classify` of `trace` with `options`: its JSON.
 fn classify(dir: &Path, trace: &str, options: &[&str]) -> Value {
@@ -238,4 +238,26 @@ fn classify_refuses_bad_input_saying_where() {
     assert_eq!(json["misses"]["I1"]["compulsory"], 1);
     let text = String::from_utf8(run.stdout).unwrap();
     assert!(text.contains("wrote c.json"), "{text}");
+}
+
+/// The README's example prints what `classify` prints today, table and
+/// all.
+#[test]
+fn the_readme_classify_example_matches_classify() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let command = "$ linegrind classify traces/hydro.lgt --D1=32768,2,64\n";
+    let (_, after) = readme
+        .split_once(command)
+        .expect("the example in the README");
+    let example: Vec<&str> = after.lines().take_while(|line| *line != "```").collect();
+    let trace = root().join("traces/hydro.lgt");
+    let dir = tempfile::tempdir().unwrap();
+    let run = linegrind(
+        dir.path(),
+        &["classify", trace.to_str().unwrap(), "--D1=32768,2,64"],
+    );
+    assert!(run.status.success());
+    let printed = String::from_utf8(run.stdout).unwrap();
+    let printed: Vec<&str> = printed.lines().skip(1).collect();
+    assert_eq!(example[1..], printed[..], "the README's example");
 }
