@@ -10,11 +10,12 @@
 //! access over two lines that misses is one miss, of the first class in
 //! that order that one of its missed lines has.
 //!
-//! The fully associative twin and the set of lines seen are keyed by line
-//! number in hash tables: classifying costs a hash lookup or two per line,
-//! which is why it is a command of its own and not part of `sim`'s loop.
+//! The fully associative twin, which also knows the lines seen, is keyed
+//! by line number in a hash table: classifying costs a hash lookup per
+//! line (two when the twin loads it), which is why it is a command of its
+//! own and not part of `sim`'s loop.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::geometry::{CacheGeometry, LineSpan, longest_access};
 use super::huge_table::NoMemory;
@@ -53,7 +54,7 @@ impl ClassCounts {
     }
 }
 
-/// No node: the end of the recency list.
+/// No node: the end of the recency list, or a line no longer held.
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
@@ -63,8 +64,21 @@ struct Node {
     older: u32,
 }
 
+/// What a fully associative cache found of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Found {
+    Hit,
+    /// It held the line once and let it go.
+    Evicted,
+    /// It never held the line.
+    New,
+}
+
 /// A fully associative LRU cache: the lines it holds in a doubly linked
-/// list from most to least recently used, and where each is in the list.
+/// list from most to least recently used, and for every line it has held
+/// since it was last emptied, where it is in the list ([`NONE`] once
+/// evicted), so that one lookup tells a hit, a line seen before and a new
+/// one apart.
 struct FullyAssociative {
     capacity: usize,
     nodes: Vec<Node>,
@@ -85,20 +99,26 @@ impl FullyAssociative {
     }
 
     /// Looks `line` up, making it most recently used and loading it on a
-    /// miss; whether it hit.
-    fn access(&mut self, line: u64) -> Result<bool, NoMemory> {
-        if let Some(&node) = self.index.get(&line) {
-            self.unlink(node);
-            self.push_newest(node);
-            return Ok(true);
-        }
+    /// miss.
+    fn access(&mut self, line: u64) -> Result<Found, NoMemory> {
+        let found = match self.index.get(&line) {
+            Some(&NONE) => Found::Evicted,
+            Some(&node) => {
+                self.unlink(node);
+                self.push_newest(node);
+                return Ok(Found::Hit);
+            }
+            None => {
+                self.index
+                    .try_reserve(1)
+                    .map_err(|_| NoMemory::refused(self.index.len() * 16))?;
+                Found::New
+            }
+        };
         let node = if self.nodes.len() < self.capacity {
             self.nodes
                 .try_reserve(1)
                 .map_err(|_| NoMemory::refused(self.nodes.len() * size_of::<Node>()))?;
-            self.index
-                .try_reserve(1)
-                .map_err(|_| NoMemory::refused(self.index.len() * 16))?;
             self.nodes.push(Node {
                 line,
                 newer: NONE,
@@ -108,13 +128,13 @@ impl FullyAssociative {
         } else {
             let node = self.oldest;
             self.unlink(node);
-            self.index.remove(&self.nodes[node as usize].line);
+            self.index.insert(self.nodes[node as usize].line, NONE);
             self.nodes[node as usize].line = line;
             node
         };
         self.index.insert(line, node);
         self.push_newest(node);
-        Ok(false)
+        Ok(found)
     }
 
     fn unlink(&mut self, node: u32) {
@@ -139,6 +159,7 @@ impl FullyAssociative {
         self.newest = node;
     }
 
+    /// Empties it and forgets every line it held.
     fn clear(&mut self) {
         self.nodes.clear();
         self.index.clear();
@@ -147,12 +168,11 @@ impl FullyAssociative {
     }
 }
 
-/// One cache, its fully associative twin of as many lines, the lines it
-/// has seen, and its counts.
+/// One cache, its fully associative twin of as many lines (which also
+/// knows the lines seen), and its counts.
 struct Classified {
     cache: SetAssocCache,
     twin: FullyAssociative,
-    seen: FxHashSet<u64>,
     counts: ClassCounts,
 }
 
@@ -161,7 +181,6 @@ impl Classified {
         Ok(Classified {
             cache: SetAssocCache::new(geometry)?,
             twin: FullyAssociative::new(geometry.lines()),
-            seen: FxHashSet::default(),
             counts: ClassCounts::default(),
         })
     }
@@ -182,23 +201,17 @@ impl Classified {
                 false
             }
         };
-        let twin_hit = self.twin.access(line)?;
-        self.seen
-            .try_reserve(1)
-            .map_err(|_| NoMemory::refused(self.seen.len() * 8))?;
-        let new = self.seen.insert(line);
-        Ok(match (hit, new, twin_hit) {
-            (true, ..) => None,
-            (false, true, _) => Some(MissClass::Compulsory),
-            (false, false, false) => Some(MissClass::Capacity),
-            (false, false, true) => Some(MissClass::Conflict),
+        Ok(match (hit, self.twin.access(line)?) {
+            (true, _) => None,
+            (false, Found::New) => Some(MissClass::Compulsory),
+            (false, Found::Evicted) => Some(MissClass::Capacity),
+            (false, Found::Hit) => Some(MissClass::Conflict),
         })
     }
 
     fn flush(&mut self) {
         self.cache.clear();
         self.twin.clear();
-        self.seen.clear();
     }
 }
 
@@ -241,7 +254,7 @@ impl ClassifiedHierarchy {
         let mut missed = [None; 2];
         for (line, missed) in lines.into_iter().flatten().zip(&mut missed) {
             if let Some(class) = l1.line(line)? {
-                l1_class = l1_class.min(Some(class)).or(Some(class));
+                l1_class = Some(l1_class.map_or(class, |first| class.min(first)));
                 *missed = Some(line << bits);
             }
         }
@@ -253,7 +266,7 @@ impl ClassifiedHierarchy {
         let mut ll_class = None;
         for addr in missed.into_iter().flatten() {
             if let Some(class) = self.ll.line(addr >> ll_bits)? {
-                ll_class = ll_class.min(Some(class)).or(Some(class));
+                ll_class = Some(ll_class.map_or(class, |first| class.min(first)));
             }
         }
         self.ll.counts.count(ll_class);
@@ -282,11 +295,12 @@ mod tests {
     }
 
     /// The fully associative LRU cache against a list of lines in recency
-    /// order, on a seeded stream.
+    /// order and a list of the lines seen, on a seeded stream.
     #[test]
     fn the_twin_is_an_lru_list() {
         let mut twin = FullyAssociative::new(5);
         let mut list: Vec<u64> = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         for step in 0..20_000 {
             state ^= state << 13;
@@ -294,13 +308,22 @@ mod tests {
             state ^= state << 17;
             let line = state % 9;
             let hit = list.contains(&line);
+            let expected = match (hit, seen.contains(&line)) {
+                (true, _) => Found::Hit,
+                (false, true) => Found::Evicted,
+                (false, false) => Found::New,
+            };
             list.retain(|&l| l != line);
             list.insert(0, line);
             list.truncate(5);
-            assert_eq!(twin.access(line).unwrap(), hit, "step {step}");
+            seen.push(line);
+            let found = twin.access(line).unwrap();
+            assert_eq!(found == Found::Hit, hit, "step {step}");
+            assert_eq!(found, expected, "step {step}");
             if step == 10_000 {
                 twin.clear();
                 list.clear();
+                seen.clear();
             }
         }
     }
