@@ -94,12 +94,8 @@ pub fn classify(
     }
     let mut table = || -> std::io::Result<()> {
         writeln!(stdout, "linegrind classify {name}")?;
-        if format.is_imported() {
-            let told = match job.input.format {
-                Some(_) => "",
-                None => ", told by its first lines (--format to choose)",
-            };
-            writeln!(stdout, "read as a {} trace{told}", format.describe())?;
+        if let Some(read_as) = job.input.read_as(format) {
+            writeln!(stdout, "{read_as}")?;
         }
         report.write_table(stdout)?;
         if let Some(json) = &job.json {

@@ -232,12 +232,8 @@ pub fn sim(job: &SimJob, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     }
     let report = |out: &mut dyn Write| -> std::io::Result<()> {
         writeln!(out, "linegrind sim {name}")?;
-        if format.is_imported() {
-            let told = match job.input.format {
-                Some(_) => "",
-                None => ", told by its first lines (--format to choose)",
-            };
-            writeln!(out, "read as a {} trace{told}", format.describe())?;
+        if let Some(read_as) = job.input.read_as(format) {
+            writeln!(out, "{read_as}")?;
         }
         if job.named_runs() {
             write_comparison(out, &job.runs, &profiles)?;

@@ -37,6 +37,19 @@ impl TraceInput {
             .map(|binary| format!("the binary {} (--binary)", binary.path.display()))
     }
 
+    /// How a trace of `format` read from this input was read, for a
+    /// format linegrind imports (`read as a Valgrind Lackey trace, told by
+    /// its first lines ...`); `None` for its own.
+    pub fn read_as(&self, format: Format) -> Option<String> {
+        let told = match self.format {
+            Some(_) => "",
+            None => ", told by its first lines (--format to choose)",
+        };
+        format
+            .is_imported()
+            .then(|| format!("read as a {} trace{told}", format.describe()))
+    }
+
     /// Opens the trace.
     pub fn open(&self) -> Result<AnyReader, Failure> {
         let name = self.path.display();

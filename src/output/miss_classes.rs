@@ -79,18 +79,10 @@ impl ClassReport<'_> {
         let [i1, d1, ll] = self.caches;
         writeln!(out, "caches: I1 {i1}  D1 {d1}  LL {ll}")?;
         writeln!(out)?;
-        let mut table = Table::new(&[
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ]);
+        // The cache's name, then nine numbers.
+        let mut align = [Align::Right; 10];
+        align[0] = Align::Left;
+        let mut table = Table::new(&align);
         table.header(&[
             "cache",
             "accesses",

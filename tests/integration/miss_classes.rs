@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{example_traces, linegrind, root};
+use crate::support::{example_traces, linegrind, root, sim_summary};
 
 /// `linegrind classify` of `trace` with `options`: its JSON.
 fn classify(dir: &Path, trace: &str, options: &[&str]) -> Value {
@@ -30,12 +30,7 @@ fn classify_counts_the_misses_sim_counts() {
         let trace = trace.to_str().unwrap();
         for options in configs {
             let classes = classify(dir.path(), trace, options);
-            let mut args = vec!["sim", trace, "-o", "out", "--quiet", "--json", "sim.json"];
-            args.extend(options);
-            assert!(linegrind(dir.path(), &args).status.success());
-            let summary: Value =
-                serde_json::from_slice(&std::fs::read(dir.path().join("sim.json")).unwrap())
-                    .unwrap();
+            let summary = sim_summary(dir.path(), trace, options);
             let total = |names: &[&str]| -> u64 {
                 names
                     .iter()
@@ -238,6 +233,18 @@ fn classify_refuses_bad_input_saying_where() {
     assert_eq!(json["misses"]["I1"]["compulsory"], 1);
     let text = String::from_utf8(run.stdout).unwrap();
     assert!(text.contains("wrote c.json"), "{text}");
+    // An imported trace says how it was read, as `sim` says it.
+    std::fs::write(
+        dir.path().join("app.lackey"),
+        "I  0400d7d4,8\n L 7ff0005b0,8\n",
+    )
+    .unwrap();
+    let run = linegrind(dir.path(), &["classify", "app.lackey"]);
+    let text = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        text.contains("\nread as a Valgrind Lackey trace, told by its first lines"),
+        "{text}"
+    );
 }
 
 /// The README's example prints what `classify` prints today, table and

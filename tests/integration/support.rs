@@ -221,6 +221,23 @@ pub fn missing_tools(cxx: bool) -> Option<String> {
     None
 }
 
+/// The JSON summary of `linegrind sim TRACE OPTIONS`, run in `dir`.
+pub fn sim_summary(dir: &Path, trace: &str, options: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "sim",
+        trace,
+        "-o",
+        "out",
+        "--quiet",
+        "--json",
+        "summary.json",
+    ];
+    args.extend(options);
+    let run = linegrind(dir, &args);
+    assert!(run.status.success(), "{args:?}: {run:?}");
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
 /// Simulates the trace file at `path`, text or binary.
 pub fn simulate_file(path: &Path, config: SimConfig) -> Profile {
     let file = std::fs::File::open(path).unwrap();

@@ -129,6 +129,13 @@ fn run_showing_inlined(trace: &str) -> Profile {
     simulate(&mut TextReader::new(trace.as_bytes()), config).unwrap()
 }
 
+/// The one warning the symbols of `profile` gave.
+fn the_warning(profile: &Profile) -> String {
+    let warnings = profile.program.symbolizer().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    warnings[0].clone()
+}
+
 /// A trace of one instruction at ELF address `addr` of `binary`, mapped at
 /// [`BIAS`].
 fn one_instruction(binary: &Path, addr: u64) -> String {
@@ -737,11 +744,10 @@ fn an_object_without_loadable_segments_is_a_warning() {
         object.display()
     );
     let profile = run(&trace);
-    let warnings = profile.program.symbolizer().warnings();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = the_warning(&profile);
     assert!(
-        warnings[0].starts_with(&format!("{} has no loadable segments", object.display())),
-        "{warnings:?}"
+        warning.starts_with(&format!("{} has no loadable segments", object.display())),
+        "{warning}"
     );
 }
 
@@ -770,12 +776,11 @@ fn an_object_whose_dwarf_cannot_be_read_keeps_its_symbols() {
     let profile = run(&one_instruction(&binary, main));
     let (name, file, line) = position(&profile, main + BIAS);
     assert_eq!((name.as_str(), file.as_str(), line), ("main", "???", 0));
-    let warnings = profile.program.symbolizer().warnings();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = the_warning(&profile);
     assert!(
-        warnings[0].starts_with(&format!("cannot read the DWARF of {}", binary.display()))
-            && warnings[0].contains("named from its symbol table"),
-        "{warnings:?}"
+        warning.starts_with(&format!("cannot read the DWARF of {}", binary.display()))
+            && warning.contains("named from its symbol table"),
+        "{warning}"
     );
 }
 
@@ -932,14 +937,13 @@ fn an_object_moved_across_the_end_of_the_address_space_is_a_warning() {
         binary.display()
     );
     let profile = run(&trace);
-    let warnings = profile.program.symbolizer().warnings();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = the_warning(&profile);
     assert!(
-        warnings[0].starts_with(&format!(
+        warning.starts_with(&format!(
             "{} at bias 0xfffffffffffff000 would lie across the end of the address space",
             binary.display()
         )),
-        "{warnings:?}"
+        "{warning}"
     );
 
     let fixed = dir.path().join("fixed");
@@ -989,12 +993,10 @@ fn missing_objects_and_build_id_mismatches_are_warnings() {
         libc.display()
     );
     let profile = run(&trace);
-    let warnings = profile.program.symbolizer().warnings();
-    assert_eq!(warnings.len(), 1);
+    let warning = the_warning(&profile);
     assert!(
-        warnings[0].contains("but the trace recorded deadbeef"),
-        "{}",
-        warnings[0]
+        warning.contains("but the trace recorded deadbeef"),
+        "{warning}"
     );
 }
 

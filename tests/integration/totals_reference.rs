@@ -8,10 +8,8 @@
 
 use std::path::Path;
 
+use crate::support::{example_traces, sim_summary};
 use linegrind::trace::{Access, AnyReader, Event, TraceRead};
-use serde_json::Value;
-
-use crate::support::{example_traces, linegrind};
 
 /// A resident line: its number, its accesses and the bytes they touched.
 #[derive(Clone, Copy)]
@@ -265,18 +263,12 @@ fn every_shipped_trace_totals_as_the_naive_model() {
     assert!(traces.len() >= 8, "the shipped traces");
     for trace in traces {
         for options in configs {
-            let mut args = vec![trace.to_str().unwrap()];
-            args.extend(options);
             let expected = naive_totals(&trace, naive(options));
-            let json = dir.path().join("summary.json");
-            let mut sim = vec!["sim", "-o", "out", "--quiet", "--json", "summary.json"];
-            sim.extend(&args);
-            let run = linegrind(dir.path(), &sim);
-            assert!(run.status.success(), "{args:?}: {run:?}");
-            let summary: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            let summary = sim_summary(dir.path(), trace.to_str().unwrap(), options);
             let totals = &summary["totals"];
             for (name, value) in expected {
-                assert_eq!(totals[name].as_u64(), Some(value), "{name} of {args:?}",);
+                let of = (&trace, options);
+                assert_eq!(totals[name].as_u64(), Some(value), "{name} of {of:?}");
             }
         }
     }
