@@ -96,17 +96,17 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap, String> {
     unsafe { memmap2::Mmap::map(&file) }.map_err(|err| err.to_string())
 }
 
-/// The separate debug file of an object, if one is installed: by build-id
+/// The separate debug file of an object, mapped, if one is installed: by build-id
 /// (`/usr/lib/debug/.build-id/ab/cdef….debug`), else by its debug link
 /// (next to it, in `.debug/`, or under `/usr/lib/debug`) whose checksum
 /// matches the link's, as Valgrind takes it: a debug file of another build
 /// would name the code wrongly.
-fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
+fn debug_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memmap2::Mmap)> {
     if let Some(id) = elf.build_id().ok().flatten()
         && let Some(candidate) = by_build_id(id)
-        && has_build_id(&candidate, id)
+        && let Some(data) = mapped_with_build_id(&candidate, id)
     {
-        return Some(candidate);
+        return Some((candidate, data));
     }
     let (name, crc) = elf.gnu_debuglink().ok()??;
     let name = std::str::from_utf8(name).ok()?;
@@ -118,15 +118,21 @@ fn debug_file(path: &Path, elf: &object::File) -> Option<PathBuf> {
         under_debug.join(name),
     ]
     .into_iter()
-    .find(|candidate| candidate != path && checksum(candidate) == Some(crc))
+    .find_map(|candidate| {
+        (candidate != path && checksum(&candidate) == Some(crc)).then_some(())?;
+        let data = map_file(&candidate).ok()?;
+        Some((candidate, data))
+    })
 }
 
-/// Whether the file at `path` is an ELF object of build-id `id`: a debug
-/// file installed under another build's id, or not readable, is not taken.
-fn has_build_id(path: &Path, id: &[u8]) -> bool {
-    map_file(path).is_ok_and(|data| {
-        object::File::parse(&*data).is_ok_and(|elf| elf.build_id().ok().flatten() == Some(id))
-    })
+/// The file at `path`, mapped, if it is an ELF object of build-id `id`: a
+/// debug file installed under another build's id, or not readable, is not
+/// taken.
+fn mapped_with_build_id(path: &Path, id: &[u8]) -> Option<memmap2::Mmap> {
+    let data = map_file(path).ok()?;
+    let elf = object::File::parse(&*data).ok()?;
+    (elf.build_id().ok()?? == id).then_some(())?;
+    Some(data)
 }
 
 /// Where a debug file of build-id `id` is installed:
@@ -171,8 +177,7 @@ fn supplementary_file(path: &Path, elf: &object::File) -> Option<(PathBuf, memma
     let named = path.parent()?.join(std::ffi::OsStr::from_bytes(name));
     let mut candidates = by_build_id(build_id).into_iter().chain([named]);
     candidates.find_map(|candidate| {
-        has_build_id(&candidate, build_id).then_some(())?;
-        let data = map_file(&candidate).ok()?;
+        let data = mapped_with_build_id(&candidate, build_id)?;
         check_compressed_sections(&object::File::parse(&*data).ok()?).ok()?;
         Some((candidate, data))
     })
@@ -252,17 +257,16 @@ impl ElfObject {
         let plt = plt_ranges(&elf);
         let mut functions = function_symbols(&elf);
         let (mut dwarf, mut debug_error) = (None, None);
-        if let Some(debug) = &debug
-            && let Ok(debug_data) = map_file(debug)
+        if let Some((debug, debug_data)) = debug
             && let Ok(debug_elf) = object::File::parse(&*debug_data)
         {
             let more = function_symbols(&debug_elf);
             if more.len() > functions.len() {
                 functions = more;
             }
-            match dwarf_of(debug, &debug_elf) {
+            match dwarf_of(&debug, &debug_elf) {
                 Ok((loader, sup_data)) => dwarf = Some((loader, debug_data, sup_data)),
-                Err(why) => debug_error = Some((debug.clone(), why)),
+                Err(why) => debug_error = Some((debug, why)),
             }
         }
         // DWARF that cannot be read (of a version or form too new, or
@@ -521,7 +525,7 @@ fn function_symbols(elf: &object::File) -> Vec<ElfFunction> {
 
 #[cfg(test)]
 mod tests {
-    use super::{canonicalise, has_build_id, prefer};
+    use super::{canonicalise, mapped_with_build_id, prefer};
 
     #[test]
     fn a_debug_file_is_taken_only_with_the_objects_build_id() {
@@ -532,12 +536,12 @@ mod tests {
         let Some(id) = elf.build_id().unwrap() else {
             return; // linked without a build-id: nothing to tell apart
         };
-        assert!(has_build_id(&exe, id));
+        assert!(mapped_with_build_id(&exe, id).is_some_and(|mapped| *mapped == *data));
         let mut other = id.to_vec();
         other[0] ^= 1;
-        assert!(!has_build_id(&exe, &other));
-        assert!(!has_build_id(exe.parent().unwrap(), id));
-        assert!(!has_build_id(std::path::Path::new("/nonexistent"), id));
+        assert!(mapped_with_build_id(&exe, &other).is_none());
+        assert!(mapped_with_build_id(exe.parent().unwrap(), id).is_none());
+        assert!(mapped_with_build_id(std::path::Path::new("/nonexistent"), id).is_none());
     }
 
     #[test]
